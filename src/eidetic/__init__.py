@@ -1,0 +1,23 @@
+"""eidetic: a memory store for AI agents and their teams.
+
+>>> from eidetic import Memory
+>>> memory = Memory.open()                       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import EideticError  # noqa: E402
+from .records import Record, Scope  # noqa: E402
+
+__all__ = ["Memory", "Record", "Scope", "EideticError", "__version__"]
+
+
+def __getattr__(name: str):
+    # Memory pulls in the index and SQLite; load it on first use so `eidetic --help` stays fast.
+    if name == "Memory":
+        from .memory import Memory
+
+        return Memory
+    raise AttributeError(name)

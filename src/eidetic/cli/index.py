@@ -1,0 +1,41 @@
+"""``eidetic index``: where the index is, how many records it holds, whether it is current."""
+
+from __future__ import annotations
+
+import argparse
+
+from .output import emit_json, emit_text
+
+
+def add_parser(sub, add_common) -> None:
+    parser = sub.add_parser("index", help="show the search index state, or rebuild it",
+                            description="The index is derived from the record files and can be "
+                                        "rebuilt at any time with no loss.")
+    parser.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
+    add_common(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..memory import Memory
+
+    with Memory.open(args.memory_dir) as memory:
+        if args.rebuild:
+            memory.rebuild_index()
+        stores = memory.index_status()
+    if args.json:
+        emit_json({"stores": stores})
+        return 0
+    lines = []
+    for status in stores:
+        if not status["exists"]:
+            lines.append(f"{status['store']}: no store yet (0 records)")
+            continue
+        state = "current" if status["current"] else "stale (the next recall updates it)"
+        lines.append(f"{status['store']}\n  index: {status['index']}\n  records: {status['records']}\n  state: {state}")
+        for item in status["unparseable"]:
+            lines.append(f"  unparseable: {item['path']}: {item['error']}")
+        for item in status["conflicts"]:
+            lines.append(f"  id conflict: {item['path']} also claims id {item['id']!r} (not served)")
+    emit_text("\n".join(lines) or "no stores")
+    return 0

@@ -1,0 +1,77 @@
+"""The ``eidetic`` command: argument parsing and dispatch, nothing else.
+
+Each verb lives in its own module with ``add_parser(subparsers)`` and ``run(args) -> int``.
+Heavy modules are imported inside ``run`` so ``eidetic --help`` and keyword recall start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import EideticError, user_error
+from . import demo, index, recall, remember
+from .output import report_error
+
+VERBS = (remember, recall, index, demo)
+BACKENDS = ("files",)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error becomes an EideticError (exit 1, JSON when --json)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise user_error(message, f"run '{self.prog} --help' to see valid arguments")
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.add_argument("--memory-dir", action="append", metavar="DIR",
+                        help="use this store folder (repeatable); default: repo and home stores")
+    parser.add_argument("--backend", default="files", help="storage backend (default: files)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="eidetic", description="A memory store for AI agents and their teams.")
+    parser.add_argument("--version", action="version", version=f"eidetic {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    for verb in VERBS:
+        verb.add_parser(sub, add_common)
+    return parser
+
+
+def check_backend(name: str) -> None:
+    if name not in BACKENDS:
+        raise user_error(f"unknown backend {name!r}",
+                         "available backends: " + ", ".join(BACKENDS)
+                         + " (mongo and neo4j are not provided)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    wants_json = any(a == "--json" or a.startswith("--json=") for a in args_list)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # stable on shared machines (SPEC §7)
+    try:
+        parser = build_parser()
+        if not args_list:
+            parser.print_help()
+            return 0
+        args = parser.parse_args(args_list)
+        if not getattr(args, "verb", None):
+            parser.print_help()
+            return 0
+        check_backend(getattr(args, "backend", "files"))
+        return int(args.run(args) or 0)
+    except EideticError as exc:
+        return report_error(exc, wants_json)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

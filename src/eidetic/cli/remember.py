@@ -1,0 +1,48 @@
+"""``eidetic remember``: one JSON object as an argument, or NDJSON on stdin."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import user_error
+from .output import emit_json, emit_text
+
+
+def add_parser(sub, add_common) -> None:
+    parser = sub.add_parser("remember", help="store records (JSON argument or NDJSON on stdin)",
+                            description="Upsert records by id. The whole batch is validated before "
+                                        "anything is written.")
+    parser.add_argument("record", nargs="?", help="one JSON object; omit to read NDJSON from stdin")
+    parser.add_argument("--scope", help="scope name for records without one (default: default)")
+    parser.add_argument("--visibility", help="public (default) or private")
+    parser.add_argument("--added-by", help="attribution (default: nick from culture.yaml)")
+    add_common(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..memory import Memory
+
+    with Memory.open(args.memory_dir) as memory:
+        options = {"scope": args.scope, "visibility": args.visibility, "added_by": args.added_by}
+        if args.record is not None:
+            try:
+                raw = json.loads(args.record)
+            except ValueError as exc:
+                raise user_error(f"invalid JSON argument ({exc.msg} at column {exc.colno})",
+                                 "pass one JSON object, e.g. '{\"text\": \"...\"}'; nothing was written") from None
+            result = memory.remember([raw], **options)
+        else:
+            if sys.stdin is None or sys.stdin.isatty():
+                raise user_error("no record given", "pass a JSON object, or pipe NDJSON on stdin")
+            result = memory.remember_ndjson(sys.stdin, **options)
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        lines = [f"Upserted {result.upserted} record(s)."]
+        lines += [f"Duplicate: {d['id']} has the same text as {d['duplicate_of']} (not written)."
+                  for d in result.duplicates]
+        emit_text("\n".join(lines))
+    return 0

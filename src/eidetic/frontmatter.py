@@ -1,0 +1,115 @@
+"""Record <-> markdown file text: YAML front matter between ``---`` lines, then the body.
+
+The layout round-trips ``text`` exactly: we write ``---``, the YAML, ``---``, one blank line,
+the text and a final newline; reading strips exactly that one leading blank line and one
+trailing newline. Hand-written files (no blank line, no trailing newline) read naturally too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .records import Record, record_from_stored, Scope, DEFAULT_SCOPE
+from .timeutil import DATE_UNKNOWN
+
+try:  # libyaml makes dumping and parsing several times faster; PyYAML wheels ship it
+    _Loader: type = yaml.CSafeLoader
+    _Dumper: type = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - pure-Python PyYAML
+    _Loader = yaml.SafeLoader
+    _Dumper = yaml.SafeDumper
+
+DELIMITER = "---"
+
+
+def front_matter_of(record: Record) -> dict[str, Any]:
+    """The fields a record file stores, in a stable, readable order; empty optionals omitted."""
+    data: dict[str, Any] = {"id": record.id, "type": record.type}
+    if record.name is not None:
+        data["name"] = record.name
+    if record.description is not None:
+        data["description"] = record.description
+    data["scope"] = record.scope.to_dict()
+    data["created"] = record.created
+    if record.updated:
+        data["updated"] = record.updated
+    if record.added_by is not None:
+        data["added_by"] = record.added_by
+    if record.supersedes is not None:
+        data["supersedes"] = record.supersedes
+    if record.links:
+        data["links"] = list(record.links)
+    data["lifecycle"] = record.lifecycle
+    if record.metadata:
+        data["metadata"] = record.metadata
+    return data
+
+
+def render(record: Record) -> str:
+    header = yaml.dump(front_matter_of(record), Dumper=_Dumper, sort_keys=False,
+                       allow_unicode=True, default_flow_style=False, width=1 << 16)
+    return f"{DELIMITER}\n{header}{DELIMITER}\n\n{record.text}\n"
+
+
+def split(content: str) -> tuple[dict[str, Any], str]:
+    """Split file text into (front matter mapping, body). Raises ValueError when malformed."""
+    if content.startswith("\ufeff"):
+        content = content[1:]
+    first, sep, rest = content.partition("\n")
+    if first.rstrip("\r") != DELIMITER or not sep:
+        return {}, _body(content)  # plain markdown: no front matter at all
+    end = _closing(rest)
+    if end < 0:
+        raise ValueError("front matter has no closing '---' line")
+    header = rest[:end]
+    after = rest[end:].partition("\n")[2]
+    try:
+        data = yaml.load(header, Loader=_Loader) if header.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise ValueError(f"front matter is not valid YAML{where}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError("front matter is not a mapping of fields")
+    return data, _body(after)
+
+
+def _closing(rest: str) -> int:
+    """Offset of the closing delimiter line in ``rest``, or -1."""
+    pos = 0
+    while pos <= len(rest):
+        nl = rest.find("\n", pos)
+        line = rest[pos:] if nl < 0 else rest[pos:nl]
+        if line.rstrip("\r") == DELIMITER:
+            return pos
+        if nl < 0:
+            return -1
+        pos = nl + 1
+    return -1
+
+
+def _body(body: str) -> str:
+    if body.startswith("\r\n"):
+        body = body[2:]
+    elif body.startswith("\n"):
+        body = body[1:]
+    if body.endswith("\r\n"):
+        return body[:-2]
+    if body.endswith("\n"):
+        return body[:-1]
+    return body
+
+
+def parse(content: str, fallback_id: str, default_scope: Scope = DEFAULT_SCOPE) -> Record:
+    """A record from file text; raises ValueError with a reason when it is not one."""
+    data, text = split(content)
+    if not text.strip():
+        raise ValueError("the record has no text")
+    record = record_from_stored(data, text, fallback_id, default_scope)
+    if record.created is None:
+        record.created = DATE_UNKNOWN
+    return record

@@ -1,0 +1,566 @@
+"""The derived search index of one files store: SQLite with FTS5, kept outside the store.
+
+It holds every record's fields, a keyword index of stemmed terms (FTS5, BM25 with field
+weights) and a trigram index for verbatim substring search. It is never the source of truth:
+:meth:`StoreIndex.sync` reconciles it with the files, and deleting it loses nothing.
+
+Change detection without reading every file:
+- every sync compares the mtime of each folder of the store with the recorded one; a folder
+  changes when a file in it is created, deleted or replaced by rename (how eidetic, ``sed -i``,
+  vim and most tools save), and only changed folders are listed again;
+- a file edited in place changes only its own mtime, so a full stat walk also runs on every
+  sync while it is cheap (it took <= ``ALWAYS_WALK_MS``), and otherwise at most every
+  ``WALK_INTERVAL_FACTOR`` x (its last duration) seconds, which bounds its cost at large
+  sizes (100k files: ~0.3 s, so at most about every 6 s);
+- timestamps have coarse granularity, so a folder or file whose mtime is within
+  ``RACY_NS`` of the moment it was recorded is checked again next time ("racy git").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import frontmatter
+from ..errors import env_error
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..records import DEFAULT_SCOPE, Record, Scope, file_name_for_id
+from ..stores.files import FileStat, FilesStore
+from ..timeutil import to_epoch
+from .analyzer import analyzed_text
+
+SCHEMA_VERSION = "1"
+RACY_NS = 3_000_000_000
+ALWAYS_WALK_MS = 25.0
+WALK_INTERVAL_FACTOR = 20.0
+TRIGRAM_PLAN_CAP = 4000
+FIELD_WEIGHTS = (2.0, 1.5, 1.0)  # name, description, text
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, dir TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+    ino INTEGER NOT NULL, racy INTEGER NOT NULL, doc INTEGER, error TEXT);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE TABLE IF NOT EXISTS docs(
+    doc INTEGER PRIMARY KEY, id TEXT NOT NULL, path TEXT NOT NULL,
+    scope TEXT NOT NULL, visibility TEXT NOT NULL, lifecycle TEXT NOT NULL, type TEXT NOT NULL,
+    name TEXT, description TEXT, text TEXT NOT NULL, hash TEXT NOT NULL, len INTEGER NOT NULL,
+    created TEXT, created_ts REAL, updated TEXT, added_by TEXT, supersedes TEXT,
+    links TEXT NOT NULL, metadata TEXT NOT NULL, source TEXT, winner INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
+CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
+CREATE VIRTUAL TABLE IF NOT EXISTS kw USING fts5(name, description, text, content='', tokenize='unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS tri USING fts5(text, content='docs', content_rowid='doc',
+    tokenize='trigram', detail='none');
+"""
+
+_DOC_COLUMNS = ("doc, id, path, scope, visibility, lifecycle, type, name, description, text, "
+                "created, updated, added_by, supersedes, links, metadata")
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    walked: bool = False
+    broken: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+
+@dataclass
+class IndexedRecord:
+    doc: int
+    path: str
+    record: Record
+
+
+def _row_to_indexed(row: Sequence[Any]) -> IndexedRecord:
+    (doc, rid, path, scope, visibility, lifecycle, rtype, name, description, text, created,
+     updated, added_by, supersedes, links, metadata) = row
+    record = Record(id=rid, text=text, type=rtype, name=name, description=description,
+                    metadata=json.loads(metadata), scope=Scope(scope, visibility), created=created,
+                    updated=updated, added_by=added_by, supersedes=supersedes,
+                    links=json.loads(links), lifecycle=lifecycle)
+    return IndexedRecord(doc, path, record)
+
+
+class StoreIndex:
+    """Search structures for one :class:`FilesStore`, in one SQLite file."""
+
+    def __init__(self, store: FilesStore, path: Path, default_scope: Scope = DEFAULT_SCOPE) -> None:
+        self.store = store
+        self.path = path
+        self.default_scope = default_scope
+        self._conn: sqlite3.Connection | None = None
+        self._meta_filter: Filters | None = None
+
+    # -- connection ----------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise env_error(f"cannot create the index folder {self.path.parent}: {exc.strerror}",
+                            "set EIDETIC_CACHE_DIR to a writable folder") from None
+        for attempt in (1, 2):
+            try:
+                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA temp_store=MEMORY")
+                conn.execute("PRAGMA cache_size=-65536")
+                version = self._schema_version(conn)
+                if version != SCHEMA_VERSION:
+                    conn.close()
+                    self._drop_files()
+                    conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                           check_same_thread=False)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                    conn.executescript(_SCHEMA)
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES('store', ?)", (str(self.store.root),))
+                conn.create_function("eidetic_meta", 1, self._meta_match, deterministic=True)
+                return conn
+            except sqlite3.DatabaseError:
+                if attempt == 2:
+                    raise env_error(f"the index {self.path} is unusable",
+                                    "delete it; it is rebuilt from the record files") from None
+                self._drop_files()  # derived data: a corrupt index is simply rebuilt
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _schema_version(conn: sqlite3.Connection) -> str | None:
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0] if row else None
+
+    def _drop_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _meta_match(self, metadata: str) -> bool:
+        filters = self._meta_filter
+        return filters is None or filters.matches_meta(json.loads(metadata))
+
+    def _get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    # -- sync with the files -------------------------------------------------------------
+
+    def sync(self, full: bool = False) -> SyncReport:
+        """Bring the index up to date with the store's files; cheap when nothing changed."""
+        report = SyncReport()
+        if not self.store.exists():
+            if self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
+                self._write(lambda: self._forget_all(report))
+            return report
+        walk = full or self._walk_due()
+        generation = self._get_meta("generation")
+        plan = self._plan(walk)
+        if plan is None:
+            return report
+
+        def apply() -> None:
+            # Another process may have synced between our look and our write lock: plan again.
+            current = plan if self._get_meta("generation") == generation else self._plan(walk)
+            self._apply(current, report)
+
+        self._write(apply)
+        report.walked = walk
+        return report
+
+    def _walk_due(self) -> bool:
+        last_ms = float(self._get_meta("walk_ms") or 0.0)
+        if last_ms <= ALWAYS_WALK_MS:
+            return True
+        last_at = float(self._get_meta("walk_at") or 0.0)
+        return time.time() - last_at >= WALK_INTERVAL_FACTOR * last_ms / 1000.0
+
+    def _plan(self, walk: bool) -> dict[str, Any] | None:
+        """What differs between files and index: folders to relist, files to (re)read or drop."""
+        known_dirs = {p: (m, r) for p, m, r in self.conn.execute("SELECT path, mtime_ns, racy FROM dirs")}
+        started = time.perf_counter()
+        now_ns = time.time_ns()
+        listings: dict[str, tuple[int, dict[str, FileStat | None]]] = {}
+        seen_dirs: set[str] = set()
+        if walk or not known_dirs:
+            for rel_dir, mtime, files in self.store.walk(with_stat=True):
+                listings[rel_dir] = (mtime, files)
+                seen_dirs.add(rel_dir)
+        else:
+            pending = [""]
+            while pending:
+                rel_dir = pending.pop()
+                mtime = self.store.dir_mtime(rel_dir)
+                if mtime is None:
+                    continue
+                seen_dirs.add(rel_dir)
+                known = known_dirs.get(rel_dir)
+                if known is not None and known[0] == mtime and not known[1]:
+                    pending.extend(d for d in known_dirs if _parent(d) == rel_dir and d != rel_dir)
+                    continue
+                subdirs, files = self.store.list_dir(rel_dir, with_stat=True)
+                listings[rel_dir] = (mtime, files)
+                pending.extend(subdirs)
+            # subfolders of unchanged folders were followed from the known set above
+        walk_ms = (time.perf_counter() - started) * 1000.0
+        gone_dirs = [d for d in known_dirs if d not in seen_dirs]
+        if not walk:
+            gone_dirs = [d for d in gone_dirs if self.store.dir_mtime(d) is None]
+        to_read: list[tuple[str, FileStat]] = []
+        to_drop: list[str] = []
+        dir_updates: list[tuple[str, int, int]] = []
+        for rel_dir, (mtime, files) in listings.items():
+            known = known_dirs.get(rel_dir)
+            racy = int(now_ns - mtime < RACY_NS)
+            if known is None or known[0] != mtime or known[1] != racy:
+                dir_updates.append((rel_dir, mtime, racy))
+            indexed = {p: (m, s, i, r) for p, m, s, i, r in self.conn.execute(
+                "SELECT path, mtime_ns, size, ino, racy FROM files WHERE dir=?", (rel_dir,))}
+            for rel, st in files.items():
+                assert st is not None
+                old = indexed.pop(rel, None)
+                if old is None or old[:3] != (st.mtime_ns, st.size, st.ino) or old[3]:
+                    to_read.append((rel, st))
+            to_drop.extend(indexed)
+        for rel_dir in gone_dirs:
+            to_drop.extend(p for (p,) in self.conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
+        racy_files = [] if walk else [
+            (p, st) for p, st in ((p, self.store.stat_file(p)) for (p,) in self.conn.execute(
+                "SELECT path FROM files WHERE racy=1"))
+            if _parent(p) not in listings]
+        for rel, st in racy_files:
+            if st is None:
+                to_drop.append(rel)
+            else:
+                to_read.append((rel, st))
+        last_ms = float(self._get_meta("walk_ms") or 0.0)
+        record_walk = walk and max(walk_ms, last_ms) > ALWAYS_WALK_MS
+        if not (to_read or to_drop or dir_updates or gone_dirs or record_walk):
+            return None
+        return {"read": to_read, "drop": to_drop, "dirs": dir_updates, "gone": gone_dirs,
+                "walk_ms": walk_ms if record_walk else None, "now_ns": now_ns}
+
+    def _write(self, action) -> None:
+        """Run ``action`` in one write transaction and bump the index generation."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            action()
+            conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
+                         "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _apply(self, plan: dict[str, Any] | None, report: SyncReport) -> None:
+        if plan is None:
+            return
+        conn = self.conn
+        touched_ids: set[str] = set()
+        for rel in plan["drop"]:
+            touched_ids.update(self._drop_file(rel))
+            report.removed += 1
+        now_ns = plan["now_ns"]
+        for rel, listed in plan["read"]:
+            old = conn.execute("SELECT doc FROM files WHERE path=?", (rel,)).fetchone()
+            try:
+                content, st = self.store.read_text(rel)
+                record = frontmatter.parse(content, rel[:-3], self.default_scope)
+                error = None
+            except FileNotFoundError:
+                touched_ids.update(self._drop_file(rel))
+                report.removed += 1
+                continue
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                record, st, error = None, listed, _reason(exc)
+            racy = int(now_ns - st.mtime_ns < RACY_NS)
+            if old is not None:
+                previous = self._doc_row(old[0]) if old[0] is not None else None
+                if record is not None and previous is not None and previous.record == record:
+                    conn.execute("UPDATE files SET mtime_ns=?, size=?, ino=?, racy=? WHERE path=?",
+                                 (st.mtime_ns, st.size, st.ino, racy, rel))
+                    continue
+                touched_ids.update(self._drop_file(rel))
+                report.updated += 1
+            else:
+                report.added += 1
+            doc = self._insert_doc(rel, record) if record is not None else None
+            if record is not None:
+                touched_ids.add(record.id)
+            else:
+                report.broken.append((rel, error or "unreadable"))
+            conn.execute("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)",
+                         (rel, _parent(rel), st.mtime_ns, st.size, st.ino, racy, doc, error))
+        for rel_dir in plan["gone"]:
+            conn.execute("DELETE FROM dirs WHERE path=?", (rel_dir,))
+        conn.executemany("INSERT OR REPLACE INTO dirs VALUES(?,?,?)", plan["dirs"])
+        if plan["walk_ms"] is not None:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('walk_ms', ?)", (str(plan["walk_ms"]),))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('walk_at', ?)", (str(time.time()),))
+        self._elect_winners(touched_ids)
+
+    def _forget_all(self, report: SyncReport) -> None:
+        report.removed = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        for table in ("files", "dirs", "docs"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self.conn.execute("INSERT INTO kw(kw) VALUES('delete-all')")
+        self.conn.execute("INSERT INTO tri(tri) VALUES('rebuild')")
+
+    def _doc_row(self, doc: int) -> IndexedRecord | None:
+        row = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE doc=?", (doc,)).fetchone()
+        return _row_to_indexed(row) if row else None
+
+    def _insert_doc(self, rel: str, record: Record) -> int:
+        conn = self.conn
+        cur = conn.execute(
+            "INSERT INTO docs(id, path, scope, visibility, lifecycle, type, name, description, text, hash, len,"
+            " created, created_ts, updated, added_by, supersedes, links, metadata, source, winner)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
+            (record.id, rel, record.scope.name, record.scope.visibility, record.lifecycle, record.type,
+             record.name, record.description, record.text, record.hash, len(record.text),
+             record.created, to_epoch(record.created), record.updated, record.added_by,
+             record.supersedes, json.dumps(record.links, ensure_ascii=False),
+             json.dumps(record.metadata, ensure_ascii=False), _source(record.metadata)))
+        doc = cur.lastrowid
+        conn.execute("INSERT INTO kw(rowid, name, description, text) VALUES(?,?,?,?)",
+                     (doc, analyzed_text(record.name), analyzed_text(record.description),
+                      analyzed_text(record.text)))
+        conn.execute("INSERT INTO tri(rowid, text) VALUES(?,?)", (doc, record.text))
+        return doc
+
+    def _drop_file(self, rel: str) -> set[str]:
+        conn = self.conn
+        row = conn.execute("SELECT doc FROM files WHERE path=?", (rel,)).fetchone()
+        conn.execute("DELETE FROM files WHERE path=?", (rel,))
+        if row is None or row[0] is None:
+            return set()
+        return self._drop_doc(row[0])
+
+    def _drop_doc(self, doc: int) -> set[str]:
+        conn = self.conn
+        found = conn.execute("SELECT id, name, description, text FROM docs WHERE doc=?", (doc,)).fetchone()
+        if found is None:
+            return set()
+        rid, name, description, text = found
+        conn.execute("INSERT INTO kw(kw, rowid, name, description, text) VALUES('delete',?,?,?,?)",
+                     (doc, analyzed_text(name), analyzed_text(description), analyzed_text(text)))
+        conn.execute("INSERT INTO tri(tri, rowid, text) VALUES('delete',?,?)", (doc, text))
+        conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
+        return {rid}
+
+    def _elect_winners(self, ids: Iterable[str]) -> None:
+        """When several files claim one id, exactly one is served: the one at the id's own file
+        name, else the first path in sort order. The others stay listed as conflicts."""
+        conn = self.conn
+        for rid in ids:
+            rows = conn.execute("SELECT doc, path FROM docs WHERE id=?", (rid,)).fetchall()
+            if len(rows) < 2:
+                if rows:
+                    conn.execute("UPDATE docs SET winner=1 WHERE doc=?", (rows[0][0],))
+                continue
+            canonical = file_name_for_id(rid)
+            best = min(rows, key=lambda r: (r[1] != canonical, r[1]))
+            conn.execute("UPDATE docs SET winner=(doc=?) WHERE id=?", (best[0], rid))
+
+    # -- writes made by remember ---------------------------------------------------------
+
+    def apply_writes(self, written: list[tuple[str, Record, FileStat]]) -> None:
+        """Index files that this process has just written (already on disk, under the lock)."""
+        def action() -> None:
+            touched: set[str] = set()
+            for rel, record, st in written:
+                touched.update(self._drop_file(rel))
+                doc = self._insert_doc(rel, record)
+                self.conn.execute("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,0,?,NULL)",
+                                  (rel, _parent(rel), st.mtime_ns, st.size, st.ino, doc))
+                touched.add(record.id)
+            self._elect_winners(touched)
+        self._write(action)
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
+        result: dict[str, IndexedRecord] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids)), 500):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                    f"SELECT {_DOC_COLUMNS} FROM docs WHERE winner=1 AND id IN ({marks})", chunk):
+                item = _row_to_indexed(row)
+                result[item.record.id] = item
+        return result
+
+    def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
+        result: dict[int, IndexedRecord] = {}
+        for chunk in _chunks(list(docs), 500):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE doc IN ({marks})", chunk):
+                item = _row_to_indexed(row)
+                result[item.doc] = item
+        return result
+
+    def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
+        """For each text hash, the (id, scope) of the records that have that exact text."""
+        result: dict[str, list[tuple[str, Scope]]] = {}
+        for chunk in _chunks(list(set(hashes)), 500):
+            marks = ",".join("?" * len(chunk))
+            for h, rid, scope, vis in self.conn.execute(
+                    f"SELECT hash, id, scope, visibility FROM docs WHERE winner=1 AND hash IN ({marks})", chunk):
+                result.setdefault(h, []).append((rid, Scope(scope, vis)))
+        return result
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM docs WHERE winner=1").fetchone()[0]
+
+    def broken(self) -> list[tuple[str, str]]:
+        return list(self.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path"))
+
+    def conflicts(self) -> list[tuple[str, str]]:
+        """Files whose id is also claimed by another file (and is not the one served)."""
+        return list(self.conn.execute("SELECT id, path FROM docs WHERE winner=0 ORDER BY id, path"))
+
+    # -- search --------------------------------------------------------------------------
+
+    def _where(self, access: Access, filters: Filters) -> tuple[str, list[object]]:
+        self._meta_filter = filters
+        scope_sql, scope_params = access.sql("d")
+        filter_sql, filter_params = filters.sql("d")
+        return f"d.winner=1 AND {scope_sql} AND {filter_sql}", scope_params + filter_params
+
+    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
+                offset: int = 0) -> list[tuple[int, float]]:
+        """(doc, BM25 score) for records sharing a term, best first. FTS5's BM25: k1 1.2,
+        b 0.75, idf floored just above 0 so it is never negative; per-field weights."""
+        if not terms:
+            return []
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        where, params = self._where(access, filters)
+        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+        sql = (f"SELECT d.doc, -bm25(kw, {weights}) AS s FROM kw JOIN docs d ON d.doc = kw.rowid "
+               f"WHERE kw MATCH ? AND {where} ORDER BY s DESC LIMIT ? OFFSET ?")
+        return list(self.conn.execute(sql, [match, *params, limit, offset]))
+
+    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """(doc, min(1, len(query)/len(text))) for texts containing ``query``, shortest first.
+
+        Substrings of 3+ ASCII characters use the trigram index when it narrows the candidates
+        to a few thousand; common substrings instead walk the texts shortest-first and stop as
+        soon as enough match. Other queries walk shortest-first with a Python comparison.
+        """
+        if not query:
+            return []
+        where, params = self._where(access, filters)
+        if query.isascii():
+            if case_sensitive:
+                check, needle = "instr(d.text, ?)", query
+            else:
+                check, needle = "instr(lower(d.text), ?)", query.lower()
+        else:
+            self.conn.create_function("eidetic_contains", 2, _contains_casefold if not case_sensitive
+                                      else _contains, deterministic=True)
+            check, needle = "eidetic_contains(d.text, ?)", query
+        qlen = len(query)
+        if query.isascii() and len(query) >= 3 and self._trigram_narrow(query):
+            grams = sorted({query.lower()[i:i + 3] for i in range(len(query) - 2)})
+            match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+            sql = (f"SELECT d.doc, d.len FROM tri JOIN docs d ON d.doc = tri.rowid "
+                   f"WHERE tri MATCH ? AND {where} AND {check} ORDER BY d.len, d.doc LIMIT ? OFFSET ?")
+            rows = self.conn.execute(sql, [match, *params, needle, limit, offset])
+        else:
+            sql = (f"SELECT d.doc, d.len FROM docs d INDEXED BY docs_len WHERE {where} AND {check} "
+                   f"ORDER BY d.len, d.doc LIMIT ? OFFSET ?")
+            rows = self.conn.execute(sql, [*params, needle, limit, offset])
+        return [(doc, min(1.0, qlen / length) if length else 0.0) for doc, length in rows]
+
+    def _trigram_narrow(self, query: str) -> bool:
+        grams = sorted({query.lower()[i:i + 3] for i in range(len(query) - 2)})
+        match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+        (count,) = self.conn.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM tri WHERE tri MATCH ? LIMIT ?)",
+            (match, TRIGRAM_PLAN_CAP)).fetchone()
+        return count < TRIGRAM_PLAN_CAP
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    def rebuild(self) -> SyncReport:
+        """Drop everything and index the files again."""
+        self.close()
+        self._drop_files()
+        return self.sync(full=True)
+
+    def status(self) -> dict[str, Any]:
+        plan = self._plan(True) if self.store.exists() else None
+        stale = plan is not None and bool(plan["read"] or plan["drop"] or plan["gone"])
+        if not self.store.exists():
+            stale = self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
+        return {
+            "store": str(self.store.root),
+            "index": str(self.path),
+            "records": self.count(),
+            "current": not stale,
+            "unparseable": [{"path": p, "error": e} for p, e in self.broken()],
+            "conflicts": [{"id": i, "path": p} for i, p in self.conflicts()],
+        }
+
+
+def _parent(rel: str) -> str:
+    return rel.rpartition("/")[0]
+
+
+def _source(metadata: dict[str, Any]) -> str | None:
+    value = metadata.get("source")
+    return value if isinstance(value, str) else None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return str(exc) or type(exc).__name__
+
+
+def _contains(text: str, needle: str) -> bool:
+    return needle in text
+
+
+def _contains_casefold(text: str, needle: str) -> bool:
+    return needle.lower() in text.lower()
+
+
+def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]

@@ -1,0 +1,56 @@
+"""Who may see what: the no-leak scope rule and the lifecycle filter, in one place.
+
+Every read path (primary hits, traversal, overview, export, every backend's SQL) asks this
+module. A public record is served to every query; a private record only to a query with the
+same scope name and ``visibility=private``. ``scope_only`` further restricts results to the
+query's own scope name. Shadowed and archived records are hidden unless asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..records import DEFAULT_SCOPE, Scope
+
+
+@dataclass(frozen=True)
+class Access:
+    scope: Scope = DEFAULT_SCOPE
+    scope_only: bool = False
+    include_shadowed: bool = False
+    include_archived: bool = False
+
+    def lifecycles(self) -> tuple[str, ...]:
+        states = ["active"]
+        if self.include_shadowed:
+            states.append("shadowed")
+        if self.include_archived:
+            states.append("archived")
+        return tuple(states)
+
+    def can_serve(self, record_scope: Scope) -> bool:
+        """The no-leak rule alone (lifecycle aside)."""
+        if self.scope_only and record_scope.name != self.scope.name:
+            return False
+        if record_scope.visibility == "public":
+            return True
+        return (record_scope.visibility == "private" and self.scope.visibility == "private"
+                and record_scope.name == self.scope.name)
+
+    def admits(self, record_scope: Scope, lifecycle: str) -> bool:
+        return self.can_serve(record_scope) and lifecycle in self.lifecycles()
+
+    def sql(self, alias: str = "d") -> tuple[str, list[object]]:
+        """The same rule as a SQL condition over columns scope, visibility, lifecycle."""
+        states = self.lifecycles()
+        parts = [f"{alias}.lifecycle IN ({','.join('?' * len(states))})"]
+        params: list[object] = list(states)
+        if self.scope.visibility == "private":
+            parts.append(f"({alias}.visibility = 'public' OR ({alias}.visibility = 'private' AND {alias}.scope = ?))")
+            params.append(self.scope.name)
+        else:
+            parts.append(f"{alias}.visibility = 'public'")
+        if self.scope_only:
+            parts.append(f"{alias}.scope = ?")
+            params.append(self.scope.name)
+        return " AND ".join(parts), params

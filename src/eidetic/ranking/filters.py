@@ -1,0 +1,172 @@
+"""Record filters: metadata facets with typed values and ranges, source, type and date windows.
+
+``--filter priority=3`` matches the number 3 (and 3.0, and the string "3"); ``--filter
+done=true`` matches the boolean; ``KEY>=VALUE`` / ``KEY<=VALUE`` compare numbers with numbers
+and ISO dates with ISO dates. A value of another type never matches a range. Dotted keys reach
+into nested metadata (``--filter author.team=core``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..errors import user_error
+from ..timeutil import parse_ts, to_epoch
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class MetaFilter:
+    key: str
+    op: str  # "=", ">=", "<="
+    raw: str
+    value: Any
+
+    def matches(self, metadata: dict[str, Any]) -> bool:
+        found = _lookup(metadata, self.key)
+        if found is _MISSING:
+            return False
+        if isinstance(found, list) and self.op == "=":
+            return any(self._equal(item) for item in found)
+        if self.op == "=":
+            return self._equal(found)
+        return self._in_range(found)
+
+    def _equal(self, found: Any) -> bool:
+        if isinstance(found, str):
+            return found == self.raw or (isinstance(self.value, str) and found == self.value)
+        if isinstance(found, bool) or isinstance(self.value, bool):
+            return isinstance(found, bool) and isinstance(self.value, bool) and found == self.value
+        if _is_number(found) and _is_number(self.value):
+            return float(found) == float(self.value)
+        return found == self.value
+
+    def _in_range(self, found: Any) -> bool:
+        left: float | datetime | None
+        right: float | datetime | None
+        if _is_number(found) and _is_number(self.value):
+            left, right = float(found), float(self.value)
+        else:
+            left, right = _as_date(found), _as_date(self.raw)
+            if left is None or right is None:
+                return False
+        return left >= right if self.op == ">=" else left <= right
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _as_date(value: Any) -> datetime | None:
+    return parse_ts(value) if isinstance(value, str) else None
+
+
+def _lookup(metadata: dict[str, Any], key: str) -> Any:
+    if key in metadata:
+        return metadata[key]
+    node: Any = metadata
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def parse_filter(spec: str) -> MetaFilter:
+    for op in (">=", "<="):
+        key, sep, raw = spec.partition(op)
+        if sep:
+            break
+    else:
+        key, sep, raw = spec.partition("=")
+        op = "="
+    key = key.strip()
+    if not sep or not key:
+        raise user_error(f"malformed filter: {spec!r}",
+                         "filters are KEY=VALUE, KEY>=VALUE or KEY<=VALUE, e.g. --filter source=docs")
+    if op != "=":
+        number = _number(raw)
+        if number is None and parse_ts(raw.strip()) is None:
+            raise user_error(f"filter {spec!r}: a range needs a number or an ISO date",
+                             "e.g. --filter priority>=2 or --filter due<=2026-12-31")
+        return MetaFilter(key, op, raw.strip(), number if number is not None else raw.strip())
+    return MetaFilter(key, op, raw, _typed(raw))
+
+
+def _number(raw: str) -> float | int | None:
+    value = _typed(raw.strip())
+    return value if _is_number(value) else None
+
+
+def _typed(raw: str) -> Any:
+    """JSON scalars keep their type (3, 2.5, true, null, "quoted"); anything else is a string."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    return value if not isinstance(value, (dict, list)) else raw
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Everything that narrows a recall besides scope and lifecycle (see ``access``)."""
+
+    meta: tuple[MetaFilter, ...] = ()
+    source: str | None = None
+    types: tuple[str, ...] = ()
+    since: float | None = None  # epoch seconds, on ``created``
+    until: float | None = None
+
+    @classmethod
+    def build(cls, filters: list[str] | None = None, source: str | None = None,
+              types: list[str] | None = None, since: str | None = None,
+              until: str | None = None) -> "Filters":
+        meta = [parse_filter(spec) for spec in (filters or [])]
+        for item in meta:
+            if item.key == "source" and source is not None and not (item.op == "=" and item._equal(source)):
+                raise user_error(f"conflicting source constraint: --source {source} and --filter source={item.raw}",
+                                 "give the source once, with --source")
+        return cls(tuple(meta), source, tuple(types or ()), _date_bound(since, "--since"),
+                   _date_bound(until, "--until", end=True))
+
+    def matches_meta(self, metadata: dict[str, Any]) -> bool:
+        return all(item.matches(metadata) for item in self.meta)
+
+    def matches_source(self, metadata: dict[str, Any]) -> bool:
+        return self.source is None or metadata.get("source") == self.source
+
+    def sql(self, alias: str = "d") -> tuple[str, list[object]]:
+        """SQL for the indexed columns; metadata facets go through the ``eidetic_meta`` function."""
+        parts: list[str] = []
+        params: list[object] = []
+        if self.source is not None:
+            parts.append(f"{alias}.source = ?")
+            params.append(self.source)
+        if self.types:
+            parts.append(f"{alias}.type IN ({','.join('?' * len(self.types))})")
+            params.extend(self.types)
+        if self.since is not None:
+            parts.append(f"{alias}.created_ts >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            parts.append(f"{alias}.created_ts <= ?")
+            params.append(self.until)
+        if self.meta:
+            parts.append(f"eidetic_meta({alias}.metadata)")
+        return " AND ".join(parts) or "1", params
+
+
+def _date_bound(value: str | None, flag: str, end: bool = False) -> float | None:
+    if value is None:
+        return None
+    epoch = to_epoch(value)
+    if epoch is None:
+        raise user_error(f"{flag} is not an ISO-8601 date: {value!r}", f"e.g. {flag} 2026-11-01")
+    if end and len(value.strip()) == 10:  # a bare date includes that whole day
+        epoch += 86400 - 1e-6
+    return epoch

@@ -1,0 +1,343 @@
+"""Records and scopes: the data model, input validation, id rules and hashing. No I/O.
+
+Every way a record enters eidetic (the ``remember`` argument, NDJSON lines, the Python API,
+a hand-written file) goes through :func:`record_from_input` or :func:`record_from_stored`, so
+the rules live in one place: system fields (lifecycle, usage, score, hash) are never taken from
+input, visibility is validated on write, and ids are checked for length and control characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .errors import user_error
+from .timeutil import DATE_UNKNOWN, parse_ts
+
+VISIBILITIES = ("public", "private")
+LIFECYCLES = ("active", "shadowed", "archived")
+DEFAULT_TYPE = "note"
+DEFAULT_SCOPE_NAME = "default"
+MAX_ID_CHARS = 256
+MAX_SCOPE_CHARS = 128
+DEFAULT_MAX_TEXT_BYTES = 64 * 1024
+
+# Keys that outputs carry and that re-ingesting an output may contain: accepted, never trusted.
+SYSTEM_KEYS = frozenset(
+    {"lifecycle", "hash", "score", "signal", "recall_count", "last_recall", "updated",
+     "tier", "depth", "via", "parent", "explain", "store", "path"}
+)
+INPUT_KEYS = frozenset(
+    {"id", "text", "type", "name", "description", "metadata", "scope", "created",
+     "added_by", "supersedes", "links"}
+)
+
+
+@dataclass(frozen=True, order=True)
+class Scope:
+    """Who may see a record: a name plus ``public`` (everyone) or ``private`` (that scope only)."""
+
+    name: str = DEFAULT_SCOPE_NAME
+    visibility: str = "public"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "visibility": self.visibility}
+
+
+DEFAULT_SCOPE = Scope()
+
+
+@dataclass
+class Record:
+    """One memory. ``lifecycle`` is system-managed; usage state lives outside the record."""
+
+    id: str
+    text: str
+    type: str = DEFAULT_TYPE
+    name: str | None = None
+    description: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    scope: Scope = DEFAULT_SCOPE
+    created: str = DATE_UNKNOWN
+    updated: str | None = None
+    added_by: str | None = None
+    supersedes: str | None = None
+    links: list[str] = field(default_factory=list)
+    lifecycle: str = "active"
+
+    @property
+    def hash(self) -> str:
+        return text_hash(self.text)
+
+    def content_key(self) -> tuple[Any, ...]:
+        """Everything a caller controls; two records with equal keys need no rewrite."""
+        return (self.text, self.type, self.name, self.description, self.metadata, self.scope,
+                self.added_by, self.supersedes, self.links)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "type": self.type,
+            "name": self.name,
+            "description": self.description,
+            "metadata": self.metadata,
+            "scope": self.scope.to_dict(),
+            "created": self.created,
+            "updated": self.updated,
+            "added_by": self.added_by,
+            "supersedes": self.supersedes,
+            "links": list(self.links),
+            "lifecycle": self.lifecycle,
+            "hash": self.hash,
+        }
+
+    def with_changes(self, **changes: Any) -> "Record":
+        return replace(self, **changes)
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def derived_id(scope: Scope, text: str) -> str:
+    """The id of a record given without one: stable for the same scope and text."""
+    digest = hashlib.sha256(f"{scope.name}\0{scope.visibility}\0{text}".encode("utf-8"))
+    return "m-" + digest.hexdigest()[:20]
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in value)
+
+
+def check_id(value: object, what: str = "id") -> str:
+    if not isinstance(value, str):
+        raise user_error(f"{what} must be a string (got {type(value).__name__})",
+                         f"give {what} as a JSON string, e.g. \"{what}\": \"note-1\"")
+    if not 1 <= len(value) <= MAX_ID_CHARS:
+        raise user_error(f"{what} must be 1-{MAX_ID_CHARS} characters (got {len(value)})",
+                         f"use a shorter {what}")
+    if _has_control(value):
+        raise user_error(f"{what} {value!r} contains control characters",
+                         "ids may not contain newlines, tabs or other control characters")
+    return value
+
+
+def check_scope(name: object, visibility: object) -> Scope:
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_SCOPE_CHARS or _has_control(name):
+        raise user_error(f"invalid scope name {name!r}",
+                         f"a scope name is 1-{MAX_SCOPE_CHARS} printable characters, e.g. 'default'")
+    if visibility not in VISIBILITIES:
+        raise user_error(f"unknown visibility {visibility!r}",
+                         "visibility must be 'public' or 'private'")
+    return Scope(name, str(visibility))
+
+
+def _optional_str(raw: dict[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise user_error(f"'{key}' must be a string or null (got {type(value).__name__})",
+                         f"give '{key}' as a JSON string")
+    return value
+
+
+def _check_text(text: object, max_text_bytes: int) -> str:
+    if not isinstance(text, str):
+        raise user_error("'text' must be a string", "give the memory as \"text\": \"...\"")
+    if not text.strip():
+        raise user_error("'text' is empty", "a record needs a non-empty 'text'")
+    size = len(text.encode("utf-8"))
+    if size > max_text_bytes:
+        raise user_error(f"'text' is {size} bytes, over the limit of {max_text_bytes}",
+                         "split the text into several records, or raise EIDETIC_MAX_TEXT_BYTES")
+    return text
+
+
+def _check_links(value: object) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise user_error("'links' must be a list of ids", "e.g. \"links\": [\"note-1\", \"note-2\"]")
+    links: list[str] = []
+    for item in value:
+        link = check_id(item, "link id")
+        if link not in links:
+            links.append(link)
+    return links
+
+
+def _check_created(value: object) -> str | None:
+    if value is None:
+        return None
+    if value == DATE_UNKNOWN:
+        return DATE_UNKNOWN
+    if not isinstance(value, str) or parse_ts(value) is None:
+        raise user_error(f"'created' is not an ISO-8601 date: {value!r}",
+                         "use e.g. 2026-11-30 or 2026-11-30T08:00:00+00:00, or 'date-unknown'")
+    return value
+
+
+def record_from_input(
+    raw: object,
+    *,
+    default_scope: Scope,
+    added_by: str | None,
+    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES,
+) -> tuple[Record, bool]:
+    """Validate one caller-supplied object. Returns the record and whether ``created`` was given.
+
+    System keys (lifecycle, usage, score, hash, ...) are accepted so that recall output can be
+    fed back in, but they are ignored. Unknown keys are rejected: a typo such as ``metdata``
+    would otherwise silently lose provenance.
+    """
+    if not isinstance(raw, dict):
+        raise user_error(f"a record must be a JSON object (got {type(raw).__name__})",
+                         'e.g. {"id": "note-1", "text": "..."}')
+    unknown = sorted(set(raw) - INPUT_KEYS - SYSTEM_KEYS)
+    if unknown:
+        raise user_error(f"unknown record field(s): {', '.join(unknown)}",
+                         "record fields are: " + ", ".join(sorted(INPUT_KEYS)))
+    text = _check_text(raw.get("text"), max_text_bytes)
+    scope = default_scope
+    if raw.get("scope") is not None:
+        inline = raw["scope"]
+        if not isinstance(inline, dict) or set(inline) - {"name", "visibility"}:
+            raise user_error("'scope' must be an object with 'name' and 'visibility'",
+                             'e.g. "scope": {"name": "default", "visibility": "public"}')
+        scope = check_scope(inline.get("name", default_scope.name),
+                            inline.get("visibility", default_scope.visibility))
+    record_type = raw.get("type", DEFAULT_TYPE)
+    if record_type is None:
+        record_type = DEFAULT_TYPE
+    if not isinstance(record_type, str) or not record_type.strip() or _has_control(record_type):
+        raise user_error(f"invalid 'type' {record_type!r}", "type is a short word such as note or lesson")
+    metadata = raw.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise user_error("'metadata' must be a JSON object", 'e.g. "metadata": {"source": "docs"}')
+    record_id = raw.get("id")
+    record_id = derived_id(scope, text) if record_id is None else check_id(record_id)
+    supersedes = raw.get("supersedes")
+    supersedes = None if supersedes is None else check_id(supersedes, "supersedes")
+    created = _check_created(raw.get("created"))
+    record = Record(
+        id=record_id,
+        text=text,
+        type=record_type,
+        name=_optional_str(raw, "name"),
+        description=_optional_str(raw, "description"),
+        metadata=metadata,
+        scope=scope,
+        created=created or DATE_UNKNOWN,
+        added_by=_optional_str(raw, "added_by") if "added_by" in raw else added_by,
+        supersedes=supersedes,
+        links=_check_links(raw.get("links")),
+    )
+    return record, created is not None
+
+
+def _jsonable(value: Any) -> Any:
+    """YAML can hold dates and other types JSON cannot; turn them into JSON values."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def _stored_str(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (dict, list)):
+        raise ValueError(f"'{key}' must be a plain value")
+    return _jsonable(value) if not isinstance(value, str) else value
+
+
+def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
+                       default_scope: Scope = DEFAULT_SCOPE) -> Record:
+    """Build a record from a file's front matter; raises ValueError when it cannot be a record.
+
+    Hand-written files (coding agents' memory folders) carry only name/description/type: the
+    id then comes from the file name and the scope defaults to the store's default.
+    """
+    record_id = data.get("id", fallback_id)
+    if not isinstance(record_id, (str, int)) or isinstance(record_id, bool):
+        raise ValueError("'id' must be a string")
+    record_id = str(record_id)
+    if not record_id or len(record_id) > MAX_ID_CHARS or _has_control(record_id):
+        raise ValueError("'id' is empty, too long or has control characters")
+    scope = default_scope
+    raw_scope = data.get("scope")
+    if raw_scope is not None:
+        if not isinstance(raw_scope, dict):
+            raise ValueError("'scope' must be a mapping with name and visibility")
+        name = raw_scope.get("name", default_scope.name)
+        visibility = raw_scope.get("visibility", default_scope.visibility)
+        if visibility not in VISIBILITIES:  # fail closed: never serve an unknown visibility
+            raise ValueError(f"unknown visibility {visibility!r}")
+        if not isinstance(name, str) or not name or _has_control(name):
+            raise ValueError("invalid scope name")
+        scope = Scope(name, visibility)
+    lifecycle = data.get("lifecycle") or "active"
+    if lifecycle not in LIFECYCLES:
+        raise ValueError(f"unknown lifecycle {lifecycle!r}")
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ValueError("'metadata' must be a mapping")
+    links = data.get("links") or []
+    if not isinstance(links, list):
+        raise ValueError("'links' must be a list")
+    created = data.get("created")
+    created = DATE_UNKNOWN if created is None else _jsonable(created)
+    if not isinstance(created, str):
+        created = str(created)
+    record_type = _stored_str(data, "type") or DEFAULT_TYPE
+    supersedes = _stored_str(data, "supersedes")
+    return Record(
+        id=record_id,
+        text=text,
+        type=str(record_type),
+        name=_stored_str(data, "name"),
+        description=_stored_str(data, "description"),
+        metadata=_jsonable(metadata),
+        scope=scope,
+        created=created,
+        updated=_stored_str(data, "updated"),
+        added_by=_stored_str(data, "added_by"),
+        supersedes=str(supersedes) if supersedes is not None else None,
+        links=[str(link) for link in links],
+        lifecycle=lifecycle,
+    )
+
+
+_SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
+_RESERVED = frozenset({"memory", "con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)}
+                      | {f"lpt{i}" for i in range(10)})
+
+
+def file_name_for_id(record_id: str) -> str:
+    """A safe, unique file name for any id.
+
+    Simple lower-case ids are used as they are (``note-1`` -> ``note-1.md``). Anything else
+    (upper case, slashes, dots at the start, unicode, reserved names) becomes a slug plus a
+    hash: ``~`` never appears in a verbatim name, so two ids can never share a file, even on
+    case-insensitive file systems, and no id can name a path outside the store.
+    """
+    stem = record_id[:-3] if record_id.endswith(".md") else record_id
+    if _SAFE_NAME.fullmatch(record_id) and not record_id.endswith(".md") \
+            and stem.split(".")[0] not in _RESERVED:
+        return record_id + ".md"
+    slug = re.sub(r"[^a-z0-9._-]+", "-", record_id.lower()).strip("-.")[:60] or "record"
+    digest = hashlib.sha256(record_id.encode("utf-8")).hexdigest()[:16]
+    return f"{slug}~{digest}.md"

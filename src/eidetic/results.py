@@ -1,0 +1,77 @@
+"""Typed results of the API; their ``to_dict`` is the JSON contract of SPEC §5 and §8."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .records import Record
+
+
+@dataclass
+class Hit:
+    """One recalled record with its ranking facts."""
+
+    record: Record
+    score: float
+    signal: float
+    recall_count: float = 0
+    last_recall: str | None = None
+    tier: str = "primary"
+    depth: int = 0
+    via: str | None = None
+    parent: str | None = None
+    store: str = ""
+    explain: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.record.to_dict()
+        count = self.recall_count
+        data.update({
+            "recall_count": int(count) if float(count).is_integer() else count,
+            "last_recall": self.last_recall,
+            "score": round(self.score, 6),
+            "signal": round(self.signal, 6),
+            "tier": self.tier,
+            "depth": self.depth,
+        })
+        if self.tier == "traversal":
+            data["via"] = self.via
+            data["parent"] = self.parent
+        if self.explain is not None:
+            data["explain"] = self.explain
+        return data
+
+
+@dataclass
+class RecallResult:
+    query: str
+    mode: str
+    items: list[Hit]
+    truncated: bool = False
+    embedder_model: str | None = None
+    embedder_online: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "truncated": self.truncated,
+            "embedder": {"model": self.embedder_model, "online": self.embedder_online},
+            "items": [hit.to_dict() for hit in self.items],
+        }
+
+
+@dataclass
+class RememberResult:
+    ids: list[str]
+    duplicates: list[dict[str, str]]
+    written: int = 0  # files actually (re)written; unchanged re-remembers write nothing
+
+    @property
+    def upserted(self) -> int:
+        return len(self.ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"upserted": self.upserted, "ids": self.ids, "duplicates": self.duplicates}

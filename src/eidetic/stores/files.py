@@ -1,0 +1,237 @@
+"""The files store: one markdown file per record in a folder, safe under crashes and concurrency.
+
+Writes go to a uniquely named hidden temp file in the target folder, are fsynced, then renamed
+over the record file, so a reader (or a crash) only ever sees the old or the new complete
+version. A batch takes the store lock (``.eidetic.lock``) so that checks such as duplicate
+detection and the writes they guard are one step for concurrent writers. Hidden files and
+folders, ``MEMORY.md`` and non-markdown files are never records; symlinks are not followed,
+so no path outside the store is read or written.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat as statmod
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import env_error
+
+LOCK_NAME = ".eidetic.lock"
+TEMP_PREFIX = ".tmp-"
+INDEX_FILE = "memory.md"  # compared case-insensitively: MEMORY.md is an index, never a record
+STALE_TEMP_SECONDS = 3600
+LOCK_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What change detection compares: a file is unchanged while all of these are equal."""
+
+    mtime_ns: int
+    size: int
+    ino: int
+
+
+def is_record_name(name: str) -> bool:
+    return name.endswith(".md") and not name.startswith(".") and name.lower() != INDEX_FILE
+
+
+class FilesStore:
+    """A folder of record files. Paths given to and returned by it are relative, '/'-separated."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    # -- reading -------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    def path_of(self, rel: str) -> Path:
+        path = self.root.joinpath(*rel.split("/"))
+        if ".." in rel.split("/") or path.is_absolute() and not str(path).startswith(str(self.root)):
+            raise env_error(f"refusing a path outside the store: {rel}")
+        return path
+
+    def read_text(self, rel: str) -> tuple[str, FileStat]:
+        """The file's text and the stat taken from the same open file (no race between them)."""
+        fd = os.open(self.path_of(rel), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            st = os.fstat(fd)
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+        data = b"".join(chunks)
+        return data.decode("utf-8"), FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def dir_mtime(self, rel_dir: str) -> int | None:
+        try:
+            st = os.stat(self.root / rel_dir if rel_dir else self.root, follow_symlinks=False)
+        except OSError:
+            return None
+        return st.st_mtime_ns if statmod.S_ISDIR(st.st_mode) else None
+
+    def list_dir(self, rel_dir: str, with_stat: bool) -> tuple[list[str], dict[str, FileStat | None]]:
+        """Subfolders and record files of one folder; stats only when asked (they cost a syscall)."""
+        base = self.root / rel_dir if rel_dir else self.root
+        subdirs: list[str] = []
+        files: dict[str, FileStat | None] = {}
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        try:
+            entries = os.scandir(base)
+        except (FileNotFoundError, NotADirectoryError):
+            return subdirs, files
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        subdirs.append(prefix + name)
+                    elif is_record_name(name) and entry.is_file(follow_symlinks=False):
+                        if with_stat:
+                            st = entry.stat(follow_symlinks=False)
+                            files[prefix + name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
+                        else:
+                            files[prefix + name] = None
+                except OSError:
+                    continue  # vanished while listing: the next scan sees the final state
+        return subdirs, files
+
+    def walk(self, with_stat: bool = True) -> Iterator[tuple[str, int | None, dict[str, FileStat | None]]]:
+        """Every folder of the store: (relative folder, its mtime, its record files)."""
+        pending = [""]
+        while pending:
+            rel_dir = pending.pop()
+            mtime = self.dir_mtime(rel_dir)
+            if mtime is None:
+                continue
+            subdirs, files = self.list_dir(rel_dir, with_stat)
+            pending.extend(subdirs)
+            yield rel_dir, mtime, files
+
+    def stat_file(self, rel: str) -> FileStat | None:
+        try:
+            st = os.stat(self.path_of(rel), follow_symlinks=False)
+        except OSError:
+            return None
+        if not statmod.S_ISREG(st.st_mode):
+            return None
+        return FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def lock(self):  # -> filelock.FileLock (a context manager)
+        """The store-wide writer lock; creates the store folder (writes may, reads never do)."""
+        import filelock
+
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise env_error(f"cannot create the store folder {self.root}: {exc.strerror}",
+                            "check the path and its permissions, or choose another with --memory-dir") from None
+        return filelock.FileLock(str(self.root / LOCK_NAME), timeout=LOCK_TIMEOUT_SECONDS)
+
+    def write_many(self, items: list[tuple[str, str]]) -> dict[str, FileStat]:
+        """Atomically write (relative path, content) pairs; returns each file's new stat.
+
+        All temp files are written and fsynced (in parallel: the file system commits them
+        together) before the first rename, so a crash leaves every record either old or new.
+        The caller holds the lock.
+        """
+        if not items:
+            return {}
+        staged: list[tuple[str, Path, Path]] = []
+        try:
+            for rel, content in items:
+                final = self.path_of(rel)
+                final.parent.mkdir(parents=True, exist_ok=True)
+                temp = final.parent / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}-{final.name}"
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                staged.append((rel, temp, final))
+                try:
+                    os.write(fd, content.encode("utf-8"))
+                finally:
+                    os.close(fd)
+            self._fsync_all([temp for _, temp, _ in staged])
+            stats: dict[str, FileStat] = {}
+            for rel, temp, final in staged:
+                os.replace(temp, final)
+            for folder in {final.parent for _, _, final in staged}:
+                _fsync_dir(folder)
+            for rel, _, final in staged:
+                st = os.stat(final, follow_symlinks=False)
+                stats[rel] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
+            return stats
+        except OSError as exc:
+            for _, temp, _ in staged:
+                try:
+                    temp.unlink()
+                except OSError:
+                    pass
+            raise env_error(f"cannot write to the store {self.root}: {exc.strerror or exc}",
+                            "check free disk space and permissions") from None
+
+    def remove(self, rel: str) -> None:
+        try:
+            self.path_of(rel).unlink()
+        except FileNotFoundError:
+            pass
+
+    def clean_stale_temps(self) -> int:
+        """Remove temp files left by writers that crashed more than an hour ago."""
+        removed = 0
+        cutoff = time.time() - STALE_TEMP_SECONDS
+        for folder in [self.root, *(p for p in self.root.rglob("*") if p.is_dir() and not p.is_symlink())]:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False):
+                    try:
+                        if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                            os.unlink(entry.path)
+                            removed += 1
+                    except OSError:
+                        pass
+        return removed
+
+    @staticmethod
+    def _fsync_all(paths: list[Path]) -> None:
+        def sync(path: Path) -> None:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+        if len(paths) == 1:
+            sync(paths[0])
+            return
+        with ThreadPoolExecutor(max_workers=min(32, len(paths))) as pool:
+            list(pool.map(sync, paths))
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot fsync a directory; the rename is still atomic
+    finally:
+        os.close(fd)

@@ -1,0 +1,49 @@
+"""Timestamps: one parser and one formatter so every module agrees on what a date is.
+
+Records carry ISO-8601 strings. Naive values are read as UTC; a bare date means midnight UTC.
+``DATE_UNKNOWN`` marks a record with no known creation date (legacy imports): it is
+age-neutral in the freshness signal and never archived by age.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+DATE_UNKNOWN = "date-unknown"
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def format_ts(moment: datetime) -> str:
+    """ISO-8601 in UTC with second precision, e.g. ``2026-11-30T08:59:12+00:00``."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def parse_ts(value: object) -> datetime | None:
+    """Parse an ISO-8601 date or datetime (str, date or datetime); None when it is not one."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str) and value and value != DATE_UNKNOWN:
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+def to_epoch(value: object) -> float | None:
+    moment = parse_ts(value)
+    return moment.timestamp() if moment else None
+
+
+def days_between(earlier: datetime, later: datetime) -> float:
+    """Fractional days from ``earlier`` to ``later``, never negative (future dates count as 0)."""
+    return max(0.0, (later - earlier).total_seconds() / 86400.0)

@@ -1,0 +1,88 @@
+"""Per-user usage state: how often and how lately each record was recalled.
+
+Kept in its own SQLite database under the user's state folder, never in record files, so a
+recall never rewrites memory files or dirties a git tree, and never in the index, so it
+survives ``eidetic index --rebuild``. Bumps are single atomic upserts: concurrent recalls
+never lose an increment.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import env_error
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS usage(
+    store TEXT NOT NULL, id TEXT NOT NULL, recall_count REAL NOT NULL, last_recall TEXT,
+    PRIMARY KEY(store, id)) WITHOUT ROWID;
+"""
+
+
+class UsageState:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+
+    def _connect(self, create: bool) -> sqlite3.Connection | None:
+        if self._conn is None:
+            if not create and not self.path.exists():
+                return None
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+            except (OSError, sqlite3.Error) as exc:
+                raise env_error(f"cannot open the usage state {self.path}: {exc}",
+                                "set EIDETIC_STATE_DIR to a writable folder") from None
+            self._conn = conn
+        return self._conn
+
+    def get(self, store: str, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:
+        conn = self._connect(create=False)
+        wanted = list(dict.fromkeys(ids))
+        if conn is None or not wanted:
+            return {}
+        result: dict[str, tuple[float, str | None]] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for rid, count, last in conn.execute(
+                    f"SELECT id, recall_count, last_recall FROM usage WHERE store=? AND id IN ({marks})",
+                    [store, *chunk]):
+                result[rid] = (count, last)
+        return result
+
+    def bump(self, amounts: dict[tuple[str, str], float], when: str) -> None:
+        """Add ``amount`` to each (store, id)'s recall_count and set last_recall to ``when``."""
+        if not amounts:
+            return
+        conn = self._connect(create=True)
+        assert conn is not None
+        rows = [(store, rid, amount, when) for (store, rid), amount in amounts.items()]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT INTO usage VALUES(?,?,?,?) ON CONFLICT(store, id) DO UPDATE SET "
+                "recall_count = recall_count + excluded.recall_count, "
+                "last_recall = max(coalesce(last_recall, ''), excluded.last_recall)", rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def set(self, store: str, rid: str, recall_count: float, last_recall: str | None) -> None:
+        """Overwrite one record's usage (imports and migrations carry usage across)."""
+        conn = self._connect(create=True)
+        assert conn is not None
+        conn.execute("INSERT OR REPLACE INTO usage VALUES(?,?,?,?)", (store, rid, recall_count, last_recall))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
