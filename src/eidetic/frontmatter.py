@@ -7,21 +7,25 @@ trailing newline. Hand-written files (no blank line, no trailing newline) read n
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
-import yaml
-
-from .records import Record, record_from_stored, Scope, DEFAULT_SCOPE
+from .records import DEFAULT_SCOPE, Record, Scope, record_from_stored
 from .timeutil import DATE_UNKNOWN
 
-try:  # libyaml makes dumping and parsing several times faster; PyYAML wheels ship it
-    _Loader: type = yaml.CSafeLoader
-    _Dumper: type = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - pure-Python PyYAML
-    _Loader = yaml.SafeLoader
-    _Dumper = yaml.SafeDumper
-
 DELIMITER = "---"
+
+
+@lru_cache(maxsize=1)
+def _yaml() -> tuple[Any, type, type]:
+    """PyYAML and its fastest safe loader/dumper, imported on first use: a keyword recall on
+    an up-to-date index never parses a file and should not pay for the import."""
+    import yaml
+
+    try:  # libyaml makes dumping and parsing several times faster; PyYAML wheels ship it
+        return yaml, yaml.CSafeLoader, yaml.CSafeDumper
+    except AttributeError:  # pragma: no cover - pure-Python PyYAML
+        return yaml, yaml.SafeLoader, yaml.SafeDumper
 
 
 def front_matter_of(record: Record) -> dict[str, Any]:
@@ -48,7 +52,8 @@ def front_matter_of(record: Record) -> dict[str, Any]:
 
 
 def render(record: Record) -> str:
-    header = yaml.dump(front_matter_of(record), Dumper=_Dumper, sort_keys=False,
+    yaml, _, dumper = _yaml()
+    header = yaml.dump(front_matter_of(record), Dumper=dumper, sort_keys=False,
                        allow_unicode=True, default_flow_style=False, width=1 << 16)
     return f"{DELIMITER}\n{header}{DELIMITER}\n\n{record.text}\n"
 
@@ -65,8 +70,9 @@ def split(content: str) -> tuple[dict[str, Any], str]:
         raise ValueError("front matter has no closing '---' line")
     header = rest[:end]
     after = rest[end:].partition("\n")[2]
+    yaml, loader, _ = _yaml()
     try:
-        data = yaml.load(header, Loader=_Loader) if header.strip() else {}
+        data = yaml.load(header, Loader=loader) if header.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""

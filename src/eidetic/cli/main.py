@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from ..errors import EideticError, user_error
+from ..errors import EideticError, env_error, user_error
 from . import demo, index, recall, remember
 from .output import report_error
 
@@ -65,8 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         check_backend(getattr(args, "backend", "files"))
         return int(args.run(args) or 0)
+    except SystemExit as exc:  # --help and --version
+        return int(exc.code or 0)
     except EideticError as exc:
         return report_error(exc, wants_json)
+    except OSError as exc:
+        return report_error(env_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                                      "check the path, free disk space and permissions"), wants_json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

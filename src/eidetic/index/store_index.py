@@ -241,6 +241,7 @@ class StoreIndex:
         if not walk:
             gone_dirs = [d for d in gone_dirs if self.store.dir_mtime(d) is None]
         to_read: list[tuple[str, FileStat]] = []
+        changed = 0  # files new or with a different stat (racy ones are only re-checked)
         to_drop: list[str] = []
         dir_updates: list[tuple[str, int, int]] = []
         for rel_dir, (mtime, files) in listings.items():
@@ -253,8 +254,10 @@ class StoreIndex:
             for rel, st in files.items():
                 assert st is not None
                 old = indexed.pop(rel, None)
-                if old is None or old[:3] != (st.mtime_ns, st.size, st.ino) or old[3]:
+                differs = old is None or old[:3] != (st.mtime_ns, st.size, st.ino)
+                if differs or old[3]:
                     to_read.append((rel, st))
+                    changed += differs
             to_drop.extend(indexed)
         for rel_dir in gone_dirs:
             to_drop.extend(p for (p,) in self.conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
@@ -272,7 +275,7 @@ class StoreIndex:
         if not (to_read or to_drop or dir_updates or gone_dirs or record_walk):
             return None
         return {"read": to_read, "drop": to_drop, "dirs": dir_updates, "gone": gone_dirs,
-                "walk_ms": walk_ms if record_walk else None, "now_ns": now_ns}
+                "walk_ms": walk_ms if record_walk else None, "now_ns": now_ns, "changed": changed}
 
     def _write(self, action) -> None:
         """Run ``action`` in one write transaction and bump the index generation."""
@@ -525,7 +528,7 @@ class StoreIndex:
 
     def status(self) -> dict[str, Any]:
         plan = self._plan(True) if self.store.exists() else None
-        stale = plan is not None and bool(plan["read"] or plan["drop"] or plan["gone"])
+        stale = plan is not None and bool(plan["changed"] or plan["drop"] or plan["gone"])
         if not self.store.exists():
             stale = self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
         return {

@@ -1,0 +1,94 @@
+"""Shared fixtures: every test runs with its own HOME, cache and state folders, outside any
+git repository, so nothing touches the developer's real stores."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from eidetic.cli.main import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def json(self):
+        return json.loads(self.out)
+
+    @property
+    def err_json(self):
+        return json.loads(self.err.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("EIDETIC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EIDETIC_STATE_DIR", str(tmp_path / "state"))
+    for name in ("EIDETIC_DATA_DIR", "EIDETIC_EMBED_URL", "EIDETIC_MAX_TEXT_BYTES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(work)
+    return tmp_path
+
+
+@pytest.fixture
+def store(env, monkeypatch):
+    """An explicit store folder (EIDETIC_DATA_DIR) for tests that do not care about routing."""
+    path = env / "store"
+    monkeypatch.setenv("EIDETIC_DATA_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def cli(env):
+    """Run the CLI in-process (fast); stdin is given as text."""
+    def run(*args: str, stdin: str | None = None) -> Run:
+        out, err = io.StringIO(), io.StringIO()
+        old_stdin = sys.stdin
+        sys.stdin = io.StringIO(stdin) if stdin is not None else _Tty()
+        try:
+            with redirect_stdout(out), redirect_stderr(err):
+                code = main(list(args))
+        finally:
+            sys.stdin = old_stdin
+        return Run(code, out.getvalue(), err.getvalue())
+    return run
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run_process(*args: str, stdin: str | None = None, env: dict | None = None,
+                cwd: Path | None = None, timeout: float = 120) -> Run:
+    """Run ``python -m eidetic`` as a real process."""
+    proc = subprocess.run([sys.executable, "-m", "eidetic", *args], input=stdin, text=True,
+                          capture_output=True, env=env or os.environ.copy(), cwd=cwd, timeout=timeout)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``folder`` with its bytes and mtime: to prove nothing was written."""
+    if not folder.exists():
+        return {}
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".eidetic.lock")}

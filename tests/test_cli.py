@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import run_process, snapshot
+
+
+def test_help_version_and_no_args(cli):
+    assert cli().code == 0 and "usage: eidetic" in cli().out
+    run = cli("--help")
+    assert "remember" in run.out and "recall" in run.out
+    for verb in ("remember", "recall", "index", "demo"):
+        assert cli(verb, "--help").code == 0
+
+
+def test_version_flag(env):
+    run = run_process("--version")
+    assert run.code == 0 and run.out.startswith("eidetic ")
+
+
+def test_errors_are_structured_and_only_on_stderr(cli, store):
+    run = cli("recall", "x", "--top-k", "0", "--json")
+    assert run.code == 1 and run.out == ""
+    assert set(run.err_json) == {"code", "message", "remediation"} and run.err_json["code"] == 1
+    text = cli("recall", "x", "--top-k", "0")
+    assert text.err.startswith("error: ") and "\nhint: " in text.err and text.out == ""
+    unknown = cli("frobnicate", "--json")
+    assert unknown.code == 1 and "--help" in unknown.err_json["remediation"]
+    backend = cli("recall", "x", "--backend", "mongo", "--json")
+    assert backend.code == 1 and "files" in backend.err_json["remediation"]
+    assert "mongo and neo4j are not provided" in backend.err_json["remediation"]
+    assert cli("remember", "{bad json", "--json").code == 1
+    assert cli("remember", "--json").err_json["message"] == "no record given"
+    assert not store.exists()
+
+
+def test_environment_errors_exit_2(cli, env, monkeypatch):
+    blocker = env / "file-not-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("EIDETIC_DATA_DIR", str(blocker / "store"))
+    run = cli("remember", '{"text": "x"}', "--json")
+    assert run.code == 2 and "cannot create the store folder" in run.err_json["message"]
+
+
+def test_reads_never_create_directories(cli, env):
+    home = env / "home"
+    before = sorted(p for p in home.rglob("*"))
+    run = cli("recall", "anything", "--mode", "keyword", "--json")
+    assert run.code == 0 and run.json["items"] == []
+    cli("index", "--json")
+    assert sorted(p for p in home.rglob("*")) == before
+
+
+def git_repo(path):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / ".git").mkdir()
+    return path
+
+
+def test_store_routing_repo_home_and_override(cli, env, monkeypatch):
+    repo = git_repo(env / "repo")
+    (repo / "src").mkdir()
+    monkeypatch.chdir(repo / "src")
+    cli("remember", '{"id": "pub", "text": "public quokka"}')
+    cli("remember", '{"id": "priv", "text": "private quokka"}', "--scope", "me", "--visibility", "private")
+    assert (repo / ".eidetic" / "memory" / "pub.md").exists()
+    assert (env / "home" / ".eidetic" / "memory" / "priv.md").exists()
+    assert not (repo / ".eidetic" / "memory" / "priv.md").exists()
+    found = [i["id"] for i in cli("recall", "quokka", "--mode", "keyword", "--scope", "me",
+                                  "--visibility", "private", "--json").json["items"]]
+    assert sorted(found) == ["priv", "pub"]
+    monkeypatch.chdir(env / "work")  # outside the repo: public records go home
+    cli("remember", '{"id": "outside", "text": "outside quokka"}')
+    assert (env / "home" / ".eidetic" / "memory" / "outside.md").exists()
+    monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "override"))
+    cli("remember", '{"id": "ov", "text": "override quokka"}', "--visibility", "private", "--scope", "me")
+    assert (env / "override" / "ov.md").exists()
+    explicit = env / "explicit"
+    cli("remember", '{"id": "ex", "text": "explicit quokka"}', "--memory-dir", str(explicit))
+    assert (explicit / "ex.md").exists()
+
+
+def test_home_copy_wins_and_updates_stay_in_their_store(cli, env, monkeypatch):
+    repo = git_repo(env / "repo")
+    monkeypatch.chdir(repo)
+    home_store = env / "home" / ".eidetic" / "memory"
+    home_store.mkdir(parents=True)
+    (home_store / "both.md").write_text("---\nid: both\n---\nhome copy quokka\n")
+    cli("remember", '{"id": "repo-only", "text": "repo quokka"}')
+    repo_store = repo / ".eidetic" / "memory"
+    (repo_store / "both.md").write_text("---\nid: both\n---\nrepo copy quokka\n")
+    items = cli("recall", "quokka", "--mode", "keyword", "--json").json["items"]
+    texts = {i["id"]: i["text"] for i in items}
+    assert texts == {"both": "home copy quokka", "repo-only": "repo quokka"}
+    cli("remember", '{"id": "both", "text": "home copy updated"}')
+    assert "home copy updated" in (home_store / "both.md").read_text()
+    assert "repo copy quokka" in (repo_store / "both.md").read_text()
+
+
+def test_demo_runs_in_a_temporary_store(env):
+    run = run_process("demo")
+    assert run.code == 0, run.err
+    assert "Remembered 12 sample memories" in run.out
+    assert "--mode exact" in run.out and "--mode keyword" in run.out and "--mode hybrid" in run.out
+    assert not (env / "home" / ".eidetic").exists()
+
+
+def test_keyword_recall_does_not_import_heavy_modules(store):
+    code = ("import sys; from eidetic.cli.main import main; "
+            "main(['recall', 'x', '--mode', 'keyword', '--json']); "
+            "print(sorted(m for m in ('numpy', 'tokenizers', 'psycopg', 'yaml') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []

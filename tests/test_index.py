@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from eidetic.stores.files import FilesStore
+
+
+def ndjson(*records):
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def ids(run):
+    assert run.code == 0, run.err
+    return [item["id"] for item in run.json["items"]]
+
+
+def hand_write(path, text):
+    path.write_text(text)
+
+
+def test_hand_added_edited_renamed_and_deleted_files_show_in_the_next_recall(cli, store):
+    cli("remember", '{"id": "seed", "text": "seed record"}')
+    hand_write(store / "extra.md", "---\nname: extra-note\ntype: project\n---\nThe zebra crossing is closed.\n")
+    assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == ["extra"]
+    # edited in place (same inode, same folder mtime)
+    with open(store / "extra.md", "r+") as handle:
+        content = handle.read().replace("zebra", "giraffe")
+        handle.seek(0)
+        handle.write(content)
+        handle.truncate()
+    assert ids(cli("recall", "giraffe", "--mode", "keyword", "--json")) == ["extra"]
+    assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == []
+    # replaced by rename, as editors and sed -i do
+    tmp = store / ".swap"
+    tmp.write_text("---\nname: extra-note\n---\nNow about an okapi.\n")
+    os.replace(tmp, store / "extra.md")
+    assert ids(cli("recall", "okapi", "--mode", "keyword", "--json")) == ["extra"]
+    # in a subfolder
+    (store / "sub").mkdir()
+    hand_write(store / "sub" / "deep.md", "A deep note about lemurs.\n")
+    assert ids(cli("recall", "lemurs", "--mode", "keyword", "--json")) == ["sub/deep"]
+    # deleted
+    (store / "extra.md").unlink()
+    assert ids(cli("recall", "okapi", "--mode", "keyword", "--json")) == []
+    (store / "sub" / "deep.md").unlink()
+    (store / "sub").rmdir()
+    assert ids(cli("recall", "lemurs", "--mode", "keyword", "--json")) == []
+    assert ids(cli("recall", "seed", "--mode", "keyword", "--json")) == ["seed"]
+
+
+def test_front_matter_id_is_authoritative_and_updates_go_to_that_file(cli, store):
+    store.mkdir()
+    hand_write(store / "whatever-name.md", "---\nid: real-id\n---\nOriginal words.\n")
+    assert ids(cli("recall", "original", "--mode", "keyword", "--json")) == ["real-id"]
+    cli("remember", '{"id": "real-id", "text": "Updated words."}')
+    assert not (store / "real-id.md").exists()
+    assert "Updated words." in (store / "whatever-name.md").read_text()
+
+
+def test_memory_md_hidden_files_and_unparseable_files(cli, store):
+    store.mkdir()
+    hand_write(store / "MEMORY.md", "# index\n- [a](a.md) quokka\n")
+    hand_write(store / ".hidden.md", "quokka hidden\n")
+    hand_write(store / "notes.txt", "quokka text file\n")
+    hand_write(store / "broken.md", "---\nid: [oops\n---\nquokka broken\n")
+    hand_write(store / "good.md", "quokka good\n")
+    (store / "binary.md").write_bytes(b"\xff\xfe quokka")
+    run = cli("recall", "quokka", "--mode", "keyword", "--json")
+    assert ids(run) == ["good"]
+    assert "broken.md" in run.err and "binary.md" in run.err and "not valid YAML" in run.err
+    status = cli("index", "--json").json["stores"][0]
+    assert sorted(u["path"] for u in status["unparseable"]) == ["binary.md", "broken.md"]
+    hand_write(store / "broken.md", "---\nid: fixed\n---\nquokka fixed\n")
+    assert sorted(ids(cli("recall", "quokka", "--mode", "keyword", "--json"))) == ["fixed", "good"]
+
+
+def test_symlinks_are_not_followed(cli, store, env):
+    outside = env / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("quokka outside\n")
+    store.mkdir()
+    (store / "link.md").symlink_to(outside / "secret.md")
+    (store / "dirlink").symlink_to(outside)
+    assert ids(cli("recall", "quokka", "--mode", "keyword", "--json")) == []
+
+
+def test_duplicate_ids_serve_one_file_and_report_the_conflict(cli, store):
+    cli("remember", '{"id": "dup", "text": "canonical quokka"}')
+    hand_write(store / "copy.md", "---\nid: dup\n---\ncopied quokka\n")
+    assert ids(cli("recall", "quokka", "--mode", "keyword", "--json")) == ["dup"]
+    status = cli("index", "--json").json["stores"][0]
+    assert status["conflicts"] == [{"id": "dup", "path": "copy.md"}]
+
+
+def test_index_lives_outside_the_store_and_rebuilds_without_loss(cli, store, env):
+    cli("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record number {i} quokka"} for i in range(30))))
+    assert sorted(p.name for p in store.iterdir()) == sorted([f"r{i}.md" for i in range(30)] + [".eidetic.lock"])
+    status = cli("index", "--json").json["stores"][0]
+    assert status["records"] == 30 and status["current"] is True
+    assert str(env / "cache") in status["index"]
+    before = cli("recall", "quokka", "--mode", "keyword", "--top-k", "30", "--json", "--no-record").json["items"]
+    rebuilt = cli("index", "--rebuild", "--json")
+    assert rebuilt.json["stores"][0]["records"] == 30
+    after = cli("recall", "quokka", "--mode", "keyword", "--top-k", "30", "--json", "--no-record").json["items"]
+    assert [(i["id"], i["score"]) for i in after] == [(i["id"], i["score"]) for i in before]
+    text = cli("index")
+    assert "records: 30" in text.out and "current" in text.out
+
+
+def test_index_reports_stale_after_a_hand_edit(cli, store):
+    cli("remember", '{"id": "a", "text": "alpha"}')
+    hand_write(store / "b.md", "beta\n")
+    assert cli("index", "--json").json["stores"][0]["current"] is False
+    cli("recall", "beta", "--mode", "keyword")
+    assert cli("index", "--json").json["stores"][0]["current"] is True
+
+
+def test_recall_reads_only_changed_files(cli, store, monkeypatch):
+    cli("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record {i}"} for i in range(50))))
+    cli("recall", "record", "--mode", "keyword")
+    reads = []
+    original = FilesStore.read_text
+
+    def counting(self, rel):
+        reads.append(rel)
+        return original(self, rel)
+
+    monkeypatch.setattr(FilesStore, "read_text", counting)
+    cli("recall", "record", "--mode", "keyword")
+    assert reads == []
+    time.sleep(0.01)
+    with open(store / "r7.md", "a") as handle:
+        handle.write("appended line\n")
+    assert ids(cli("recall", "appended", "--mode", "keyword", "--json")) == ["r7"]
+    assert reads == ["r7.md"]
+
+
+def test_a_deleted_store_empties_the_index(cli, store):
+    cli("remember", '{"id": "a", "text": "alpha"}')
+    for path in store.iterdir():
+        path.unlink()
+    store.rmdir()
+    assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == []
+
+
+def test_corrupt_index_is_rebuilt(cli, store, env):
+    cli("remember", '{"id": "a", "text": "alpha"}')
+    index = next((env / "cache").rglob("*.sqlite"))
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{index}{suffix}"):
+            os.unlink(f"{index}{suffix}")
+    index.write_bytes(b"this is not a database" * 100)
+    assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == ["a"]

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import pytest
+
+from eidetic import frontmatter
+from eidetic.errors import EideticError
+from eidetic.records import (DEFAULT_SCOPE, Record, Scope, derived_id, file_name_for_id,
+                             record_from_input)
+
+
+def make(raw, **kw):
+    return record_from_input(raw, default_scope=kw.pop("scope", DEFAULT_SCOPE), added_by=kw.pop("added_by", None), **kw)
+
+
+def test_defaults_and_system_fields_ignored():
+    record, created_given = make({"id": "a", "text": "hello", "lifecycle": "archived", "hash": "x",
+                                  "recall_count": 99, "score": 3})
+    assert record.lifecycle == "active"
+    assert record.type == "note"
+    assert record.hash != "x" and len(record.hash) == 64
+    assert created_given is False
+
+
+def test_missing_id_is_derived_from_scope_and_text():
+    first, _ = make({"text": "same text"})
+    again, _ = make({"text": "same text"})
+    other_scope, _ = make({"text": "same text"}, scope=Scope("team", "private"))
+    assert first.id == again.id == derived_id(DEFAULT_SCOPE, "same text")
+    assert other_scope.id != first.id
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    ({"id": "a"}, "'text' must be a string"),
+    ({"id": "a", "text": "   "}, "empty"),
+    ({"id": "a\nb", "text": "x"}, "control characters"),
+    ({"id": "", "text": "x"}, "1-256"),
+    ({"id": "x" * 257, "text": "x"}, "1-256"),
+    ({"id": 5, "text": "x"}, "must be a string"),
+    ({"text": "x", "scope": {"name": "a", "visibility": "secret"}}, "unknown visibility"),
+    ({"text": "x", "scope": "a"}, "'scope' must be an object"),
+    ({"text": "x", "metadata": [1]}, "'metadata' must be a JSON object"),
+    ({"text": "x", "links": "a"}, "'links' must be a list"),
+    ({"text": "x", "created": "yesterday"}, "not an ISO-8601 date"),
+    ({"text": "x", "metdata": {}}, "unknown record field(s): metdata"),
+    ([1, 2], "must be a JSON object"),
+])
+def test_bad_input_is_a_clear_error(raw, fragment):
+    with pytest.raises(EideticError) as info:
+        make(raw)
+    assert fragment in info.value.message
+    assert info.value.code == 1
+    assert info.value.remediation
+
+
+def test_text_size_limit():
+    make({"text": "é" * 10}, max_text_bytes=20)
+    with pytest.raises(EideticError, match="over the limit"):
+        make({"text": "é" * 11}, max_text_bytes=20)
+
+
+@pytest.mark.parametrize("rid", [
+    "note-1", "Note-1", "../../etc/passwd", "/abs/path", "a/b", "MEMORY", "memory", "con", ".hidden",
+    "ünïcödé", "x" * 256, "a b c", "id.md", "~tilde", "C:\\windows",
+])
+def test_file_names_are_safe_and_unique(rid):
+    name = file_name_for_id(rid)
+    assert name.endswith(".md")
+    assert "/" not in name and "\\" not in name and not name.startswith(".")
+    assert name.lower() != "memory.md"
+    assert len(name) < 120
+
+
+def test_file_names_never_collide():
+    ids = ["note", "Note", "NOTE", "a/b", "a-b", "a b", "a_b", "x.md", "x", "memory", "Memory"]
+    names = [file_name_for_id(i) for i in ids]
+    assert len({n.lower() for n in names}) == len(ids)
+    assert file_name_for_id("note-1") == "note-1.md"
+
+
+def test_front_matter_round_trip_is_exact():
+    texts = ["plain", "two\nlines\n", "\nstarts with newline", "ends with blanks\n\n", "--- not a delimiter",
+             "---\nlooks: like yaml\n---\n", "tabs\tand\r\nwindows", "emoji 🚀 and 東京"]
+    for text in texts:
+        record = Record(id="r", text=text, metadata={"n": 3, "f": 2.5, "b": True, "none": None,
+                                                      "list": [1, "two"], "date_like": "2026-01-01",
+                                                      "nested": {"k": "v"}},
+                        scope=Scope("team", "private"), created="2026-11-30T08:00:00+00:00",
+                        links=["a", "b"], supersedes="old", name="n", description="d")
+        back = frontmatter.parse(frontmatter.render(record), "fallback")
+        assert back == record, text
+
+
+def test_hand_written_file_is_a_record():
+    content = "---\nname: deploy-rules\ndescription: When we deploy\ntype: feedback\n---\nNever on Fridays.\n"
+    record = frontmatter.parse(content, "deploy_rules")
+    assert record.id == "deploy_rules"
+    assert record.name == "deploy-rules"
+    assert record.type == "feedback"
+    assert record.text == "Never on Fridays."
+    assert record.scope == DEFAULT_SCOPE
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("---\nid: [unclosed\n---\nbody\n", "not valid YAML"),
+    ("---\n- a list\n---\nbody\n", "not a mapping"),
+    ("---\nid: a\n", "no closing"),
+    ("---\nid: a\nscope: {name: x, visibility: secret}\n---\nbody\n", "unknown visibility"),
+    ("---\nid: a\n---\n\n", "no text"),
+    ("---\nid: a\nlifecycle: zombie\n---\nbody\n", "unknown lifecycle"),
+])
+def test_unparseable_files_are_rejected_with_a_reason(content, reason):
+    with pytest.raises(ValueError, match=reason):
+        frontmatter.parse(content, "f")
