@@ -379,7 +379,7 @@ class Memory:
         from .index.analyzer import query_terms
 
         terms = query_terms(query) if engine == "keyword" else []
-        candidates: list[tuple[Hit, float]] = []
+        ranked: list[tuple[_Store, int, Hit, float]] = []  # store, doc, hit (no record yet), raw
         earlier: list[_Store] = []
         for store in stores:
             def fetch(limit: int, offset: int, store: _Store = store) -> list[tuple[int, float]]:
@@ -388,29 +388,34 @@ class Memory:
                 return store.index.keyword(terms, access, flt, limit, offset)
 
             def blend(rows: list[tuple[int, float]], store: _Store = store,
-                      earlier: list[_Store] = list(earlier)) -> list[tuple[Hit, float, float]]:
-                items = store.index.by_docs([doc for doc, _ in rows])
-                records = [items[doc] for doc, _ in rows if doc in items]
-                hidden = set()
-                for other in earlier:
-                    hidden |= set(other.index.by_ids(r.record.id for r in records))
-                usage = self.usage.get(store.key, (r.record.id for r in records))
+                      earlier: list[_Store] = list(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
+                facts = store.index.ranking_facts([doc for doc, _ in rows])
+                ids = [rid for rid, _ in facts.values()]
+                hidden: set[str] = set()
+                for other in earlier:  # an earlier store's copy of an id is the one that resolves
+                    hidden |= set(other.index.by_ids(ids))
+                usage = self.usage.get(store.key, ids)
                 out = []
                 for doc, raw in rows:
-                    item = items.get(doc)
-                    if item is None or item.record.id in hidden:
+                    if doc not in facts or facts[doc][0] in hidden:
                         continue
-                    hit = _make_hit(item.record, raw, usage.get(item.record.id), now, store.key)
-                    if explain:
-                        hit.explain = _explain(engine, raw, hit, query, terms)
-                    out.append((hit, raw, hit.score))
+                    rid, created = facts[doc]
+                    hit = _make_hit(rid, created, raw, usage.get(rid), now, store.key)
+                    out.append(((doc, hit), raw, hit.score))
                 return out
 
-            for hit, raw, blended in top_k_blended(fetch, blend, top_k, min_score):
-                candidates.append((hit, raw))
+            for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score,
+                                                    page=max(10 * top_k, 100)):
+                ranked.append((store, doc, hit, raw))
             earlier.append(store)
-        candidates.sort(key=lambda entry: (-entry[0].score, -entry[1], entry[0].record.id))
-        return [hit for hit, _ in candidates[:top_k]]
+        ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
+        hits = []
+        for store, doc, hit, raw in ranked[:top_k]:
+            hit.record = store.index.by_docs([doc])[doc].record
+            if explain:
+                hit.explain = _explain(engine, raw, hit, query, terms)
+            hits.append(hit)
+        return hits
 
     # -- index ---------------------------------------------------------------------------
 
@@ -455,12 +460,14 @@ def _protected(record: Record) -> bool:
     return bool(record.metadata.get("protected"))
 
 
-def _make_hit(record: Record, raw: float, usage: tuple[float, str | None] | None,
+def _make_hit(rid: str, created: str | None, raw: float, usage: tuple[float, str | None] | None,
               now: datetime, store: str) -> Hit:
+    """A hit with its blended score; the full record is attached once it makes the top k."""
     count, last = usage if usage else (0.0, None)
-    sig = freshness.signal(record.created, count, last, now)
-    score = raw if freshness.is_neutral(record.created, count, last) else freshness.blend(raw, sig)
-    return Hit(record=record, score=score, signal=sig, recall_count=count, last_recall=last, store=store)
+    sig = freshness.signal(created, count, last, now)
+    score = raw if freshness.is_neutral(created, count, last) else freshness.blend(raw, sig)
+    return Hit(record=Record(id=rid, text=""), score=score, signal=sig, recall_count=count,
+               last_recall=last, store=store)
 
 
 def _explain(engine: str, raw: float, hit: Hit, query: str, terms: list[str]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
 from .analyzer import analyzed_text
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 RACY_NS = 3_000_000_000
 ALWAYS_WALK_MS = 25.0
 WALK_INTERVAL_FACTOR = 20.0
@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY, dir TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
     ino INTEGER NOT NULL, racy INTEGER NOT NULL, doc INTEGER, error TEXT);
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE INDEX IF NOT EXISTS files_error ON files(path) WHERE error IS NOT NULL;
+CREATE INDEX IF NOT EXISTS files_racy ON files(path) WHERE racy = 1;
 CREATE TABLE IF NOT EXISTS docs(
     doc INTEGER PRIMARY KEY, id TEXT NOT NULL, path TEXT NOT NULL,
     scope TEXT NOT NULL, visibility TEXT NOT NULL, lifecycle TEXT NOT NULL, type TEXT NOT NULL,
@@ -214,7 +216,7 @@ class StoreIndex:
         known_dirs = {p: (m, r) for p, m, r in self.conn.execute("SELECT path, mtime_ns, racy FROM dirs")}
         started = time.perf_counter()
         now_ns = time.time_ns()
-        listings: dict[str, tuple[int, dict[str, FileStat | None]]] = {}
+        listings: dict[str, tuple[int, dict[str, FileStat]]] = {}
         seen_dirs: set[str] = set()
         if walk or not known_dirs:
             for rel_dir, mtime, files in self.store.walk(with_stat=True):
@@ -232,7 +234,7 @@ class StoreIndex:
                 if known is not None and known[0] == mtime and not known[1]:
                     pending.extend(d for d in known_dirs if _parent(d) == rel_dir and d != rel_dir)
                     continue
-                subdirs, files = self.store.list_dir(rel_dir, with_stat=True)
+                subdirs, files = self.store.list_dir(rel_dir, with_stat=False)
                 listings[rel_dir] = (mtime, files)
                 pending.extend(subdirs)
             # subfolders of unchanged folders were followed from the known set above
@@ -252,9 +254,11 @@ class StoreIndex:
             indexed = {p: (m, s, i, r) for p, m, s, i, r in self.conn.execute(
                 "SELECT path, mtime_ns, size, ino, racy FROM files WHERE dir=?", (rel_dir,))}
             for rel, st in files.items():
-                assert st is not None
                 old = indexed.pop(rel, None)
-                differs = old is None or old[:3] != (st.mtime_ns, st.size, st.ino)
+                if st.mtime_ns < 0:  # listed without stat: a new inode means a replaced file
+                    differs = old is None or old[2] != st.ino
+                else:
+                    differs = old is None or old[:3] != (st.mtime_ns, st.size, st.ino)
                 if differs or old[3]:
                     to_read.append((rel, st))
                     changed += differs
@@ -310,7 +314,7 @@ class StoreIndex:
                 report.removed += 1
                 continue
             except (OSError, UnicodeDecodeError, ValueError) as exc:
-                record, st, error = None, listed, _reason(exc)
+                record, st, error = None, self.store.stat_file(rel) or listed, _reason(exc)
             racy = int(now_ns - st.mtime_ns < RACY_NS)
             if old is not None:
                 previous = self._doc_row(old[0]) if old[0] is not None else None
@@ -427,6 +431,16 @@ class StoreIndex:
                 result[item.record.id] = item
         return result
 
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        """(id, created) per doc: all the blend needs, without loading texts and metadata."""
+        result: dict[int, tuple[str, str | None]] = {}
+        for chunk in _chunks(list(docs), 500):
+            marks = ",".join("?" * len(chunk))
+            for doc, rid, created in self.conn.execute(
+                    f"SELECT doc, id, created FROM docs WHERE doc IN ({marks})", chunk):
+                result[doc] = (rid, created)
+        return result
+
     def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
         result: dict[int, IndexedRecord] = {}
         for chunk in _chunks(list(docs), 500):
@@ -450,7 +464,8 @@ class StoreIndex:
         return self.conn.execute("SELECT count(*) FROM docs WHERE winner=1").fetchone()[0]
 
     def broken(self) -> list[tuple[str, str]]:
-        return list(self.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path"))
+        return list(self.conn.execute("SELECT path, error FROM files INDEXED BY files_error "
+                                      "WHERE error IS NOT NULL ORDER BY path"))
 
     def conflicts(self) -> list[tuple[str, str]]:
         """Files whose id is also claimed by another file (and is not the one served)."""
@@ -474,7 +489,7 @@ class StoreIndex:
         where, params = self._where(access, filters)
         weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
         sql = (f"SELECT d.doc, -bm25(kw, {weights}) AS s FROM kw JOIN docs d ON d.doc = kw.rowid "
-               f"WHERE kw MATCH ? AND {where} ORDER BY s DESC LIMIT ? OFFSET ?")
+               f"WHERE kw MATCH ? AND {where} ORDER BY s DESC, d.id LIMIT ? OFFSET ?")
         return list(self.conn.execute(sql, [match, *params, limit, offset]))
 
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
@@ -502,11 +517,11 @@ class StoreIndex:
             grams = sorted({query.lower()[i:i + 3] for i in range(len(query) - 2)})
             match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
             sql = (f"SELECT d.doc, d.len FROM tri JOIN docs d ON d.doc = tri.rowid "
-                   f"WHERE tri MATCH ? AND {where} AND {check} ORDER BY d.len, d.doc LIMIT ? OFFSET ?")
+                   f"WHERE tri MATCH ? AND {where} AND {check} ORDER BY d.len, d.id LIMIT ? OFFSET ?")
             rows = self.conn.execute(sql, [match, *params, needle, limit, offset])
         else:
             sql = (f"SELECT d.doc, d.len FROM docs d INDEXED BY docs_len WHERE {where} AND {check} "
-                   f"ORDER BY d.len, d.doc LIMIT ? OFFSET ?")
+                   f"ORDER BY d.len, d.id LIMIT ? OFFSET ?")
             rows = self.conn.execute(sql, [*params, needle, limit, offset])
         return [(doc, min(1.0, qlen / length) if length else 0.0) for doc, length in rows]
 

@@ -81,11 +81,15 @@ class FilesStore:
             return None
         return st.st_mtime_ns if statmod.S_ISDIR(st.st_mode) else None
 
-    def list_dir(self, rel_dir: str, with_stat: bool) -> tuple[list[str], dict[str, FileStat | None]]:
-        """Subfolders and record files of one folder; stats only when asked (they cost a syscall)."""
+    def list_dir(self, rel_dir: str, with_stat: bool) -> tuple[list[str], dict[str, FileStat]]:
+        """Subfolders and record files of one folder.
+
+        Without ``with_stat`` only the inode is known (it comes with the listing, no syscall per
+        file; mtime and size are -1): enough to see files created, deleted or replaced by rename.
+        """
         base = self.root / rel_dir if rel_dir else self.root
         subdirs: list[str] = []
-        files: dict[str, FileStat | None] = {}
+        files: dict[str, FileStat] = {}
         prefix = f"{rel_dir}/" if rel_dir else ""
         try:
             entries = os.scandir(base)
@@ -104,12 +108,12 @@ class FilesStore:
                             st = entry.stat(follow_symlinks=False)
                             files[prefix + name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
                         else:
-                            files[prefix + name] = None
+                            files[prefix + name] = FileStat(-1, -1, entry.inode())
                 except OSError:
                     continue  # vanished while listing: the next scan sees the final state
         return subdirs, files
 
-    def walk(self, with_stat: bool = True) -> Iterator[tuple[str, int | None, dict[str, FileStat | None]]]:
+    def walk(self, with_stat: bool = True) -> Iterator[tuple[str, int, dict[str, FileStat]]]:
         """Every folder of the store: (relative folder, its mtime, its record files)."""
         pending = [""]
         while pending:

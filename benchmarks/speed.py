@@ -1,0 +1,181 @@
+"""Speed of the files store at a given size: ingest, recall in-process and as a new process,
+and how fast a hand edit becomes visible. Writes JSON to ``benchmarks/results/`` and prints a
+markdown table for ``docs/benchmarks.md``.
+
+    python benchmarks/speed.py --records 100000
+
+Latencies are medians (p50) and p95 over many queries; the machine is shared and noisy, so
+read them as ratios against each other and against the targets, not as absolutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from corpus import exact_queries, keyword_queries, records  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def summary(values_ms: list[float]) -> dict:
+    return {"p50_ms": round(statistics.median(values_ms), 2), "p95_ms": round(pct(values_ms, 0.95), 2),
+            "n": len(values_ms)}
+
+
+def run_cli(args: list[str], env: dict, stdin=None) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "eidetic", *args], env=env, stdin=stdin,
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"eidetic {' '.join(args)} failed: {proc.stderr}")
+    return elapsed, proc
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, {platform.system()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--processes", type=int, default=21, help="CLI runs per mode")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="eidetic-speed-"))
+    env = os.environ.copy()
+    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
+                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
+    os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
+    result: dict = {"records": args.records, "machine": machine(),
+                    "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+
+    print(f"generating {args.records} records ...", flush=True)
+    corpus = records(args.records)
+    words = sum(len(r["text"].split()) for r in corpus)
+    result["mean_words"] = round(words / len(corpus), 1)
+    ndjson = work / "records.ndjson"
+    with ndjson.open("w") as handle:
+        for record in corpus:
+            handle.write(json.dumps(record) + "\n")
+
+    print("ingest (eidetic remember < NDJSON, one process) ...", flush=True)
+    with ndjson.open() as stdin:
+        seconds, _ = run_cli(["remember", "--json"], env, stdin=stdin)
+    result["ingest"] = {"seconds": round(seconds, 2), "records_per_s": round(args.records / seconds)}
+    print(f"  {result['ingest']}", flush=True)
+
+    from eidetic import Memory
+
+    store = work / "store"
+    result["disk"] = {"store_mb": round(sum(p.stat().st_size for p in store.glob("*.md")) / 1e6, 1),
+                      "index_mb": round(sum(p.stat().st_size for p in (work / "cache").rglob("*")
+                                            if p.is_file()) / 1e6, 1)}
+    kw_queries = keyword_queries(corpus, args.queries)
+    ex_queries = exact_queries(corpus, args.queries)
+    with Memory.open() as memory:
+        memory.recall("warm up", mode="keyword")
+        for mode, queries in (("keyword", kw_queries), ("exact", ex_queries)):
+            latencies = []
+            for query in queries:
+                started = time.perf_counter()
+                memory.recall(query, mode=mode, top_k=10)
+                latencies.append((time.perf_counter() - started) * 1000)
+            result[f"{mode}_in_process"] = summary(latencies)
+            print(f"  {mode} in-process: {result[f'{mode}_in_process']}", flush=True)
+
+    for mode, queries in (("keyword", kw_queries), ("exact", ex_queries)):
+        walls = [run_cli(["recall", q, "--mode", mode, "--json"], env)[0] * 1000
+                 for q in queries[: args.processes]]
+        result[f"{mode}_cli_process"] = summary(walls)
+        print(f"  {mode} as a new process: {result[f'{mode}_cli_process']}", flush=True)
+
+    startup = [run_cli(["--help"], env)[0] * 1000 for _ in range(11)]
+    result["cli_help"] = summary(startup)
+
+    rng = random.Random(5)
+    for style in ("rename", "in_place"):
+        visible, first_recall = [], []
+        for trial in range(5):
+            target = store / f"rec-{rng.randrange(args.records):07d}.md"
+            marker = f"zqx{style.replace('_', '')}{trial}marker"
+            content = target.read_text().rstrip("\n") + f" {marker}\n"
+            edited_at = time.perf_counter()
+            if style == "rename":
+                temp = target.with_name(".edit.tmp")
+                temp.write_text(content)
+                os.replace(temp, target)
+            else:
+                with target.open("r+") as handle:
+                    handle.seek(0)
+                    handle.write(content)
+                    handle.truncate()
+            attempts = 0
+            while True:
+                attempts += 1
+                wall, proc = run_cli(["recall", marker, "--mode", "keyword", "--json", "--no-record"], env)
+                if attempts == 1:
+                    first_recall.append(wall * 1000)
+                if json.loads(proc.stdout)["items"]:
+                    visible.append((time.perf_counter() - edited_at) * 1000)
+                    break
+                if attempts > 200:
+                    raise SystemExit(f"{style} edit never became visible")
+        result[f"hand_edit_{style}"] = {"visible_after_ms": summary(visible),
+                                        "first_recall_ms": summary(first_recall)}
+        print(f"  hand edit ({style}): {result[f'hand_edit_{style}']}", flush=True)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / f"speed-files-{args.records}.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+    print(table(result))
+
+
+def table(r: dict) -> str:
+    rows = [
+        ("remember from NDJSON (one process)", f"{r['ingest']['records_per_s']:,} records/s ({r['ingest']['seconds']} s)"),
+        ("keyword recall, in-process, top-10", f"p50 {r['keyword_in_process']['p50_ms']} ms, p95 {r['keyword_in_process']['p95_ms']} ms"),
+        ("exact recall, in-process, top-10", f"p50 {r['exact_in_process']['p50_ms']} ms, p95 {r['exact_in_process']['p95_ms']} ms"),
+        ("`eidetic recall --mode keyword` new process", f"p50 {r['keyword_cli_process']['p50_ms']} ms, p95 {r['keyword_cli_process']['p95_ms']} ms"),
+        ("`eidetic recall --mode exact` new process", f"p50 {r['exact_cli_process']['p50_ms']} ms, p95 {r['exact_cli_process']['p95_ms']} ms"),
+        ("`eidetic --help` new process", f"p50 {r['cli_help']['p50_ms']} ms"),
+        ("hand edit by rename: visible after", f"p50 {r['hand_edit_rename']['visible_after_ms']['p50_ms']} ms"),
+        ("hand edit in place: visible after", f"p50 {r['hand_edit_in_place']['visible_after_ms']['p50_ms']} ms, p95 {r['hand_edit_in_place']['visible_after_ms']['p95_ms']} ms"),
+        ("disk: record files / index", f"{r['disk']['store_mb']} MB / {r['disk']['index_mb']} MB"),
+    ]
+    lines = [f"Files store, {r['records']:,} records (mean {r['mean_words']} words), {r['date']}, {r['machine']}",
+             "", "| measure | result |", "|---|---|"]
+    lines += [f"| {a} | {b} |" for a, b in rows]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
