@@ -79,7 +79,7 @@ def test_file_names_never_collide():
 
 def test_front_matter_round_trip_is_exact():
     texts = ["plain", "two\nlines\n", "\nstarts with newline", "ends with blanks\n\n", "--- not a delimiter",
-             "---\nlooks: like yaml\n---\n", "tabs\tand\r\nwindows", "emoji 🚀 and 東京"]
+             "---\nlooks: like yaml\n---\n", "tabs\tand\r\nwindows", "ends with CR\r", "\r\nstarts with CRLF", "emoji 🚀 and 東京"]
     for text in texts:
         record = Record(id="r", text=text, metadata={"n": 3, "f": 2.5, "b": True, "none": None,
                                                       "list": [1, "two"], "date_like": "2026-01-01",
@@ -111,3 +111,34 @@ def test_hand_written_file_is_a_record():
 def test_unparseable_files_are_rejected_with_a_reason(content, reason):
     with pytest.raises(ValueError, match=reason):
         frontmatter.parse(content, "f")
+
+
+def test_unstorable_values_are_rejected():
+    with pytest.raises(EideticError, match="surrogate"):
+        make({"text": "bad \ud800 text"})
+    with pytest.raises(EideticError, match="NaN"):
+        make({"text": "x", "metadata": {"v": float("nan")}})
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_json_scalars = st.none() | st.booleans() | st.integers(-2**63, 2**63) | \
+    st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
+_json = st.recursive(_json_scalars, lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(str.strip)
+_safe = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_text, rid=_safe, name=st.none() | _safe, metadata=st.dictionaries(st.text(max_size=10), _json, max_size=4),
+       links=st.lists(_safe, max_size=3, unique=True), scope=_safe.filter(str.strip))
+def test_render_parse_round_trip_property(text, rid, name, metadata, links, scope):
+    import yaml
+
+    record = Record(id=rid, text=text, name=name, metadata=metadata, links=links,
+                    scope=Scope(scope, "private"), created="2026-11-30T08:00:00+00:00")
+    rendered = frontmatter.render(record)
+    assert frontmatter.parse(rendered, "x") == record
+    header = rendered.split("\n---\n", 1)[0][4:]
+    assert yaml.safe_load(header)["metadata" if metadata else "id"] == (metadata or rid)

@@ -303,8 +303,8 @@ class Memory:
         count = 0
         for root, items in by_root.items():
             store = self._store(root)
-            stats = store.files.write_many([(rel, frontmatter.render(record)) for rel, record in items])
-            store.index.apply_writes([(rel, record, stats[rel]) for rel, record in items])
+            contents = [(rel, frontmatter.render(record)) for rel, record in items]
+            store.index.apply_writes(items, lambda: store.files.write_many(contents))
             count += len(items)
         return count
 

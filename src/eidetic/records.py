@@ -198,6 +198,7 @@ def record_from_input(
     if not isinstance(raw, dict):
         raise user_error(f"a record must be a JSON object (got {type(raw).__name__})",
                          'e.g. {"id": "note-1", "text": "..."}')
+    _check_encodable(raw)
     unknown = sorted(set(raw) - INPUT_KEYS - SYSTEM_KEYS)
     if unknown:
         raise user_error(f"unknown record field(s): {', '.join(unknown)}",
@@ -240,6 +241,20 @@ def record_from_input(
         links=_check_links(raw.get("links")),
     )
     return record, created is not None
+
+
+def _check_encodable(raw: dict[str, Any]) -> None:
+    """Reject what cannot be stored faithfully: lone surrogates and NaN/Infinity (which
+    Python's JSON parser accepts, but JSON, YAML files and other readers do not)."""
+    import json
+
+    try:
+        json.dumps(raw, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise user_error("the record contains invalid unicode (a lone surrogate)",
+                         "send UTF-8 text; escape sequences like \\ud800 alone are not characters") from None
+    except ValueError:
+        raise user_error("the record contains NaN or Infinity", "use null or a finite number") from None
 
 
 def _jsonable(value: Any) -> Any:

@@ -22,7 +22,8 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -353,22 +354,29 @@ class StoreIndex:
         return _row_to_indexed(row) if row else None
 
     def _insert_doc(self, rel: str, record: Record) -> int:
+        return self._insert_docs([(rel, record)])[0]
+
+    def _insert_docs(self, items: list[tuple[str, Record]]) -> list[int]:
+        """Insert records into docs and both full-text indexes, in bulk; returns their doc ids
+        (assigned here, inside the caller's write transaction, so executemany can be used)."""
         conn = self.conn
-        cur = conn.execute(
-            "INSERT INTO docs(id, path, scope, visibility, lifecycle, type, name, description, text, hash, len,"
-            " created, created_ts, updated, added_by, supersedes, links, metadata, source, winner)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
-            (record.id, rel, record.scope.name, record.scope.visibility, record.lifecycle, record.type,
-             record.name, record.description, record.text, record.hash, len(record.text),
-             record.created, to_epoch(record.created), record.updated, record.added_by,
-             record.supersedes, json.dumps(record.links, ensure_ascii=False),
-             json.dumps(record.metadata, ensure_ascii=False), _source(record.metadata)))
-        doc = cur.lastrowid
-        conn.execute("INSERT INTO kw(rowid, name, description, text) VALUES(?,?,?,?)",
-                     (doc, analyzed_text(record.name), analyzed_text(record.description),
-                      analyzed_text(record.text)))
-        conn.execute("INSERT INTO tri(rowid, text) VALUES(?,?)", (doc, record.text))
-        return doc
+        first = (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1
+        docs = list(range(first, first + len(items)))
+        conn.executemany(
+            "INSERT INTO docs(doc, id, path, scope, visibility, lifecycle, type, name, description, text,"
+            " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner)"
+            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
+            [(doc, r.id, rel, r.scope.name, r.scope.visibility, r.lifecycle, r.type, r.name, r.description,
+              r.text, r.hash, len(r.text), r.created, to_epoch(r.created), r.updated, r.added_by,
+              r.supersedes, json.dumps(r.links, ensure_ascii=False),
+              json.dumps(r.metadata, ensure_ascii=False), _source(r.metadata))
+             for doc, (rel, r) in zip(docs, items)])
+        conn.executemany("INSERT INTO kw(rowid, name, description, text) VALUES(?,?,?,?)",
+                         [(doc, analyzed_text(r.name), analyzed_text(r.description), analyzed_text(r.text))
+                          for doc, (_, r) in zip(docs, items)])
+        conn.executemany("INSERT INTO tri(rowid, text) VALUES(?,?)",
+                         [(doc, r.text) for doc, (_, r) in zip(docs, items)])
+        return docs
 
     def _drop_file(self, rel: str) -> set[str]:
         conn = self.conn
@@ -394,30 +402,55 @@ class StoreIndex:
         """When several files claim one id, exactly one is served: the one at the id's own file
         name, else the first path in sort order. The others stay listed as conflicts."""
         conn = self.conn
-        for rid in ids:
+        wanted = list(set(ids))
+        contested: list[str] = []
+        for chunk in _chunks(wanted, 500):
+            marks = ",".join("?" * len(chunk))
+            contested += [rid for (rid,) in conn.execute(
+                f"SELECT id FROM docs WHERE id IN ({marks}) GROUP BY id HAVING count(*) > 1", chunk)]
+            conn.execute(f"UPDATE docs SET winner=1 WHERE winner=0 AND id IN ({marks})", chunk)
+        for rid in contested:
             rows = conn.execute("SELECT doc, path FROM docs WHERE id=?", (rid,)).fetchall()
-            if len(rows) < 2:
-                if rows:
-                    conn.execute("UPDATE docs SET winner=1 WHERE doc=?", (rows[0][0],))
-                continue
             canonical = file_name_for_id(rid)
             best = min(rows, key=lambda r: (r[1] != canonical, r[1]))
             conn.execute("UPDATE docs SET winner=(doc=?) WHERE id=?", (best[0], rid))
 
     # -- writes made by remember ---------------------------------------------------------
 
-    def apply_writes(self, written: list[tuple[str, Record, FileStat]]) -> None:
-        """Index files that this process has just written (already on disk, under the lock)."""
+    def apply_writes(self, items: list[tuple[str, Record]],
+                     write_files: Callable[[], dict[str, FileStat]]) -> None:
+        """Write record files and index them, overlapping the two.
+
+        ``write_files`` runs in a thread while the index rows are inserted inside an open
+        transaction (SQLite and file I/O both release the GIL); the transaction commits only
+        after the files are durable, so the index never claims a record that is not on disk.
+        """
         def action() -> None:
-            touched: set[str] = set()
-            for rel, record, st in written:
-                touched.update(self._drop_file(rel))
-                doc = self._insert_doc(rel, record)
-                self.conn.execute("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,0,?,NULL)",
-                                  (rel, _parent(rel), st.mtime_ns, st.size, st.ino, doc))
-                touched.add(record.id)
-            self._elect_winners(touched)
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pending = pool.submit(write_files)
+                try:
+                    docs = self._index_written(items)
+                finally:
+                    stats = pending.result()  # re-raises a write failure: the transaction rolls back
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,0,?,NULL)",
+                [(rel, _parent(rel), stats[rel].mtime_ns, stats[rel].size, stats[rel].ino, doc)
+                 for doc, (rel, _) in zip(docs, items)])
         self._write(action)
+
+    def _index_written(self, items: list[tuple[str, Record]]) -> list[int]:
+        conn = self.conn
+        known: set[str] = set()
+        for chunk in _chunks([rel for rel, _ in items], 500):
+            marks = ",".join("?" * len(chunk))
+            known.update(p for (p,) in conn.execute(f"SELECT path FROM files WHERE path IN ({marks})", chunk))
+        touched: set[str] = set()
+        for rel in known:
+            touched.update(self._drop_file(rel))
+        docs = self._insert_docs(items)
+        touched.update(record.id for _, record in items)
+        self._elect_winners(touched)
+        return docs
 
     # -- lookups -------------------------------------------------------------------------
 

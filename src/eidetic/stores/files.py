@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 import secrets
 import stat as statmod
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import env_error
@@ -25,6 +27,7 @@ LOCK_NAME = ".eidetic.lock"
 TEMP_PREFIX = ".tmp-"
 INDEX_FILE = "memory.md"  # compared case-insensitively: MEMORY.md is an index, never a record
 STALE_TEMP_SECONDS = 3600
+BULK_SYNC_MIN = 64  # batches this large are made durable with one syncfs instead of fsync per file
 LOCK_TIMEOUT_SECONDS = 60.0
 
 
@@ -150,30 +153,40 @@ class FilesStore:
     def write_many(self, items: list[tuple[str, str]]) -> dict[str, FileStat]:
         """Atomically write (relative path, content) pairs; returns each file's new stat.
 
-        All temp files are written and fsynced (in parallel: the file system commits them
-        together) before the first rename, so a crash leaves every record either old or new.
-        The caller holds the lock.
+        Every temp file is written and fsynced (in parallel threads: the file system commits
+        them together) before the first rename, so a crash leaves each record either old or
+        new, never half-written. The caller holds the lock.
         """
         if not items:
             return {}
-        staged: list[tuple[str, Path, Path]] = []
+        root = str(self.root)
+        staged: list[tuple[str, str, str]] = []  # rel, temp, final
+        folders: set[str] = set()
+        for rel, _ in items:
+            final = str(self.path_of(rel))
+            folder = os.path.dirname(final)
+            if folder not in folders:
+                os.makedirs(folder, exist_ok=True)
+                folders.add(folder)
+            temp = os.path.join(folder, f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}-{os.path.basename(final)}")
+            staged.append((rel, temp, final))
         try:
-            for rel, content in items:
-                final = self.path_of(rel)
-                final.parent.mkdir(parents=True, exist_ok=True)
-                temp = final.parent / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}-{final.name}"
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                staged.append((rel, temp, final))
-                try:
-                    os.write(fd, content.encode("utf-8"))
-                finally:
-                    os.close(fd)
-            self._fsync_all([temp for _, temp, _ in staged])
-            stats: dict[str, FileStat] = {}
-            for rel, temp, final in staged:
+            payloads = [(temp, content.encode("utf-8")) for (_, temp, _), (_, content) in zip(staged, items)]
+            if len(payloads) >= BULK_SYNC_MIN and _libc() is not None:
+                for payload in payloads:
+                    _write(payload, sync=False)
+                if not _syncfs(root):  # every temp file is durable before the first rename
+                    raise OSError(ctypes_errno(), "syncfs failed")
+            elif len(payloads) == 1:
+                _write(payloads[0], sync=True)
+            else:
+                with ThreadPoolExecutor(max_workers=min(16, len(payloads))) as pool:
+                    list(pool.map(_write, payloads))
+            for _, temp, final in staged:
                 os.replace(temp, final)
-            for folder in {final.parent for _, _, final in staged}:
+            for folder in folders or {root}:
                 _fsync_dir(folder)
+            stats: dict[str, FileStat] = {}
             for rel, _, final in staged:
                 st = os.stat(final, follow_symlinks=False)
                 stats[rel] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
@@ -181,7 +194,7 @@ class FilesStore:
         except OSError as exc:
             for _, temp, _ in staged:
                 try:
-                    temp.unlink()
+                    os.unlink(temp)
                 except OSError:
                     pass
             raise env_error(f"cannot write to the store {self.root}: {exc.strerror or exc}",
@@ -212,23 +225,54 @@ class FilesStore:
                         pass
         return removed
 
-    @staticmethod
-    def _fsync_all(paths: list[Path]) -> None:
-        def sync(path: Path) -> None:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
-        if len(paths) == 1:
-            sync(paths[0])
-            return
-        with ThreadPoolExecutor(max_workers=min(32, len(paths))) as pool:
-            list(pool.map(sync, paths))
+def _write(item: tuple[str, bytes], sync: bool = True) -> None:
+    temp, data = item
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
-def _fsync_dir(folder: Path) -> None:
+def ctypes_errno() -> int:
+    import ctypes
+
+    return ctypes.get_errno()
+
+
+def _syncfs(path: str) -> bool:
+    """Flush every dirty file of the file system holding ``path`` (Linux ``syncfs``): one call
+    makes a large batch durable, where an fsync per file costs ~0.3 ms each. False when the
+    platform has no syncfs; callers then fsync file by file."""
+    libc = _libc()
+    if libc is None:
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return libc.syncfs(fd) == 0
+    finally:
+        os.close(fd)
+
+
+@lru_cache(maxsize=1)
+def _libc():
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc if hasattr(libc, "syncfs") else None
+    except OSError:
+        return None
+
+
+def _fsync_dir(folder: str | Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
