@@ -155,3 +155,21 @@ def test_corrupt_index_is_rebuilt(cli, store, env):
             os.unlink(f"{index}{suffix}")
     index.write_bytes(b"this is not a database" * 100)
     assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == ["a"]
+
+
+def test_keyword_index_is_rebuilt_after_a_crash_between_sqlite_and_tantivy(cli, store, env):
+    import shutil
+    import sqlite3
+
+    cli("remember", '{"id": "a", "text": "alpha quokka"}')
+    index = next((env / "cache").rglob("*.sqlite"))
+    shutil.rmtree(index.with_suffix(".tantivy"))
+    assert ids(cli("recall", "quokka", "--mode", "keyword", "--json")) == ["a"]
+    # a writer died after SQLite committed and before the keyword index did
+    cli("remember", '{"id": "b", "text": "beta quokka"}')
+    conn = sqlite3.connect(index)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES('keyword_pending', '1')")
+    conn.commit()
+    conn.close()
+    shutil.rmtree(index.with_suffix(".tantivy"))
+    assert sorted(ids(cli("recall", "quokka", "--mode", "keyword", "--json"))) == ["a", "b"]

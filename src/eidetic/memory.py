@@ -484,5 +484,5 @@ def _explain(engine: str, raw: float, hit: Hit, query: str, terms: list[str]) ->
         present = set(analyze(" ".join(filter(None, (hit.record.name, hit.record.description,
                                                      hit.record.text)))))
         data.update({"query_terms": terms, "matched_terms": [t for t in terms if t in present],
-                     "formula": "BM25 (FTS5: k1 1.2, b 0.75; field weights name 2, description 1.5, text 1)"})
+                     "formula": "BM25 (tantivy: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)); field weights name 2, description 1.5, text 1)"})
     return data

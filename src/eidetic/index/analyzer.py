@@ -1,18 +1,19 @@
-"""Text analysis for the keyword index: lower-case word tokens, a stop list, Snowball stems.
+"""Text analysis for the keyword index: letter/digit tokens, lower case, a stop list, Snowball
+English stems.
 
-Both documents and queries go through :func:`analyze`, so a query term matches exactly the
-index terms it should. Stemming with a stop list was worth +0.025 nDCG@10 on SciFact and
-+0.07 recall@10 on LoCoMo over plain tokens (``docs/benchmarks.md``).
+One analyzer (tantivy's, configured here) serves both sides: the keyword index applies it to
+records in Rust, and queries go through :func:`query_terms`, so a query term matches exactly
+the index terms it should. Stemming with a stop list was worth +0.025 nDCG@10 on SciFact and
++0.07 recall@10 on LoCoMo over plain tokens (``research/quality-feasibility.md``).
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
+from typing import Any
 
-import Stemmer
-
-_WORD = re.compile(r"[^\W_]+")  # letters and digits; "_" splits, as in FTS5
+ANALYZER_NAME = "eidetic_en"
+MAX_TOKEN_BYTES = 64  # longer tokens (hashes, base64) are noise for BM25 and are dropped
 
 # A short English stop list: function words that carry no topic. Kept small on purpose:
 # words such as "not" or "never" can matter to a memory and stay searchable.
@@ -26,22 +27,22 @@ these they this those through to too under until up very was we were what when w
 while who whom why will with would you your yours yourself yourselves s t d ll m re ve
 """.split())
 
-_stemmer = Stemmer.Stemmer("english")
 
+@lru_cache(maxsize=1)
+def text_analyzer() -> Any:
+    import tantivy
 
-@lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.custom_stopword(sorted(STOP_WORDS)))
+            .filter(tantivy.Filter.stemmer("english"))
+            .build())
 
 
 def analyze(text: str) -> list[str]:
     """Index terms of ``text``, in order, with repeats (term frequency matters to BM25)."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
-
-
-def analyzed_text(text: str | None) -> str:
-    """The space-joined terms that the full-text index stores for one field."""
-    return " ".join(analyze(text)) if text else ""
+    return text_analyzer().analyze(text) if text else []
 
 
 def query_terms(query: str) -> list[str]:

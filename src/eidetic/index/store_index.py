@@ -35,14 +35,13 @@ from ..ranking.filters import Filters
 from ..records import DEFAULT_SCOPE, Record, Scope, file_name_for_id
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
-from .analyzer import analyzed_text
+from .keyword import KeywordIndex
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 RACY_NS = 3_000_000_000
 ALWAYS_WALK_MS = 25.0
 WALK_INTERVAL_FACTOR = 20.0
 TRIGRAM_PLAN_CAP = 4000
-FIELD_WEIGHTS = (2.0, 1.5, 1.0)  # name, description, text
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -62,7 +61,6 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
-CREATE VIRTUAL TABLE IF NOT EXISTS kw USING fts5(name, description, text, content='', tokenize='unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS tri USING fts5(text, content='docs', content_rowid='doc',
     tokenize='trigram', detail='none');
 """
@@ -110,6 +108,8 @@ class StoreIndex:
         self.default_scope = default_scope
         self._conn: sqlite3.Connection | None = None
         self._meta_filter: Filters | None = None
+        self.keyword_index = KeywordIndex(path.with_suffix(".tantivy"))
+        self._keyword_dirty = False
 
     # -- connection ----------------------------------------------------------------------
 
@@ -125,33 +125,42 @@ class StoreIndex:
         except OSError as exc:
             raise env_error(f"cannot create the index folder {self.path.parent}: {exc.strerror}",
                             "set EIDETIC_CACHE_DIR to a writable folder") from None
-        for attempt in (1, 2):
-            try:
-                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                       check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("PRAGMA temp_store=MEMORY")
-                conn.execute("PRAGMA cache_size=-65536")
-                version = self._schema_version(conn)
-                if version != SCHEMA_VERSION:
-                    conn.close()
-                    self._drop_files()
-                    conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                           check_same_thread=False)
-                    conn.execute("PRAGMA journal_mode=WAL")
-                    conn.execute("PRAGMA synchronous=NORMAL")
-                    conn.executescript(_SCHEMA)
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES('store', ?)", (str(self.store.root),))
-                conn.create_function("eidetic_meta", 1, self._meta_match, deterministic=True)
+        try:
+            conn = self._connect()
+            if self._schema_version(conn) == SCHEMA_VERSION:
                 return conn
+            conn.close()
+        except sqlite3.DatabaseError:
+            pass
+        # Create, upgrade or replace a corrupt index under the index lock: several processes
+        # may start at once on a new store, and only one may lay the index out.
+        with self._lock():
+            try:
+                conn = self._connect()
+                if self._schema_version(conn) == SCHEMA_VERSION:
+                    return conn
+                conn.close()
             except sqlite3.DatabaseError:
-                if attempt == 2:
-                    raise env_error(f"the index {self.path} is unusable",
-                                    "delete it; it is rebuilt from the record files") from None
-                self._drop_files()  # derived data: a corrupt index is simply rebuilt
-        raise AssertionError("unreachable")
+                pass
+            self._drop_files()  # derived data: an old or corrupt index is simply rebuilt
+            try:
+                conn = self._connect()
+                conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
+                                   + f"INSERT INTO meta VALUES('schema', '{SCHEMA_VERSION}');COMMIT;")
+                conn.execute("INSERT OR REPLACE INTO meta VALUES('store', ?)", (str(self.store.root),))
+                return conn
+            except sqlite3.DatabaseError as exc:
+                raise env_error(f"the index {self.path} is unusable: {exc}",
+                                "delete it; it is rebuilt from the record files") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA temp_store=MEMORY")
+        conn.execute("PRAGMA cache_size=-65536")
+        conn.create_function("eidetic_meta", 1, self._meta_match, deterministic=True)
+        return conn
 
     @staticmethod
     def _schema_version(conn: sqlite3.Connection) -> str | None:
@@ -162,6 +171,7 @@ class StoreIndex:
         return row[0] if row else None
 
     def _drop_files(self) -> None:
+        self.keyword_index.drop()
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -186,6 +196,7 @@ class StoreIndex:
     def sync(self, full: bool = False) -> SyncReport:
         """Bring the index up to date with the store's files; cheap when nothing changed."""
         report = SyncReport()
+        self._check_keyword()
         if not self.store.exists():
             if self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
                 self._write(lambda: self._forget_all(report))
@@ -282,18 +293,55 @@ class StoreIndex:
         return {"read": to_read, "drop": to_drop, "dirs": dir_updates, "gone": gone_dirs,
                 "walk_ms": walk_ms if record_walk else None, "now_ns": now_ns, "changed": changed}
 
+    def _lock(self):  # -> filelock.FileLock
+        import filelock
+
+        return filelock.FileLock(str(self.path.with_suffix(".lock")), timeout=300)
+
     def _write(self, action) -> None:
-        """Run ``action`` in one write transaction and bump the index generation."""
+        """Run ``action`` in one write transaction, then commit the keyword index to match.
+
+        The index lock serializes writers across processes (SQLite's own lock is released at
+        COMMIT, before tantivy commits). SQLite commits first with ``keyword_pending`` set;
+        a crash before tantivy's commit leaves it set, and the next user rebuilds the keyword
+        index from SQLite (:meth:`_check_keyword`). Doc numbers are never reused, so a stale
+        keyword entry can never point at another record.
+        """
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            action()
-            conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
-                         "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        with self._lock():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                action()
+                conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
+                             "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+                if self._keyword_dirty:
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES('keyword_pending', '1')")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                self.keyword_index.rollback()
+                self._keyword_dirty = False
+                raise
+            if self._keyword_dirty:
+                self.keyword_index.commit()
+                self._keyword_dirty = False
+                conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
+
+    def _check_keyword(self) -> None:
+        """Rebuild the keyword index from SQLite when a crash left it behind, or it is missing."""
+        pending = self._get_meta("keyword_pending") is not None
+        missing = not self.keyword_index.exists() and self.conn.execute("SELECT 1 FROM docs LIMIT 1").fetchone()
+        if not (pending or missing):
+            return
+        with self._lock():
+            pending = self._get_meta("keyword_pending") is not None
+            missing = not self.keyword_index.exists() and self.conn.execute("SELECT 1 FROM docs LIMIT 1").fetchone()
+            if not (pending or missing):
+                return  # another process was mid-write and has finished
+            self.keyword_index.drop()
+            self.keyword_index.add(self.conn.execute("SELECT doc, name, description, text FROM docs"))
+            self.keyword_index.commit()
+            self.conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
 
     def _apply(self, plan: dict[str, Any] | None, report: SyncReport) -> None:
         if plan is None:
@@ -346,8 +394,9 @@ class StoreIndex:
         report.removed = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
         for table in ("files", "dirs", "docs"):
             self.conn.execute(f"DELETE FROM {table}")
-        self.conn.execute("INSERT INTO kw(kw) VALUES('delete-all')")
         self.conn.execute("INSERT INTO tri(tri) VALUES('rebuild')")
+        self.keyword_index.clear()
+        self._keyword_dirty = True
 
     def _doc_row(self, doc: int) -> IndexedRecord | None:
         row = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE doc=?", (doc,)).fetchone()
@@ -371,9 +420,8 @@ class StoreIndex:
               r.supersedes, json.dumps(r.links, ensure_ascii=False),
               json.dumps(r.metadata, ensure_ascii=False), _source(r.metadata))
              for doc, (rel, r) in zip(docs, items)])
-        conn.executemany("INSERT INTO kw(rowid, name, description, text) VALUES(?,?,?,?)",
-                         [(doc, analyzed_text(r.name), analyzed_text(r.description), analyzed_text(r.text))
-                          for doc, (_, r) in zip(docs, items)])
+        self.keyword_index.add((doc, r.name, r.description, r.text) for doc, (_, r) in zip(docs, items))
+        self._keyword_dirty = True
         conn.executemany("INSERT INTO tri(rowid, text) VALUES(?,?)",
                          [(doc, r.text) for doc, (_, r) in zip(docs, items)])
         return docs
@@ -392,8 +440,8 @@ class StoreIndex:
         if found is None:
             return set()
         rid, name, description, text = found
-        conn.execute("INSERT INTO kw(kw, rowid, name, description, text) VALUES('delete',?,?,?,?)",
-                     (doc, analyzed_text(name), analyzed_text(description), analyzed_text(text)))
+        self.keyword_index.delete([doc])
+        self._keyword_dirty = True
         conn.execute("INSERT INTO tri(tri, rowid, text) VALUES('delete',?,?)", (doc, text))
         conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
         return {rid}
@@ -514,16 +562,29 @@ class StoreIndex:
 
     def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
                 offset: int = 0) -> list[tuple[int, float]]:
-        """(doc, BM25 score) for records sharing a term, best first. FTS5's BM25: k1 1.2,
-        b 0.75, idf floored just above 0 so it is never negative; per-field weights."""
+        """(doc, BM25 score) of records sharing a term, best first, after scope, lifecycle and
+        filters. The keyword index ranks; SQLite admits. The window of ranked candidates grows
+        until enough are admitted or none are left."""
         if not terms:
             return []
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
         where, params = self._where(access, filters)
-        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-        sql = (f"SELECT d.doc, -bm25(kw, {weights}) AS s FROM kw JOIN docs d ON d.doc = kw.rowid "
-               f"WHERE kw MATCH ? AND {where} ORDER BY s DESC, d.id LIMIT ? OFFSET ?")
-        return list(self.conn.execute(sql, [match, *params, limit, offset]))
+        want = offset + limit
+        window = max(2 * want, 100)
+        while True:
+            ranked = self.keyword_index.search(terms, window)
+            admitted = self._admitted([doc for doc, _ in ranked], where, params)
+            rows = [(doc, score) for doc, score in ranked if doc in admitted]
+            if len(rows) >= want or len(ranked) < window:
+                return rows[offset:want]
+            window *= 4
+
+    def _admitted(self, docs: list[int], where: str, params: list[object]) -> set[int]:
+        admitted: set[int] = set()
+        for chunk in _chunks(docs, 500):
+            marks = ",".join("?" * len(chunk))
+            admitted.update(d for (d,) in self.conn.execute(
+                f"SELECT d.doc FROM docs d WHERE d.doc IN ({marks}) AND {where}", [*chunk, *params]))
+        return admitted
 
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
@@ -571,7 +632,8 @@ class StoreIndex:
     def rebuild(self) -> SyncReport:
         """Drop everything and index the files again."""
         self.close()
-        self._drop_files()
+        with self._lock():
+            self._drop_files()
         return self.sync(full=True)
 
     def status(self) -> dict[str, Any]:

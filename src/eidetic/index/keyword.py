@@ -1,0 +1,127 @@
+"""The keyword (BM25) index: tantivy, next to the SQLite index it is derived from.
+
+Why tantivy and not SQLite FTS5: FTS5 scores every record that shares a query term before it
+can sort, which took ~100 ms per query at 100k records here; tantivy's block-max WAND reads
+only what can still enter the top k (~0.5 ms, ``docs/benchmarks.md``). Its BM25 is the one
+SPEC §5 names: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), never negative.
+Scoring fields are name (weight 2), description (1.5) and text (1).
+
+The index holds only terms and each record's ``doc`` number; everything else stays in SQLite.
+``StoreIndex`` keeps the two consistent (see its ``_write``): a crash between them leaves a
+"pending" mark that makes the next user rebuild this index from SQLite.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .analyzer import ANALYZER_NAME, text_analyzer
+
+FIELDS = (("name", 2.0), ("description", 1.5), ("text", 1.0))
+WRITER_HEAP = 64 * 1024 * 1024
+
+
+class KeywordIndex:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._index: Any = None
+        self._schema: Any = None
+        self._writer: Any = None
+
+    def _open(self) -> Any:
+        if self._index is None:
+            import tantivy
+
+            builder = tantivy.SchemaBuilder()
+            builder.add_integer_field("doc", stored=False, indexed=True, fast=True)
+            for field, _ in FIELDS:
+                builder.add_text_field(field, tokenizer_name=ANALYZER_NAME, index_option="freq")
+            self._schema = builder.build()
+            self.path.mkdir(parents=True, exist_ok=True)
+            try:
+                index = tantivy.Index(self._schema, path=str(self.path))
+            except ValueError:  # unreadable or from another schema: derived data, start over
+                shutil.rmtree(self.path, ignore_errors=True)
+                self.path.mkdir(parents=True, exist_ok=True)
+                index = tantivy.Index(self._schema, path=str(self.path))
+            index.register_tokenizer(ANALYZER_NAME, text_analyzer())
+            self._index = index
+        return self._index
+
+    def exists(self) -> bool:
+        return (self.path / "meta.json").exists()
+
+    # -- writing (the caller holds the index write lock) ---------------------------------
+
+    def _writer_(self) -> Any:
+        if self._writer is None:
+            self._writer = self._open().writer(heap_size=WRITER_HEAP, num_threads=1)
+        return self._writer
+
+    def add(self, rows: Iterable[tuple[int, str | None, str | None, str]]) -> None:
+        import tantivy
+
+        writer = self._writer_()
+        for doc, name, description, text in rows:
+            document = tantivy.Document()
+            document.add_integer("doc", doc)
+            if name:
+                document.add_text("name", name)
+            if description:
+                document.add_text("description", description)
+            document.add_text("text", text)
+            writer.add_document(document)
+
+    def delete(self, docs: Iterable[int]) -> None:
+        writer = self._writer_()
+        for doc in docs:
+            writer.delete_documents_by_term("doc", doc)
+
+    def clear(self) -> None:
+        self._writer_().delete_all_documents()
+
+    def commit(self) -> None:
+        if self._writer is not None:
+            self._writer.commit()
+            self._writer.wait_merging_threads()  # finish merges before the process may exit
+            self._writer = None
+            self._index.reload()
+
+    def rollback(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.rollback()
+            finally:
+                self._writer = None
+
+    def drop(self) -> None:
+        self._index = None
+        self._writer = None
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def search(self, terms: list[str], limit: int, offset: int = 0) -> list[tuple[int, float]]:
+        """(doc, BM25) of the best records sharing any of ``terms``, best first."""
+        if not terms:
+            return []
+        import tantivy
+
+        index = self._open()
+        index.reload()
+        searcher = index.searcher()
+        clauses = [(tantivy.Occur.Should,
+                    tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, field, term), weight))
+                   for term in terms for field, weight in FIELDS]
+        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, offset=offset)
+        hits = result.hits
+        docs = searcher.fast_field_values("doc", [address for _, address in hits])
+        return [(doc, score) for (score, _), doc in zip(hits, docs) if doc is not None]
+
+    def count(self) -> int:
+        index = self._open()
+        index.reload()
+        return index.searcher().num_docs
