@@ -86,9 +86,16 @@ def run_process(*args: str, stdin: str | None = None, env: dict | None = None,
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def rec(store: Path, record_id: str) -> Path:
+    """The file eidetic writes for a new record id."""
+    from eidetic.records import record_path
+
+    return store / record_path(record_id)
+
+
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under ``folder`` with its bytes and mtime: to prove nothing was written."""
     if not folder.exists():
         return {}
-    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns)
             for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".eidetic.lock")}

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from conftest import run_process, snapshot
+from conftest import rec, run_process
 
 
 def test_help_version_and_no_args(cli):
@@ -66,21 +66,21 @@ def test_store_routing_repo_home_and_override(cli, env, monkeypatch):
     monkeypatch.chdir(repo / "src")
     cli("remember", '{"id": "pub", "text": "public quokka"}')
     cli("remember", '{"id": "priv", "text": "private quokka"}', "--scope", "me", "--visibility", "private")
-    assert (repo / ".eidetic" / "memory" / "pub.md").exists()
-    assert (env / "home" / ".eidetic" / "memory" / "priv.md").exists()
-    assert not (repo / ".eidetic" / "memory" / "priv.md").exists()
+    assert rec(repo / ".eidetic" / "memory", "pub").exists()
+    assert rec(env / "home" / ".eidetic" / "memory", "priv").exists()
+    assert not rec(repo / ".eidetic" / "memory", "priv").exists()
     found = [i["id"] for i in cli("recall", "quokka", "--mode", "keyword", "--scope", "me",
                                   "--visibility", "private", "--json").json["items"]]
     assert sorted(found) == ["priv", "pub"]
     monkeypatch.chdir(env / "work")  # outside the repo: public records go home
     cli("remember", '{"id": "outside", "text": "outside quokka"}')
-    assert (env / "home" / ".eidetic" / "memory" / "outside.md").exists()
+    assert rec(env / "home" / ".eidetic" / "memory", "outside").exists()
     monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "override"))
     cli("remember", '{"id": "ov", "text": "override quokka"}', "--visibility", "private", "--scope", "me")
-    assert (env / "override" / "ov.md").exists()
+    assert rec(env / "override", "ov").exists()
     explicit = env / "explicit"
     cli("remember", '{"id": "ex", "text": "explicit quokka"}', "--memory-dir", str(explicit))
-    assert (explicit / "ex.md").exists()
+    assert rec(explicit, "ex").exists()
 
 
 def test_home_copy_wins_and_updates_stay_in_their_store(cli, env, monkeypatch):

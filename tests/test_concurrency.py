@@ -24,12 +24,12 @@ def test_eight_concurrent_writers_lose_nothing(store, env):
     for proc, _ in writers:
         assert proc.wait(timeout=300) == 0, proc.stderr.read()
         assert json.loads(proc.stdout.read())["upserted"] == 200
-    files = sorted(store.glob("*.md"))
+    files = sorted(store.rglob("*.md"))
     assert len(files) == 1600
     for path in files:
         record = frontmatter.parse(path.read_text(), path.stem)
         assert record.id == path.stem and "quokka" in record.text
-    assert not [p for p in store.iterdir() if p.name.startswith(".tmp-")]
+    assert not list(store.rglob(".tmp-*"))
     status = subprocess.run([sys.executable, "-m", "eidetic", "index", "--json"], capture_output=True,
                             text=True, env=os.environ.copy())
     assert json.loads(status.stdout)["stores"][0]["records"] == 1600

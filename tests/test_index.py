@@ -5,6 +5,7 @@ import os
 import time
 
 import pytest
+from conftest import rec
 
 from eidetic.stores.files import FilesStore
 
@@ -98,7 +99,7 @@ def test_duplicate_ids_serve_one_file_and_report_the_conflict(cli, store):
 
 def test_index_lives_outside_the_store_and_rebuilds_without_loss(cli, store, env):
     cli("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record number {i} quokka"} for i in range(30))))
-    assert sorted(p.name for p in store.iterdir()) == sorted([f"r{i}.md" for i in range(30)] + [".eidetic.lock"])
+    assert sorted(p.name for p in store.rglob("*") if p.is_file()) == sorted([f"r{i}.md" for i in range(30)] + [".eidetic.lock"])
     status = cli("index", "--json").json["stores"][0]
     assert status["records"] == 30 and status["current"] is True
     assert str(env / "cache") in status["index"]
@@ -133,17 +134,17 @@ def test_recall_reads_only_changed_files(cli, store, monkeypatch):
     cli("recall", "record", "--mode", "keyword")
     assert reads == []
     time.sleep(0.01)
-    with open(store / "r7.md", "a") as handle:
+    with open(rec(store, "r7"), "a") as handle:
         handle.write("appended line\n")
     assert ids(cli("recall", "appended", "--mode", "keyword", "--json")) == ["r7"]
-    assert reads == ["r7.md"]
+    assert reads == [str(rec(store, "r7").relative_to(store))]
 
 
 def test_a_deleted_store_empties_the_index(cli, store):
     cli("remember", '{"id": "a", "text": "alpha"}')
-    for path in store.iterdir():
-        path.unlink()
-    store.rmdir()
+    import shutil
+
+    shutil.rmtree(store)
     assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == []
 
 
@@ -173,3 +174,39 @@ def test_keyword_index_is_rebuilt_after_a_crash_between_sqlite_and_tantivy(cli, 
     conn.close()
     shutil.rmtree(index.with_suffix(".tantivy"))
     assert sorted(ids(cli("recall", "quokka", "--mode", "keyword", "--json"))) == ["a", "b"]
+
+
+def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch):
+    from eidetic.index import store_index
+
+    cli("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record {i}"} for i in range(300))))
+    cli("recall", "record", "--mode", "keyword")
+    monkeypatch.setattr(store_index, "VERIFY_FILES", 20)
+    stats = []
+    original = FilesStore.list_dir
+
+    def counting(self, rel_dir, with_stat):
+        subdirs, files = original(self, rel_dir, with_stat)
+        if with_stat:
+            stats.append(len(files))
+        return subdirs, files
+
+    monkeypatch.setattr(FilesStore, "list_dir", counting)
+    time.sleep(0.01)
+    with open(rec(store, "r42"), "r+") as handle:  # in place: no folder mtime changes
+        text = handle.read().replace("record 42", "record 42 okapi")
+        handle.seek(0)
+        handle.write(text)
+    recalls = 0
+    while not ids(cli("recall", "okapi", "--mode", "keyword", "--json")):
+        recalls += 1
+        assert recalls <= 256  # one full round of the 256 folders at most
+    per_recall = max(stats)
+    assert per_recall < 40  # each recall stat-checked about VERIFY_FILES files, not 300
+    monkeypatch.setattr(store_index.StoreIndex, "_verification_slice", lambda *args: [])
+    time.sleep(0.01)
+    with open(rec(store, "r43"), "a") as handle:
+        handle.write("zebra\n")
+    assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == []  # not checked yet
+    cli("index", "--refresh")
+    assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == ["r43"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import rec
 
 
 def ndjson(*records):
@@ -132,10 +133,10 @@ def test_lifecycle_filter_runs_before_top_k(cli, store):
     cli("remember", stdin=ndjson(*records))
     for i in range(2):
         cli("remember", json.dumps({"id": f"sh{i}", "text": f"match shadow {i}"}))
-        path = store / f"sh{i}.md"
+        path = rec(store, f"sh{i}")
         path.write_text(path.read_text().replace("lifecycle: active", "lifecycle: shadowed"))
     cli("remember", '{"id": "arc", "text": "match archived"}')
-    path = store / "arc.md"
+    path = rec(store, "arc")
     path.write_text(path.read_text().replace("lifecycle: active", "lifecycle: archived"))
     got = ids(cli("recall", "match", "--mode", "exact", "--top-k", "3", "--json"))
     assert sorted(got) == ["act0", "act1", "act2"]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import snapshot
+from conftest import rec, snapshot
 
 from eidetic import Memory
 from eidetic.frontmatter import parse
@@ -16,7 +16,7 @@ def test_remember_one_json_argument(cli, store):
     run = cli("remember", '{"id": "n1", "text": "Deploys run on Tuesdays", "metadata": {"source": "chat"}}', "--json")
     assert run.code == 0, run.err
     assert run.json == {"upserted": 1, "ids": ["n1"], "duplicates": []}
-    record = parse((store / "n1.md").read_text(), "x")
+    record = parse(rec(store, "n1").read_text(), "x")
     assert record.text == "Deploys run on Tuesdays"
     assert record.metadata == {"source": "chat"}
     assert record.created.startswith("20")
@@ -26,7 +26,7 @@ def test_ndjson_batch_and_text_output(cli, store):
     run = cli("remember", stdin=ndjson({"id": "a", "text": "alpha"}, {"id": "b", "text": "beta"}))
     assert run.code == 0
     assert run.out.strip() == "Upserted 2 record(s)."
-    assert sorted(p.name for p in store.glob("*.md")) == ["a.md", "b.md"]
+    assert sorted(p.name for p in store.rglob("*.md")) == ["a.md", "b.md"]
 
 
 def test_bad_line_aborts_the_whole_batch(cli, store):
@@ -39,16 +39,16 @@ def test_bad_line_aborts_the_whole_batch(cli, store):
         assert run.code == 1
         assert fragment in run.err_json["message"]
         assert run.out == ""
-        assert not store.exists() or not list(store.glob("*.md"))
+        assert not store.exists() or not list(store.rglob("*.md"))
 
 
 def test_upsert_keeps_created_lifecycle_and_usage(cli, store):
     cli("remember", '{"id": "n1", "text": "first", "created": "2025-01-01T00:00:00+00:00"}')
     cli("recall", "first", "--mode", "keyword")
-    (store / "n1.md").write_text((store / "n1.md").read_text().replace("lifecycle: active", "lifecycle: archived"))
+    rec(store, "n1").write_text(rec(store, "n1").read_text().replace("lifecycle: active", "lifecycle: archived"))
     run = cli("remember", '{"id": "n1", "text": "second version"}', "--json")
     assert run.json["ids"] == ["n1"]
-    record = parse((store / "n1.md").read_text(), "x")
+    record = parse(rec(store, "n1").read_text(), "x")
     assert record.text == "second version"
     assert record.created == "2025-01-01T00:00:00+00:00"
     assert record.lifecycle == "archived"
@@ -72,7 +72,7 @@ def test_identical_text_under_new_id_is_reported_not_written(cli, store):
                                                  {"id": "x1", "text": "fresh"}, {"id": "x2", "text": "fresh"}))
     assert run.json["duplicates"] == [{"id": "copy", "duplicate_of": "orig"}, {"id": "x2", "duplicate_of": "x1"}]
     assert run.json["ids"] == ["x1"]
-    assert (store / "orig.md").exists() and not (store / "copy.md").exists()
+    assert rec(store, "orig").exists() and not rec(store, "copy").exists()
     assert snapshot(store)["orig.md"] == before["orig.md"]
 
 
@@ -87,17 +87,17 @@ def test_scope_visibility_and_added_by_flags(cli, store):
     run = cli("remember", '{"id": "p", "text": "private note"}', "--scope", "lobes", "--visibility",
               "private", "--added-by", "ana", "--json")
     assert run.code == 0
-    record = parse((store / "p.md").read_text(), "x")
+    record = parse(rec(store, "p").read_text(), "x")
     assert (record.scope.name, record.scope.visibility, record.added_by) == ("lobes", "private", "ana")
     bad = cli("remember", '{"id": "q", "text": "x"}', "--visibility", "secret", "--json")
     assert bad.code == 1 and "unknown visibility" in bad.err_json["message"]
-    assert not (store / "q.md").exists()
+    assert not rec(store, "q").exists()
 
 
 def test_added_by_defaults_to_culture_yaml_nick(cli, store, env):
     (env / "work" / "culture.yaml").write_text("agents:\n  - suffix: lobes\n    backend: claude\n")
     cli("remember", '{"id": "n", "text": "x"}')
-    assert parse((store / "n.md").read_text(), "x").added_by == "lobes"
+    assert parse(rec(store, "n").read_text(), "x").added_by == "lobes"
 
 
 def test_moving_a_record_to_another_scope_is_refused(cli, store):
@@ -118,11 +118,11 @@ def test_text_size_limit_is_configurable_and_nothing_written(cli, store, monkeyp
 def test_supersedes_shadows_same_scope_record_at_once(cli, store):
     cli("remember", '{"id": "old", "text": "standup at 9"}')
     cli("remember", '{"id": "new", "text": "standup at 9:30", "supersedes": "old"}')
-    assert parse((store / "old.md").read_text(), "x").lifecycle == "shadowed"
+    assert parse(rec(store, "old").read_text(), "x").lifecycle == "shadowed"
     ids = [i["id"] for i in cli("recall", "standup", "--mode", "keyword", "--json").json["items"]]
     assert ids == ["new"]
     cli("remember", '{"id": "other", "text": "standup elsewhere", "supersedes": "new"}', "--scope", "team")
-    assert parse((store / "new.md").read_text(), "x").lifecycle == "active"
+    assert parse(rec(store, "new").read_text(), "x").lifecycle == "active"
 
 
 def test_hostile_ids_stay_inside_the_store(cli, store, env):
@@ -131,7 +131,7 @@ def test_hostile_ids_stay_inside_the_store(cli, store, env):
     assert run.code == 0
     files = [p for p in env.rglob("*.md")]
     assert all(store in p.parents for p in files)
-    assert len(list(store.glob("*.md"))) == 3 and not (store / "MEMORY.md").exists()
+    assert len(list(store.rglob("*.md"))) == 3 and not list(store.rglob("MEMORY.md"))
     found = cli("recall", "c", "--mode", "exact", "--json").json["items"]
     assert "MEMORY" in [i["id"] for i in found]
 

@@ -26,7 +26,7 @@ from .ranking.access import Access
 from .ranking.filters import Filters
 from .ranking.topk import top_k_blended
 from .records import (DEFAULT_MAX_TEXT_BYTES, DEFAULT_SCOPE, Record, Scope, check_scope,
-                      file_name_for_id, record_from_input)
+                      record_from_input, record_path)
 from .results import Hit, RecallResult, RememberResult
 from .stores.files import FilesStore
 from .timeutil import format_ts, now_utc
@@ -310,17 +310,18 @@ class Memory:
 
     @staticmethod
     def _new_path(store: _Store, rid: str) -> str:
-        """The file name for a new id; a different, hash-suffixed one if a file already has it."""
-        name = file_name_for_id(rid)
-        if store.files.stat_file(name) is None:
-            return name
+        """The path for a new id; a hash-suffixed name if a hand-written file already has it."""
+        path = record_path(rid)
+        if store.files.stat_file(path) is None:
+            return path
         import hashlib
 
-        alt = f"{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
+        shard, _, name = path.partition("/")
+        alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
         if store.files.stat_file(alt) is None:
             return alt
         raise user_error(f"cannot find a free file name for id {rid!r}",
-                         f"move or rename the file {name} in {store.files.root}")
+                         f"move or rename the file {path} in {store.files.root}")
 
     # -- recall --------------------------------------------------------------------------
 
@@ -431,6 +432,10 @@ class Memory:
             status["exists"] = True
             reports.append(status)
         return reports
+
+    def refresh_index(self) -> None:
+        """Stat every file of every store now and index what changed."""
+        self._synced(full=True)
 
     def rebuild_index(self) -> list[dict[str, Any]]:
         out = []

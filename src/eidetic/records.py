@@ -341,6 +341,20 @@ _RESERVED = frozenset({"memory", "con", "prn", "aux", "nul"} | {f"com{i}" for i 
                       | {f"lpt{i}" for i in range(10)})
 
 
+def shard_of(record_id: str) -> str:
+    return hashlib.sha256(record_id.encode("utf-8")).hexdigest()[:2]
+
+
+def record_path(record_id: str) -> str:
+    """Where eidetic writes a new record: ``<2 hex chars>/<file name>`` under the store.
+
+    256 folders keep every folder small (about 400 files at 100k records), so the change
+    check after a write or a hand edit re-lists one small folder instead of the whole store.
+    Hand-written files may live anywhere in the store; they stay where they are.
+    """
+    return f"{shard_of(record_id)}/{file_name_for_id(record_id)}"
+
+
 def file_name_for_id(record_id: str) -> str:
     """A safe, unique file name for any id.
 

@@ -12,6 +12,8 @@ def add_parser(sub, add_common) -> None:
                             description="The index is derived from the record files and can be "
                                         "rebuilt at any time with no loss.")
     parser.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
+    parser.add_argument("--refresh", action="store_true",
+                        help="check every file now (recall checks a bounded slice per call)")
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -22,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
     with Memory.open(args.memory_dir) as memory:
         if args.rebuild:
             memory.rebuild_index()
+        elif args.refresh:
+            memory.refresh_index()
         stores = memory.index_status()
     if args.json:
         emit_json({"stores": stores})

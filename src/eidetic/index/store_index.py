@@ -7,13 +7,14 @@ weights) and a trigram index for verbatim substring search. It is never the sour
 Change detection without reading every file:
 - every sync compares the mtime of each folder of the store with the recorded one; a folder
   changes when a file in it is created, deleted or replaced by rename (how eidetic, ``sed -i``,
-  vim and most tools save), and only changed folders are listed again;
-- a file edited in place changes only its own mtime, so a full stat walk also runs on every
-  sync while it is cheap (it took <= ``ALWAYS_WALK_MS``), and otherwise at most every
-  ``WALK_INTERVAL_FACTOR`` x (its last duration) seconds, which bounds its cost at large
-  sizes (100k files: ~0.3 s, so at most about every 6 s);
-- timestamps have coarse granularity, so a folder or file whose mtime is within
-  ``RACY_NS`` of the moment it was recorded is checked again next time ("racy git").
+  vim and most tools save), and only changed folders are listed again (names and inodes, no
+  stat per file). eidetic writes into 256 hash folders, so that is ~400 files at 100k;
+- a file edited in place changes only its own mtime. Each sync also stat-checks a slice of
+  ``VERIFY_FILES`` files, round robin over the folders: a store that small is checked
+  completely on every recall, a larger one within (files / VERIFY_FILES) recalls, at a bounded
+  cost per recall. ``eidetic index --refresh`` checks everything at once;
+- timestamps have coarse granularity, so a folder or file whose mtime is within ``RACY_NS``
+  of the moment it was recorded is checked again next time ("racy git").
 """
 
 from __future__ import annotations
@@ -32,20 +33,20 @@ from .. import frontmatter
 from ..errors import env_error
 from ..ranking.access import Access
 from ..ranking.filters import Filters
-from ..records import DEFAULT_SCOPE, Record, Scope, file_name_for_id
+from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
 from .keyword import KeywordIndex
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 RACY_NS = 3_000_000_000
-ALWAYS_WALK_MS = 25.0
-WALK_INTERVAL_FACTOR = 20.0
+VERIFY_FILES = 5000  # files stat-checked per sync, round robin over the store's folders
 TRIGRAM_PLAN_CAP = 4000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL,
+    nfiles INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY, dir TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
     ino INTEGER NOT NULL, racy INTEGER NOT NULL, doc INTEGER, error TEXT);
@@ -194,47 +195,46 @@ class StoreIndex:
     # -- sync with the files -------------------------------------------------------------
 
     def sync(self, full: bool = False) -> SyncReport:
-        """Bring the index up to date with the store's files; cheap when nothing changed."""
+        """Bring the index up to date with the store's files; cheap when nothing changed.
+
+        ``full`` stats every file (``eidetic index --refresh``, rebuilds, status); otherwise
+        the folder check plus one verification slice run (see the module docstring)."""
         report = SyncReport()
         self._check_keyword()
         if not self.store.exists():
             if self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
                 self._write(lambda: self._forget_all(report))
             return report
-        walk = full or self._walk_due()
         generation = self._get_meta("generation")
-        plan = self._plan(walk)
+        plan = self._plan(full)
         if plan is None:
             return report
 
         def apply() -> None:
             # Another process may have synced between our look and our write lock: plan again.
-            current = plan if self._get_meta("generation") == generation else self._plan(walk)
+            current = plan if self._get_meta("generation") == generation else self._plan(full)
             self._apply(current, report)
 
         self._write(apply)
-        report.walked = walk
+        report.walked = full
         return report
 
-    def _walk_due(self) -> bool:
-        last_ms = float(self._get_meta("walk_ms") or 0.0)
-        if last_ms <= ALWAYS_WALK_MS:
-            return True
-        last_at = float(self._get_meta("walk_at") or 0.0)
-        return time.time() - last_at >= WALK_INTERVAL_FACTOR * last_ms / 1000.0
-
-    def _plan(self, walk: bool) -> dict[str, Any] | None:
+    def _plan(self, full: bool) -> dict[str, Any] | None:
         """What differs between files and index: folders to relist, files to (re)read or drop."""
-        known_dirs = {p: (m, r) for p, m, r in self.conn.execute("SELECT path, mtime_ns, racy FROM dirs")}
-        started = time.perf_counter()
+        known_dirs = {p: (m, r, n) for p, m, r, n in self.conn.execute(
+            "SELECT path, mtime_ns, racy, nfiles FROM dirs")}
         now_ns = time.time_ns()
         listings: dict[str, tuple[int, dict[str, FileStat]]] = {}
         seen_dirs: set[str] = set()
-        if walk or not known_dirs:
+        if full or not known_dirs:
             for rel_dir, mtime, files in self.store.walk(with_stat=True):
                 listings[rel_dir] = (mtime, files)
                 seen_dirs.add(rel_dir)
         else:
+            children: dict[str, list[str]] = {}
+            for rel_dir in known_dirs:
+                if rel_dir:
+                    children.setdefault(_parent(rel_dir), []).append(rel_dir)
             pending = [""]
             while pending:
                 rel_dir = pending.pop()
@@ -244,25 +244,25 @@ class StoreIndex:
                 seen_dirs.add(rel_dir)
                 known = known_dirs.get(rel_dir)
                 if known is not None and known[0] == mtime and not known[1]:
-                    pending.extend(d for d in known_dirs if _parent(d) == rel_dir and d != rel_dir)
+                    pending.extend(children.get(rel_dir, ()))
                     continue
                 subdirs, files = self.store.list_dir(rel_dir, with_stat=False)
                 listings[rel_dir] = (mtime, files)
                 pending.extend(subdirs)
-            # subfolders of unchanged folders were followed from the known set above
-        walk_ms = (time.perf_counter() - started) * 1000.0
-        gone_dirs = [d for d in known_dirs if d not in seen_dirs]
-        if not walk:
-            gone_dirs = [d for d in gone_dirs if self.store.dir_mtime(d) is None]
+            for rel_dir in self._verification_slice(known_dirs, seen_dirs):
+                mtime = self.store.dir_mtime(rel_dir)
+                if mtime is not None:
+                    listings[rel_dir] = (mtime, self.store.list_dir(rel_dir, with_stat=True)[1])
+        gone_dirs = [d for d in known_dirs if d not in seen_dirs and self.store.dir_mtime(d) is None]
         to_read: list[tuple[str, FileStat]] = []
         changed = 0  # files new or with a different stat (racy ones are only re-checked)
         to_drop: list[str] = []
-        dir_updates: list[tuple[str, int, int]] = []
+        dir_updates: list[tuple[str, int, int, int]] = []
         for rel_dir, (mtime, files) in listings.items():
             known = known_dirs.get(rel_dir)
             racy = int(now_ns - mtime < RACY_NS)
-            if known is None or known[0] != mtime or known[1] != racy:
-                dir_updates.append((rel_dir, mtime, racy))
+            if known is None or known[:3] != (mtime, racy, len(files)):
+                dir_updates.append((rel_dir, mtime, racy, len(files)))
             indexed = {p: (m, s, i, r) for p, m, s, i, r in self.conn.execute(
                 "SELECT path, mtime_ns, size, ino, racy FROM files WHERE dir=?", (rel_dir,))}
             for rel, st in files.items():
@@ -277,21 +277,45 @@ class StoreIndex:
             to_drop.extend(indexed)
         for rel_dir in gone_dirs:
             to_drop.extend(p for (p,) in self.conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
-        racy_files = [] if walk else [
-            (p, st) for p, st in ((p, self.store.stat_file(p)) for (p,) in self.conn.execute(
-                "SELECT path FROM files WHERE racy=1"))
-            if _parent(p) not in listings]
-        for rel, st in racy_files:
-            if st is None:
-                to_drop.append(rel)
-            else:
-                to_read.append((rel, st))
-        last_ms = float(self._get_meta("walk_ms") or 0.0)
-        record_walk = walk and max(walk_ms, last_ms) > ALWAYS_WALK_MS
-        if not (to_read or to_drop or dir_updates or gone_dirs or record_walk):
+        for (rel,) in self.conn.execute("SELECT path FROM files INDEXED BY files_racy WHERE racy = 1"):
+            if _parent(rel) not in listings:
+                st = self.store.stat_file(rel)
+                if st is None:
+                    to_drop.append(rel)
+                else:
+                    to_read.append((rel, st))
+        if not (to_read or to_drop or dir_updates or gone_dirs):
             return None
         return {"read": to_read, "drop": to_drop, "dirs": dir_updates, "gone": gone_dirs,
-                "walk_ms": walk_ms if record_walk else None, "now_ns": now_ns, "changed": changed}
+                "now_ns": now_ns, "changed": changed}
+
+    def _verification_slice(self, known_dirs: dict[str, tuple[int, int, int]], seen: set[str]) -> list[str]:
+        """The next folders, round robin, whose files are stat-checked on this sync: up to
+        ``VERIFY_FILES`` files in all, so a store that small is fully checked every time."""
+        order = sorted(d for d in known_dirs if d in seen)
+        if not order:
+            return []
+        total = sum(known_dirs[d][2] for d in order)
+        if total <= VERIFY_FILES:
+            return order
+        cursor = self._get_meta("verify_cursor") or ""
+        start = next((i for i, d in enumerate(order) if d > cursor), 0)
+        chosen: list[str] = []
+        budget = 0
+        for offset in range(len(order)):
+            rel_dir = order[(start + offset) % len(order)]
+            chosen.append(rel_dir)
+            budget += known_dirs[rel_dir][2]
+            if budget >= VERIFY_FILES:
+                break
+        try:  # best effort: never wait behind a writer just to move the cursor
+            self.conn.execute("PRAGMA busy_timeout=0")
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES('verify_cursor', ?)", (chosen[-1],))
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            self.conn.execute("PRAGMA busy_timeout=30000")
+        return chosen
 
     def _lock(self):  # -> filelock.FileLock
         import filelock
@@ -384,10 +408,7 @@ class StoreIndex:
                          (rel, _parent(rel), st.mtime_ns, st.size, st.ino, racy, doc, error))
         for rel_dir in plan["gone"]:
             conn.execute("DELETE FROM dirs WHERE path=?", (rel_dir,))
-        conn.executemany("INSERT OR REPLACE INTO dirs VALUES(?,?,?)", plan["dirs"])
-        if plan["walk_ms"] is not None:
-            conn.execute("INSERT OR REPLACE INTO meta VALUES('walk_ms', ?)", (str(plan["walk_ms"]),))
-            conn.execute("INSERT OR REPLACE INTO meta VALUES('walk_at', ?)", (str(time.time()),))
+        conn.executemany("INSERT OR REPLACE INTO dirs VALUES(?,?,?,?)", plan["dirs"])
         self._elect_winners(touched_ids)
 
     def _forget_all(self, report: SyncReport) -> None:
@@ -459,7 +480,7 @@ class StoreIndex:
             conn.execute(f"UPDATE docs SET winner=1 WHERE winner=0 AND id IN ({marks})", chunk)
         for rid in contested:
             rows = conn.execute("SELECT doc, path FROM docs WHERE id=?", (rid,)).fetchall()
-            canonical = file_name_for_id(rid)
+            canonical = record_path(rid)
             best = min(rows, key=lambda r: (r[1] != canonical, r[1]))
             conn.execute("UPDATE docs SET winner=(doc=?) WHERE id=?", (best[0], rid))
 
