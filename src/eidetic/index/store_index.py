@@ -1,14 +1,14 @@
 """The derived search index of one files store: SQLite with FTS5, kept outside the store.
 
 It holds every record's fields, a keyword index of stemmed terms (FTS5, BM25 with field
-weights) and a trigram index for verbatim substring search. It is never the source of truth:
+weights) and a chunk index for verbatim substring search (both in tantivy, ``text_index``). It is never the source of truth:
 :meth:`StoreIndex.sync` reconciles it with the files, and deleting it loses nothing.
 
 Change detection without reading every file:
 - every sync compares the mtime of each folder of the store with the recorded one; a folder
   changes when a file in it is created, deleted or replaced by rename (how eidetic, ``sed -i``,
-  vim and most tools save), and only changed folders are listed again (names and inodes, no
-  stat per file). eidetic writes into 256 hash folders, so that is ~400 files at 100k;
+  vim and most tools save), and only changed folders are listed and stat-checked again.
+  eidetic writes into 256 hash folders, so that is ~400 files at 100k;
 - a file edited in place changes only its own mtime. Each sync also stat-checks a slice of
   ``VERIFY_FILES`` files, round robin over the folders: a store that small is checked
   completely on every recall, a larger one within (files / VERIFY_FILES) recalls, at a bounded
@@ -36,12 +36,11 @@ from ..ranking.filters import Filters
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
-from .keyword import KeywordIndex
+from .text_index import TextIndex
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 RACY_NS = 3_000_000_000
-VERIFY_FILES = 5000  # files stat-checked per sync, round robin over the store's folders
-TRIGRAM_PLAN_CAP = 4000
+VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "1000") or 1000)  # per sync, round robin
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -62,8 +61,6 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
-CREATE VIRTUAL TABLE IF NOT EXISTS tri USING fts5(text, content='docs', content_rowid='doc',
-    tokenize='trigram', detail='none');
 """
 
 _DOC_COLUMNS = ("doc, id, path, scope, visibility, lifecycle, type, name, description, text, "
@@ -109,7 +106,7 @@ class StoreIndex:
         self.default_scope = default_scope
         self._conn: sqlite3.Connection | None = None
         self._meta_filter: Filters | None = None
-        self.keyword_index = KeywordIndex(path.with_suffix(".tantivy"))
+        self.keyword_index = TextIndex(path.with_suffix(".tantivy"))
         self._keyword_dirty = False
 
     # -- connection ----------------------------------------------------------------------
@@ -227,7 +224,7 @@ class StoreIndex:
         listings: dict[str, tuple[int, dict[str, FileStat]]] = {}
         seen_dirs: set[str] = set()
         if full or not known_dirs:
-            for rel_dir, mtime, files in self.store.walk(with_stat=True):
+            for rel_dir, mtime, files in self.store.walk():
                 listings[rel_dir] = (mtime, files)
                 seen_dirs.add(rel_dir)
         else:
@@ -246,13 +243,13 @@ class StoreIndex:
                 if known is not None and known[0] == mtime and not known[1]:
                     pending.extend(children.get(rel_dir, ()))
                     continue
-                subdirs, files = self.store.list_dir(rel_dir, with_stat=False)
+                subdirs, files = self.store.list_dir(rel_dir)
                 listings[rel_dir] = (mtime, files)
                 pending.extend(subdirs)
-            for rel_dir in self._verification_slice(known_dirs, seen_dirs):
+            for rel_dir in self._verification_slice(known_dirs, seen_dirs - set(listings)):
                 mtime = self.store.dir_mtime(rel_dir)
                 if mtime is not None:
-                    listings[rel_dir] = (mtime, self.store.list_dir(rel_dir, with_stat=True)[1])
+                    listings[rel_dir] = (mtime, self.store.list_dir(rel_dir)[1])
         gone_dirs = [d for d in known_dirs if d not in seen_dirs and self.store.dir_mtime(d) is None]
         to_read: list[tuple[str, FileStat]] = []
         changed = 0  # files new or with a different stat (racy ones are only re-checked)
@@ -267,10 +264,7 @@ class StoreIndex:
                 "SELECT path, mtime_ns, size, ino, racy FROM files WHERE dir=?", (rel_dir,))}
             for rel, st in files.items():
                 old = indexed.pop(rel, None)
-                if st.mtime_ns < 0:  # listed without stat: a new inode means a replaced file
-                    differs = old is None or old[2] != st.ino
-                else:
-                    differs = old is None or old[:3] != (st.mtime_ns, st.size, st.ino)
+                differs = old is None or old[:3] != (st.mtime_ns, st.size, st.ino)
                 if differs or old[3]:
                     to_read.append((rel, st))
                     changed += differs
@@ -415,7 +409,6 @@ class StoreIndex:
         report.removed = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
         for table in ("files", "dirs", "docs"):
             self.conn.execute(f"DELETE FROM {table}")
-        self.conn.execute("INSERT INTO tri(tri) VALUES('rebuild')")
         self.keyword_index.clear()
         self._keyword_dirty = True
 
@@ -443,8 +436,6 @@ class StoreIndex:
              for doc, (rel, r) in zip(docs, items)])
         self.keyword_index.add((doc, r.name, r.description, r.text) for doc, (_, r) in zip(docs, items))
         self._keyword_dirty = True
-        conn.executemany("INSERT INTO tri(rowid, text) VALUES(?,?)",
-                         [(doc, r.text) for doc, (_, r) in zip(docs, items)])
         return docs
 
     def _drop_file(self, rel: str) -> set[str]:
@@ -463,7 +454,6 @@ class StoreIndex:
         rid, name, description, text = found
         self.keyword_index.delete([doc])
         self._keyword_dirty = True
-        conn.execute("INSERT INTO tri(tri, rowid, text) VALUES('delete',?,?)", (doc, text))
         conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
         return {rid}
 
@@ -611,42 +601,36 @@ class StoreIndex:
               offset: int = 0) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) for texts containing ``query``, shortest first.
 
-        Substrings of 3+ ASCII characters use the trigram index when it narrows the candidates
-        to a few thousand; common substrings instead walk the texts shortest-first and stop as
-        soon as enough match. Other queries walk shortest-first with a Python comparison.
-        """
+        ASCII queries of 3+ characters take candidates from the chunk index, shortest first, and
+        SQLite confirms them (and applies scope, lifecycle and filters) in growing windows.
+        Shorter or non-ASCII queries walk the texts shortest-first in SQLite and stop as soon as
+        enough match (short substrings match often)."""
         if not query:
             return []
         where, params = self._where(access, filters)
         if query.isascii():
-            if case_sensitive:
-                check, needle = "instr(d.text, ?)", query
-            else:
-                check, needle = "instr(lower(d.text), ?)", query.lower()
+            check, needle = ("instr(d.text, ?)", query) if case_sensitive else ("instr(lower(d.text), ?)", query.lower())
         else:
-            self.conn.create_function("eidetic_contains", 2, _contains_casefold if not case_sensitive
-                                      else _contains, deterministic=True)
+            self.conn.create_function("eidetic_contains", 2, _contains if case_sensitive
+                                      else _contains_casefold, deterministic=True)
             check, needle = "eidetic_contains(d.text, ?)", query
         qlen = len(query)
-        if query.isascii() and len(query) >= 3 and self._trigram_narrow(query):
-            grams = sorted({query.lower()[i:i + 3] for i in range(len(query) - 2)})
-            match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
-            sql = (f"SELECT d.doc, d.len FROM tri JOIN docs d ON d.doc = tri.rowid "
-                   f"WHERE tri MATCH ? AND {where} AND {check} ORDER BY d.len, d.id LIMIT ? OFFSET ?")
-            rows = self.conn.execute(sql, [match, *params, needle, limit, offset])
+        want = offset + limit
+        if query.isascii() and qlen >= 3:
+            window = max(2 * want, 50)
+            while True:
+                ranked = self.keyword_index.shortest_containing(query, window)
+                confirmed = self._admitted([doc for doc, _ in ranked], f"{where} AND {check}", [*params, needle])
+                rows = [(doc, length) for doc, length in ranked if doc in confirmed]
+                if len(rows) >= want or len(ranked) < window:
+                    break
+                window *= 4
+            rows = rows[offset:want]
         else:
             sql = (f"SELECT d.doc, d.len FROM docs d INDEXED BY docs_len WHERE {where} AND {check} "
                    f"ORDER BY d.len, d.id LIMIT ? OFFSET ?")
-            rows = self.conn.execute(sql, [*params, needle, limit, offset])
+            rows = list(self.conn.execute(sql, [*params, needle, limit, offset]))
         return [(doc, min(1.0, qlen / length) if length else 0.0) for doc, length in rows]
-
-    def _trigram_narrow(self, query: str) -> bool:
-        grams = sorted({query.lower()[i:i + 3] for i in range(len(query) - 2)})
-        match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
-        (count,) = self.conn.execute(
-            "SELECT count(*) FROM (SELECT rowid FROM tri WHERE tri MATCH ? LIMIT ?)",
-            (match, TRIGRAM_PLAN_CAP)).fetchone()
-        return count < TRIGRAM_PLAN_CAP
 
     # -- maintenance ---------------------------------------------------------------------
 

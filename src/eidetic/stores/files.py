@@ -17,9 +17,9 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import env_error
 
@@ -31,17 +31,13 @@ BULK_SYNC_MIN = 64  # batches this large are made durable with one syncfs instea
 LOCK_TIMEOUT_SECONDS = 60.0
 
 
-@dataclass(frozen=True)
-class FileStat:
-    """What change detection compares: a file is unchanged while all of these are equal."""
+class FileStat(NamedTuple):
+    """What change detection compares: a file is unchanged while all of these are equal.
+    (A named tuple, not a dataclass: change detection builds one per file per check.)"""
 
     mtime_ns: int
     size: int
     ino: int
-
-
-def is_record_name(name: str) -> bool:
-    return name.endswith(".md") and not name.startswith(".") and name.lower() != INDEX_FILE
 
 
 class FilesStore:
@@ -49,6 +45,7 @@ class FilesStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -79,21 +76,20 @@ class FilesStore:
 
     def dir_mtime(self, rel_dir: str) -> int | None:
         try:
-            st = os.stat(self.root / rel_dir if rel_dir else self.root, follow_symlinks=False)
+            st = os.stat(f"{self._root}/{rel_dir}" if rel_dir else self._root, follow_symlinks=False)
         except OSError:
             return None
         return st.st_mtime_ns if statmod.S_ISDIR(st.st_mode) else None
 
-    def list_dir(self, rel_dir: str, with_stat: bool) -> tuple[list[str], dict[str, FileStat]]:
-        """Subfolders and record files of one folder.
+    def list_dir(self, rel_dir: str) -> tuple[list[str], dict[str, FileStat]]:
+        """Subfolders and record files (with their stat) of one folder.
 
-        Without ``with_stat`` only the inode is known (it comes with the listing, no syscall per
-        file; mtime and size are -1): enough to see files created, deleted or replaced by rename.
+        This loop runs for every file a recall checks, so it is written for speed.
         """
-        base = self.root / rel_dir if rel_dir else self.root
+        base = f"{self._root}/{rel_dir}" if rel_dir else self._root
+        prefix = f"{rel_dir}/" if rel_dir else ""
         subdirs: list[str] = []
         files: dict[str, FileStat] = {}
-        prefix = f"{rel_dir}/" if rel_dir else ""
         try:
             entries = os.scandir(base)
         except (FileNotFoundError, NotADirectoryError):
@@ -101,22 +97,21 @@ class FilesStore:
         with entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
+                if name[0] == ".":
                     continue
                 try:
-                    if entry.is_dir(follow_symlinks=False):
+                    if name.endswith(".md"):
+                        if not entry.is_file(follow_symlinks=False) or name.lower() == INDEX_FILE:
+                            continue
+                        st = entry.stat(follow_symlinks=False)
+                        files[prefix + name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
+                    elif entry.is_dir(follow_symlinks=False):
                         subdirs.append(prefix + name)
-                    elif is_record_name(name) and entry.is_file(follow_symlinks=False):
-                        if with_stat:
-                            st = entry.stat(follow_symlinks=False)
-                            files[prefix + name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
-                        else:
-                            files[prefix + name] = FileStat(-1, -1, entry.inode())
                 except OSError:
                     continue  # vanished while listing: the next scan sees the final state
         return subdirs, files
 
-    def walk(self, with_stat: bool = True) -> Iterator[tuple[str, int, dict[str, FileStat]]]:
+    def walk(self) -> Iterator[tuple[str, int, dict[str, FileStat]]]:
         """Every folder of the store: (relative folder, its mtime, its record files)."""
         pending = [""]
         while pending:
@@ -124,7 +119,7 @@ class FilesStore:
             mtime = self.dir_mtime(rel_dir)
             if mtime is None:
                 continue
-            subdirs, files = self.list_dir(rel_dir, with_stat)
+            subdirs, files = self.list_dir(rel_dir)
             pending.extend(subdirs)
             yield rel_dir, mtime, files
 
