@@ -93,9 +93,10 @@ def main() -> None:
     print(f"  {result['ingest']}", flush=True)
 
     from eidetic import Memory
+    from eidetic.records import record_path
 
     store = work / "store"
-    result["disk"] = {"store_mb": round(sum(p.stat().st_size for p in store.glob("*.md")) / 1e6, 1),
+    result["disk"] = {"store_mb": round(sum(p.stat().st_size for p in store.rglob("*.md")) / 1e6, 1),
                       "index_mb": round(sum(p.stat().st_size for p in (work / "cache").rglob("*")
                                             if p.is_file()) / 1e6, 1)}
     kw_queries = keyword_queries(corpus, args.queries)
@@ -124,7 +125,7 @@ def main() -> None:
     for style in ("rename", "in_place"):
         visible, first_recall = [], []
         for trial in range(5):
-            target = store / f"rec-{rng.randrange(args.records):07d}.md"
+            target = store / record_path(f"rec-{rng.randrange(args.records):07d}")
             marker = f"zqx{style.replace('_', '')}{trial}marker"
             content = target.read_text().rstrip("\n") + f" {marker}\n"
             edited_at = time.perf_counter()

@@ -162,3 +162,25 @@ def test_text_output(cli, corpus):
     run = cli("recall", "banana", "--mode", "keyword")
     assert "score:" in run.out and "text: banana banana bread" in run.out
     assert cli("recall", "zzzz", "--mode", "keyword").out.strip().endswith("(no results)")
+
+
+def test_exact_matches_brute_force_on_many_substrings(store):
+    """The chunk index never misses an occurrence, at every alignment and length."""
+    import random
+
+    from eidetic import Memory
+
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "Orin", "nano", "x", "the", "quokka", "zeta"]
+    texts = list(dict.fromkeys(" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(150)))
+    with Memory.open() as memory:
+        memory.remember([{"id": f"t{i}", "text": t} for i, t in enumerate(texts)])
+        for _ in range(100):
+            source = rng.choice(texts)
+            start = rng.randrange(len(source))
+            query = source[start:start + rng.randint(1, 14)]
+            if not query.strip():
+                continue
+            got = {h.record.id for h in memory.recall(query, mode="exact", top_k=200, record=False).items}
+            want = {f"t{i}" for i, t in enumerate(texts) if query.lower() in t.lower()}
+            assert got == want, query

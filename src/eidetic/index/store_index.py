@@ -36,9 +36,9 @@ from ..ranking.filters import Filters
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
-from .text_index import TextIndex
+from .text_index import MIN_CHUNKED_QUERY, TextIndex
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 RACY_NS = 3_000_000_000
 VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "1000") or 1000)  # per sync, round robin
 
@@ -601,7 +601,7 @@ class StoreIndex:
               offset: int = 0) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) for texts containing ``query``, shortest first.
 
-        ASCII queries of 3+ characters take candidates from the chunk index, shortest first, and
+        ASCII queries of 5+ characters take candidates from the chunk index, shortest first, and
         SQLite confirms them (and applies scope, lifecycle and filters) in growing windows.
         Shorter or non-ASCII queries walk the texts shortest-first in SQLite and stop as soon as
         enough match (short substrings match often)."""
@@ -616,7 +616,7 @@ class StoreIndex:
             check, needle = "eidetic_contains(d.text, ?)", query
         qlen = len(query)
         want = offset + limit
-        if query.isascii() and qlen >= 3:
+        if query.isascii() and qlen >= MIN_CHUNKED_QUERY:
             window = max(2 * want, 50)
             while True:
                 ranked = self.keyword_index.shortest_containing(query, window)

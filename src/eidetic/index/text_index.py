@@ -6,13 +6,14 @@ can sort, which took ~100 ms per query at 100k records here; tantivy's block-max
 only what can still enter the top k (~1 ms, ``docs/benchmarks.md``). Its BM25 is the one
 SPEC §5 names: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), never negative.
 
-Exact recall: every text is also indexed as three streams of lower-cased 3-character chunks,
-starting at offsets 0, 1 and 2 (``g0``, ``g1``, ``g2``), with positions. Any occurrence of a
-query at offset p lines up with the stream p mod 3, so a phrase query of the query's own
-chunks finds every record containing it (the last 1-2 characters are checked in SQLite).
-Results come out shortest text first (a fast field), which is exact mode's ranking, so even a
-substring that half the store contains costs about a millisecond. (SQLite's trigram FTS5
-index took 20-300 ms for the same queries and more time to build.)
+Exact recall: every text is also indexed as consecutive lower-cased 3-character chunks with
+positions (``chunks``). An occurrence of a query starts 0, 1 or 2 characters into a chunk;
+for each of the three cases the query's whole chunks form a phrase that every record
+containing the query must have, so the union of three phrase queries finds them all (the
+1-2 characters at either edge are then checked in SQLite). Results come out shortest text
+first (a fast field), which is exact mode's ranking. Three streams of chunks (one per offset)
+would need no edge check but cost 4x the indexing time; SQLite's trigram FTS5 index took
+20-300 ms per query at 100k records.
 
 The index holds only terms, each record's ``doc`` number and text length; everything else
 stays in SQLite. ``StoreIndex`` keeps the two consistent (see its ``_write``): a crash between
@@ -29,15 +30,21 @@ from typing import Any
 from .analyzer import ANALYZER_NAME, text_analyzer
 
 FIELDS = (("name", 2.0), ("description", 1.5), ("text", 1.0))
-CHUNK_FIELDS = ("g0", "g1", "g2")
+CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
+MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
 
 
-def chunks(query: str) -> list[str]:
-    """The lower-cased 3-character chunks of a query that an exact match must line up with."""
+def aligned_chunks(query: str) -> list[list[str]]:
+    """The three ways a query's whole chunks can line up with a text's chunks.
+
+    Text chunks start at multiples of 3. If an occurrence starts at offset p, the first text
+    chunk wholly inside it starts ``shift`` = (-p) mod 3 characters into the query, and from
+    there the query's chunks are the text's. One list per shift 0, 1, 2.
+    """
     lowered = query.lower()
-    return [lowered[i:i + 3] for i in range(0, len(lowered) - 2, 3)]
+    return [[lowered[i:i + 3] for i in range(shift, len(lowered) - 2, 3)] for shift in range(3)]
 
 
 class TextIndex:
@@ -56,8 +63,7 @@ class TextIndex:
             builder.add_integer_field("len", stored=False, indexed=False, fast=True)
             for field, _ in FIELDS:
                 builder.add_text_field(field, tokenizer_name=ANALYZER_NAME, index_option="freq")
-            for field in CHUNK_FIELDS:
-                builder.add_text_field(field, tokenizer_name=CHUNKER_NAME, index_option="position")
+            builder.add_text_field(CHUNK_FIELD, tokenizer_name=CHUNKER_NAME, index_option="position")
             self._schema = builder.build()
             self.path.mkdir(parents=True, exist_ok=True)
             try:
@@ -68,7 +74,7 @@ class TextIndex:
                 index = tantivy.Index(self._schema, path=str(self.path))
             index.register_tokenizer(ANALYZER_NAME, text_analyzer())
             index.register_tokenizer(CHUNKER_NAME, tantivy.TextAnalyzerBuilder(
-                tantivy.Tokenizer.regex(r"(?s).{3}")).filter(tantivy.Filter.lowercase()).build())
+                tantivy.Tokenizer.regex(r"(?s).{1,3}")).filter(tantivy.Filter.lowercase()).build())
             self._index = index
         return self._index
 
@@ -90,8 +96,7 @@ class TextIndex:
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
-            for offset, field in enumerate(CHUNK_FIELDS):
-                document.add_text(field, text[offset:])
+            document.add_text(CHUNK_FIELD, text)
             if name:
                 document.add_text("name", name)
             if description:
@@ -146,19 +151,18 @@ class TextIndex:
         return [(doc, score) for (score, _), doc in zip(hits, docs) if doc is not None]
 
     def shortest_containing(self, query: str, limit: int, offset: int = 0) -> list[tuple[int, int]]:
-        """(doc, text length) of records that may contain ``query`` (3+ characters), shortest
-        first. Every record containing it is among them; the caller checks the last 1-2
-        characters and case."""
+        """(doc, text length) of records that may contain ``query`` (``MIN_CHUNKED_QUERY``+
+        characters), shortest first. Every record containing it is among them; the caller
+        checks the edges and case."""
         import tantivy
 
-        parts = chunks(query)
         index = self._open()
         index.reload()
         searcher = index.searcher()
         clauses = [(tantivy.Occur.Should,
-                    tantivy.Query.phrase_query(self._schema, field, parts) if len(parts) > 1
-                    else tantivy.Query.term_query(self._schema, field, parts[0]))
-                   for field in CHUNK_FIELDS]
+                    tantivy.Query.phrase_query(self._schema, CHUNK_FIELD, parts) if len(parts) > 1
+                    else tantivy.Query.term_query(self._schema, CHUNK_FIELD, parts[0]))
+                   for parts in aligned_chunks(query)]
         result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False,
                                  order_by_field="len", offset=offset, order=tantivy.Order.Asc)
         addresses = [address for _, address in result.hits]
