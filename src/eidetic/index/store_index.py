@@ -40,7 +40,7 @@ from .text_index import MIN_CHUNKED_QUERY, TextIndex
 
 SCHEMA_VERSION = "6"
 RACY_NS = 3_000_000_000
-VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "1000") or 1000)  # per sync, round robin
+VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "500") or 500)  # per sync, round robin
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
