@@ -303,8 +303,11 @@ class Memory:
         count = 0
         for root, items in by_root.items():
             store = self._store(root)
-            contents = [(rel, frontmatter.render(record)) for rel, record in items]
-            store.index.apply_writes(items, lambda: store.files.write_many(contents))
+
+            def write(store: _Store = store, items: list[tuple[str, Record]] = items) -> dict:
+                return store.files.write_many([(rel, frontmatter.render(r)) for rel, r in items])
+
+            store.index.apply_writes(items, write)
             count += len(items)
         return count
 

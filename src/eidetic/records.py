@@ -12,6 +12,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from .errors import user_error
@@ -68,8 +69,10 @@ class Record:
     links: list[str] = field(default_factory=list)
     lifecycle: str = "active"
 
-    @property
+    @cached_property
     def hash(self) -> str:
+        """sha256 of the text. Cached: records are never mutated in place (``with_changes``
+        makes a new one), and a batch asks for it several times."""
         return text_hash(self.text)
 
     def content_key(self) -> tuple[Any, ...]:

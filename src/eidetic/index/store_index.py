@@ -420,12 +420,22 @@ class StoreIndex:
         return self._insert_docs([(rel, record)])[0]
 
     def _insert_docs(self, items: list[tuple[str, Record]]) -> list[int]:
-        """Insert records into docs and both full-text indexes, in bulk; returns their doc ids
-        (assigned here, inside the caller's write transaction, so executemany can be used)."""
+        """Insert records into docs and the full-text index, in bulk; returns their doc ids
+        (assigned here, inside the caller's write transaction, so executemany can be used).
+        Tantivy indexes in a thread of its own while SQLite takes the rows."""
         conn = self.conn
         first = (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1
         docs = list(range(first, first + len(items)))
-        conn.executemany(
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            added = pool.submit(self.keyword_index.add,
+                                [(doc, r.name, r.description, r.text) for doc, (_, r) in zip(docs, items)])
+            self._insert_rows(docs, items)
+            added.result()
+        self._keyword_dirty = True
+        return docs
+
+    def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
+        self.conn.executemany(
             "INSERT INTO docs(doc, id, path, scope, visibility, lifecycle, type, name, description, text,"
             " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner)"
             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
@@ -434,9 +444,6 @@ class StoreIndex:
               r.supersedes, json.dumps(r.links, ensure_ascii=False),
               json.dumps(r.metadata, ensure_ascii=False), _source(r.metadata))
              for doc, (rel, r) in zip(docs, items)])
-        self.keyword_index.add((doc, r.name, r.description, r.text) for doc, (_, r) in zip(docs, items))
-        self._keyword_dirty = True
-        return docs
 
     def _drop_file(self, rel: str) -> set[str]:
         conn = self.conn

@@ -52,11 +52,12 @@ class FilesStore:
     def exists(self) -> bool:
         return self.root.is_dir()
 
-    def path_of(self, rel: str) -> Path:
-        path = self.root.joinpath(*rel.split("/"))
-        if ".." in rel.split("/") or path.is_absolute() and not str(path).startswith(str(self.root)):
-            raise env_error(f"refusing a path outside the store: {rel}")
-        return path
+    def path_of(self, rel: str) -> str:
+        """The absolute path of a store-relative one; never outside the store."""
+        parts = rel.split("/")
+        if not rel or rel.startswith("/") or "\\" in rel or any(p in ("", ".", "..") for p in parts):
+            raise env_error(f"refusing a path outside the store: {rel!r}")
+        return f"{self._root}/{rel}"
 
     def read_text(self, rel: str) -> tuple[str, FileStat]:
         """The file's text and the stat taken from the same open file (no race between them)."""
@@ -158,7 +159,7 @@ class FilesStore:
         staged: list[tuple[str, str, str]] = []  # rel, temp, final
         folders: set[str] = set()
         for rel, _ in items:
-            final = str(self.path_of(rel))
+            final = self.path_of(rel)
             folder = os.path.dirname(final)
             if folder not in folders:
                 os.makedirs(folder, exist_ok=True)
@@ -194,12 +195,6 @@ class FilesStore:
                     pass
             raise env_error(f"cannot write to the store {self.root}: {exc.strerror or exc}",
                             "check free disk space and permissions") from None
-
-    def remove(self, rel: str) -> None:
-        try:
-            self.path_of(rel).unlink()
-        except FileNotFoundError:
-            pass
 
     def clean_stale_temps(self) -> int:
         """Remove temp files left by writers that crashed more than an hour ago."""
