@@ -1,8 +1,9 @@
-"""The derived search index of one files store: SQLite with FTS5, kept outside the store.
+"""The derived search index of one files store, kept outside the store (user cache folder).
 
-It holds every record's fields, a keyword index of stemmed terms (FTS5, BM25 with field
-weights) and a chunk index for verbatim substring search (both in tantivy, ``text_index``). It is never the source of truth:
-:meth:`StoreIndex.sync` reconciles it with the files, and deleting it loses nothing.
+SQLite holds every record's fields (for filters, scope and lifecycle, and output) and what
+change detection needs; tantivy (``text_index``) holds the keyword and substring indexes. It is
+never the source of truth: :meth:`StoreIndex.sync` reconciles it with the files, and deleting
+it loses nothing.
 
 Change detection without reading every file:
 - every sync compares the mtime of each folder of the store with the recorded one; a folder
