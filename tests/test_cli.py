@@ -115,3 +115,35 @@ def test_keyword_recall_does_not_import_heavy_modules(store):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []
+
+
+def test_bad_ids_and_read_only_stores(cli, store, env):
+    run = cli("remember", '{"id": "a\\u0007b", "text": "x"}', "--json")
+    assert run.code == 1 and "control characters" in run.err_json["message"]
+    assert not store.exists()
+    cli("remember", '{"id": "ok", "text": "fine"}')
+    for folder in [store, *store.rglob("*")]:
+        if folder.is_dir():
+            folder.chmod(0o555)
+    try:
+        if os.access(store, os.W_OK):  # running as root: permissions do not bind
+            return
+        run = cli("remember", '{"id": "new", "text": "blocked"}', "--json")
+        assert run.code == 2 and run.err_json["remediation"]
+        assert cli("recall", "fine", "--mode", "keyword", "--json").json["items"][0]["id"] == "ok"
+    finally:
+        for folder in [store, *store.rglob("*")]:
+            if folder.is_dir():
+                folder.chmod(0o755)
+
+
+def test_an_in_place_edit_shows_in_the_next_process(store, env):
+    assert run_process("remember", '{"id": "n", "text": "quokka words"}').code == 0
+    path = rec(store, "n")
+    with open(path, "r+") as handle:  # same size, same inode, maybe even the same mtime tick
+        content = handle.read().replace("quokka words", "wombat words")
+        handle.seek(0)
+        handle.write(content)
+        handle.truncate()
+    found = run_process("recall", "wombat", "--mode", "keyword", "--json")
+    assert [i["id"] for i in json.loads(found.out)["items"]] == ["n"]

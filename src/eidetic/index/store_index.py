@@ -14,8 +14,10 @@ Change detection without reading every file:
   ``VERIFY_FILES`` files, round robin over the folders: a store that small is checked
   completely on every recall, a larger one within (files / VERIFY_FILES) recalls, at a bounded
   cost per recall. ``eidetic index --refresh`` checks everything at once;
-- timestamps have coarse granularity, so a folder or file whose mtime is within ``RACY_NS``
-  of the moment it was recorded is checked again next time ("racy git").
+- timestamps have coarse granularity (a clock tick, up to 10 ms on Linux; whole seconds on
+  some file systems), so a file or folder recorded within ``RACY_NS`` of its mtime could still
+  change without its stat changing: it is "racy" (as in git) and checked again, by content,
+  on the next sync.
 """
 
 from __future__ import annotations
@@ -40,7 +42,13 @@ from ..timeutil import to_epoch
 from .text_index import MIN_CHUNKED_QUERY, TextIndex
 
 SCHEMA_VERSION = "6"
-RACY_NS = 3_000_000_000
+RACY_NS = 50_000_000  # 5x the coarsest Linux clock tick
+RACY_NS_COARSE = 2_100_000_000  # file systems that keep whole seconds (FAT, old HFS+)
+
+
+def _is_racy(mtime_ns: int, now_ns: int) -> bool:
+    window = RACY_NS_COARSE if mtime_ns % 1_000_000_000 == 0 else RACY_NS
+    return now_ns - mtime_ns < window
 VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "500") or 500)  # per sync, round robin
 
 _SCHEMA = """
@@ -258,7 +266,7 @@ class StoreIndex:
         dir_updates: list[tuple[str, int, int, int]] = []
         for rel_dir, (mtime, files) in listings.items():
             known = known_dirs.get(rel_dir)
-            racy = int(now_ns - mtime < RACY_NS)
+            racy = int(_is_racy(mtime, now_ns))
             if known is None or known[:3] != (mtime, racy, len(files)):
                 dir_updates.append((rel_dir, mtime, racy, len(files)))
             indexed = {p: (m, s, i, r) for p, m, s, i, r in self.conn.execute(
@@ -383,7 +391,7 @@ class StoreIndex:
                 continue
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 record, st, error = None, self.store.stat_file(rel) or listed, _reason(exc)
-            racy = int(now_ns - st.mtime_ns < RACY_NS)
+            racy = int(_is_racy(st.mtime_ns, now_ns))
             if old is not None:
                 previous = self._doc_row(old[0]) if old[0] is not None else None
                 if record is not None and previous is not None and previous.record == record:
@@ -425,8 +433,10 @@ class StoreIndex:
         (assigned here, inside the caller's write transaction, so executemany can be used).
         Tantivy indexes in a thread of its own while SQLite takes the rows."""
         conn = self.conn
-        first = (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1
+        first = max(int(self._get_meta("next_doc") or 1),
+                    (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1)
         docs = list(range(first, first + len(items)))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES('next_doc', ?)", (str(first + len(items)),))
         with ThreadPoolExecutor(max_workers=1) as pool:
             added = pool.submit(self.keyword_index.add,
                                 [(doc, r.name, r.description, r.text) for doc, (_, r) in zip(docs, items)])
@@ -499,9 +509,11 @@ class StoreIndex:
                     docs = self._index_written(items)
                 finally:
                     stats = pending.result()  # re-raises a write failure: the transaction rolls back
+            now_ns = time.time_ns()  # a hand edit right after our write may keep our mtime
             self.conn.executemany(
-                "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,0,?,NULL)",
-                [(rel, _parent(rel), stats[rel].mtime_ns, stats[rel].size, stats[rel].ino, doc)
+                "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,NULL)",
+                [(rel, _parent(rel), stats[rel].mtime_ns, stats[rel].size, stats[rel].ino,
+                  int(_is_racy(stats[rel].mtime_ns, now_ns)), doc)
                  for doc, (rel, _) in zip(docs, items)])
         self._write(action)
 
