@@ -211,3 +211,35 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
     assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == []  # not checked yet
     cli("index", "--refresh")
     assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == ["r43"]
+
+
+def test_watch_indexes_in_place_edits_at_once(store, env, monkeypatch):
+    """With `eidetic watch` running, an edit in place is found even when recall's own
+    verification slice would not reach it for a long time."""
+    import subprocess
+    import sys
+
+    from conftest import run_process
+
+    run_process("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record {i}"} for i in range(200))))
+    environment = dict(os.environ, EIDETIC_VERIFY_FILES="0")  # no slice: only the watcher can see it
+    watcher = subprocess.Popen([sys.executable, "-m", "eidetic", "watch"], stderr=subprocess.PIPE,
+                               text=True, env=environment)
+    try:
+        assert "watching" in watcher.stderr.readline()
+        time.sleep(0.1)
+        with open(rec(store, "r123"), "r+") as handle:
+            text = handle.read().replace("record 123", "record 123 pangolin")
+            handle.seek(0)
+            handle.write(text)
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            found = run_process("recall", "pangolin", "--mode", "keyword", "--json", env=environment)
+            if json.loads(found.out)["items"]:
+                break
+            time.sleep(0.05)
+        assert [i["id"] for i in json.loads(found.out)["items"]] == ["r123"]
+    finally:
+        watcher.terminate()
+        log = watcher.communicate(timeout=10)[1]
+    assert "1 updated" in log

@@ -296,7 +296,7 @@ class StoreIndex:
         """The next folders, round robin, whose files are stat-checked on this sync: up to
         ``VERIFY_FILES`` files in all, so a store that small is fully checked every time."""
         order = sorted(d for d in known_dirs if d in seen)
-        if not order:
+        if not order or VERIFY_FILES <= 0:  # 0: rely on folder mtimes (and a watcher) alone
             return []
         total = sum(known_dirs[d][2] for d in order)
         if total <= VERIFY_FILES:
@@ -491,6 +491,29 @@ class StoreIndex:
             canonical = record_path(rid)
             best = min(rows, key=lambda r: (r[1] != canonical, r[1]))
             conn.execute("UPDATE docs SET winner=(doc=?) WHERE id=?", (best[0], rid))
+
+    # -- hints from a file watcher --------------------------------------------------------
+
+    def mark_dirty(self, rel_paths: Iterable[str]) -> None:
+        """Mark files (and their folders) to be checked by content on the next sync: what a
+        file watcher reports, so an edit in place is seen without waiting for the slice."""
+        files, folders = set(), set()
+        for rel in rel_paths:
+            files.add(rel)
+            folders.add(_parent(rel))
+            folders.add(rel)  # the path may itself be a folder
+        conn = self.conn
+        with self._lock():
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for chunk in _chunks(sorted(files), 500):
+                    conn.execute(f"UPDATE files SET racy=1 WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+                for chunk in _chunks(sorted(folders), 500):
+                    conn.execute(f"UPDATE dirs SET racy=1 WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     # -- writes made by remember ---------------------------------------------------------
 
