@@ -17,11 +17,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import frontmatter
+from . import frontmatter, lifecycle
 from .errors import EideticError, user_error
 from .index.store_index import IndexedRecord, StoreIndex
 from .locations import StorePlan, culture_nick, index_path_for, plan_stores, store_key, usage_db_path
-from .ranking import freshness
+from .ranking import freshness, traverse
 from .ranking.access import Access
 from .ranking.filters import Filters
 from .ranking.topk import top_k_blended
@@ -285,7 +285,7 @@ class Memory:
                 old_root, old_path, old = store.files.root, item.path, self._fresh(store, item)
             else:
                 continue
-            if old.scope != record.scope or old.lifecycle != "active" or _protected(old):
+            if old.scope != record.scope or old.lifecycle != "active" or lifecycle.protected(old):
                 continue
             final[old_id] = (old_root, old_path, old.with_changes(lifecycle="shadowed"))
 
@@ -347,16 +347,28 @@ class Memory:
         include_shadowed: bool = False,
         include_archived: bool = False,
         min_score: float | None = None,
+        depth: int = 1,
+        max_nodes: int = 20,
         explain: bool = False,
         record: bool = True,
         now: datetime | None = None,
     ) -> RecallResult:
+        """Rank records for ``query`` and add those linked to the hits (see ``ranking.traverse``).
+
+        Primary hits are the top ``top_k`` after scope, lifecycle and filters; then records
+        reached through ``links``/``supersedes`` up to ``depth`` hops (at most ``max_nodes``),
+        under the same scope, lifecycle and ``source`` rules at every hop. Each primary hit's
+        usage grows by 1, each reached record's by 0.5^depth, unless ``record`` is False.
+        """
         if mode not in MODES:
             raise user_error(f"unknown mode {mode!r}", "modes: " + ", ".join(MODES))
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise user_error(f"--top-k must be an integer >= 1 (got {top_k!r})", "e.g. --top-k 5")
         if not 0.0 <= alpha <= 1.0:
             raise user_error(f"--alpha must be between 0.0 and 1.0 (got {alpha})", "e.g. --alpha 0.5")
+        for flag, value in (("--depth", depth), ("--max-nodes", max_nodes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise user_error(f"{flag} must be an integer >= 0 (got {value!r})", f"e.g. {flag} 1")
         if not isinstance(query, str) or not query.strip():
             raise user_error("the query is empty", "give the words or phrase to look for")
         access = Access(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility),
@@ -372,10 +384,43 @@ class Memory:
         stores = self._synced(result.warnings)
         hits = self._primary(stores, engine, query, case_sensitive, access, flt, top_k,
                              min_score, moment, explain)
-        result.items = hits
-        if record and hits:
-            self.usage.bump({(h.store, h.record.id): 1.0 for h in hits}, format_ts(moment))
+        reached, result.truncated = self._traverse(stores, hits, access, flt, depth, max_nodes, moment)
+        result.items = hits + reached
+        if record and result.items:
+            self.usage.bump({(h.store, h.record.id): traverse.DECAY ** h.depth for h in result.items},
+                            format_ts(moment))
         return result
+
+    def _traverse(self, stores: list[_Store], hits: list[Hit], access: Access, flt: Filters,
+                  depth: int, max_nodes: int, now: datetime) -> tuple[list[Hit], bool]:
+        where: dict[str, _Store] = {}
+
+        def fetch(ids: Iterable[str]) -> dict[str, Record]:
+            found: dict[str, Record] = {}
+            wanted = list(ids)
+            for store in stores:  # precedence: an id in an earlier store hides later copies
+                for rid, item in store.index.by_ids(i for i in wanted if i not in found).items():
+                    found[rid] = item.record
+                    where[rid] = store
+            return found
+
+        def admits(candidate: Record) -> bool:
+            return access.admits(candidate.scope, candidate.lifecycle) and flt.matches_source(candidate.metadata)
+
+        walk = traverse.traverse([h.record for h in hits], fetch, admits, depth, max_nodes)
+        scores = {h.record.id: h.score for h in hits}
+        reached: list[Hit] = []
+        for node in walk.nodes:
+            store = where[node.record.id]
+            usage = self.usage.get(store.key, [node.record.id]).get(node.record.id)
+            count, last = usage if usage else (0.0, None)
+            score = scores[node.parent] * traverse.DECAY
+            scores[node.record.id] = score
+            reached.append(Hit(record=node.record, score=score,
+                               signal=freshness.signal(node.record.created, count, last, now),
+                               recall_count=count, last_recall=last, tier="traversal",
+                               depth=node.depth, via=node.via, parent=node.parent, store=store.key))
+        return reached, walk.truncated
 
     def _primary(self, stores: list[_Store], engine: str, query: str, case_sensitive: bool,
                  access: Access, flt: Filters, top_k: int, min_score: float | None,
@@ -485,22 +530,158 @@ class Memory:
                         "records": store.index.count(), "unparseable": len(report.broken)})
         return out
 
-    def iter_records(self, access: Access | None = None) -> Iterator[tuple[str, Record]]:
-        """Every record a caller may see (precedence applied), for overview and export."""
+    def _entries(self) -> list[tuple[_Store, IndexedRecord]]:
+        """Every record of every store, an id in an earlier store hiding later copies."""
         seen: set[str] = set()
+        out = []
         for store in self._synced():
-            for item in store.index.by_docs([d for (d,) in store.index.conn.execute(
-                    "SELECT doc FROM docs WHERE winner=1 ORDER BY id")]).values():
-                if item.record.id in seen:
-                    continue
-                seen.add(item.record.id)
-                if access is None or access.admits(item.record.scope, item.record.lifecycle):
-                    yield store.key, item.record
+            for item in store.index.all_records():
+                if item.record.id not in seen:
+                    seen.add(item.record.id)
+                    out.append((store, item))
+        return out
 
+    def iter_records(self, access: Access) -> Iterator[tuple[str, Record]]:
+        """Every record ``access`` may see, with its store: for overview and export."""
+        for store, item in self._entries():
+            if access.admits(item.record.scope, item.record.lifecycle):
+                yield store.key, item.record
 
-def _protected(record: Record) -> bool:
-    return bool(record.metadata.get("protected"))
+    def overview(self, access: Access) -> list[dict[str, Any]]:
+        """Per store: what the caller may see, by scope and lifecycle; contributors; link
+        connections; index and embedder state. Private scopes of others are not even counted."""
+        from collections import Counter
 
+        out = []
+        synced = {store.files.root: store for store in self._synced()}
+        visible_by_store: dict[str, list[Record]] = {}
+        for key, record in self.iter_records(access):
+            visible_by_store.setdefault(key, []).append(record)
+        for store in self.stores():
+            records = visible_by_store.get(store.key, [])
+            scopes: dict[tuple[str, str], dict[str, Any]] = {}
+            for record in records:
+                entry = scopes.setdefault((record.scope.name, record.scope.visibility), {
+                    "name": record.scope.name, "visibility": record.scope.visibility, "total": 0,
+                    "active": 0, "shadowed": 0, "archived": 0, "contributors": set()})
+                entry["total"] += 1
+                entry[record.lifecycle] += 1
+                author = record.metadata.get("author")
+                entry["contributors"].update(c for c in (record.added_by, author) if isinstance(c, str) and c)
+            ids = {record.id for record in records}
+            connections = Counter(kind for record in records for kind, target in
+                                  [("links", link) for link in record.links]
+                                  + ([("supersedes", record.supersedes)] if record.supersedes else [])
+                                  if target in ids)
+            index = store.index.status() if store.files.root in synced else None
+            out.append({
+                "store": str(store.files.root), "exists": store.files.exists(), "records": len(records),
+                "scopes": [dict(v, contributors=sorted(v["contributors"])) for _, v in sorted(scopes.items())],
+                "connections": {"links": connections["links"], "supersedes": connections["supersedes"]},
+                "index": None if index is None else {"path": index["index"], "current": index["current"],
+                                                     "unparseable": len(index["unparseable"])},
+                "embedder": {"model": None, "online": False,
+                             "note": "semantic recall is not available in this version"},
+            })
+        return out
+
+    def doctor(self) -> dict[str, Any]:
+        """Health checks; ``healthy`` is false when any check of severity error fails."""
+        checks: list[dict[str, Any]] = []
+
+        def check(name: str, passed: bool, message: str, remediation: str = "", severity: str = "error") -> None:
+            checks.append({"id": name, "passed": passed, "severity": severity, "message": message,
+                           "remediation": "" if passed else remediation})
+
+        for store in self.stores():
+            root = store.files.root
+            if not store.files.exists():
+                check("store_exists", True, f"{root}: not created yet (created by the first remember)",
+                      severity="info")
+                continue
+            readable = os.access(root, os.R_OK | os.X_OK)
+            check("store_readable", readable, f"{root}: {'readable' if readable else 'not readable'}",
+                  f"fix the permissions of {root}")
+            if not readable:
+                continue
+            status = store.index.status()
+            broken = status["unparseable"]
+            check("records_parse", not broken,
+                  f"{root}: {len(broken)} unparseable record file(s)" + "".join(
+                      f"\n  {b['path']}: {b['error']}" for b in broken[:20]),
+                  "fix or remove the files listed (they are skipped by recall)", severity="warning")
+            check("index_current", status["current"], f"{root}: index {'current' if status['current'] else 'stale'}",
+                  "run 'eidetic index --refresh' (recall also catches up by itself)", severity="warning")
+            conflicts = status["conflicts"]
+            check("unique_ids", not conflicts, f"{root}: {len(conflicts)} file(s) claim an id another file has",
+                  "give each record file its own id", severity="warning")
+        check("embedder", False, "no semantic embedder in this version: hybrid ranks by keyword only",
+              "semantic recall arrives with the local embedder", severity="warning")
+        healthy = all(c["passed"] for c in checks if c["severity"] == "error")
+        return {"healthy": healthy, "checks": checks}
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def sweep(self, *, dry_run: bool = False, now: datetime | None = None) -> dict[str, Any]:
+        """Apply the lifecycle rules to every record (see ``lifecycle``); never deletes."""
+        moment = now or now_utc()
+        entries = self._entries()
+        usage: dict[str, lifecycle.Usage] = {}
+        for store in {store.key: store for store, _ in entries}.values():
+            ids = [item.record.id for s, item in entries if s is store]
+            for rid, (count, last) in self.usage.get(store.key, ids).items():
+                usage[rid] = lifecycle.Usage(count, last)
+        plan = lifecycle.plan_sweep([item.record for _, item in entries], usage, moment)
+        if plan.changes and not dry_run:
+            self._set_lifecycles(plan.changes)
+        return {"dry_run": dry_run, "now": format_ts(moment), "scanned": len(entries),
+                "shadowed": plan.shadowed, "archived": plan.archived,
+                "changed": [{"id": rid, "lifecycle": state} for rid, state in sorted(plan.changes.items())],
+                "suggestions": plan.suggestions}
+
+    def _set_lifecycles(self, changes: dict[str, str]) -> None:
+        """Rewrite records with a new lifecycle, re-reading each file under the lock so a
+        concurrent remember's content is kept."""
+        located = self._locate(changes, synced=False)
+        roots = sorted({store.files.root for store, _ in located.values()}, key=str)
+        with ExitStack() as locks:
+            for root in roots:
+                locks.enter_context(self._store(root).files.lock())
+            final: dict[str, tuple[Path, str | None, Record]] = {}
+            for rid, (store, _) in self._locate(changes, synced=True).items():
+                item = store.index.by_ids([rid])[rid]
+                final[rid] = (store.files.root, item.path,
+                              self._fresh(store, item).with_changes(lifecycle=changes[rid]))
+            self._persist(final, {})
+
+    def _visible(self, rid: str, scope: str | None, visibility: str | None) -> tuple[_Store, IndexedRecord]:
+        """The record ``rid`` if the caller's scope may see it; the same error either way when
+        it is missing or out of scope, so its existence is not revealed."""
+        access = Access(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility))
+        found = self._locate([rid], synced=True).get(rid)
+        if found is None or not access.can_serve(found[1].record.scope):
+            raise user_error(f"no record {rid!r} in reach of scope {access.scope.name}/{access.scope.visibility}",
+                             "check the id; a private record needs its --scope and --visibility private")
+        return found
+
+    def set_lifecycle(self, rid: str, state: str, *, scope: str | None = None,
+                      visibility: str | None = None) -> dict[str, Any]:
+        """Archive (``forget``) or restore one record; undoable, nothing is deleted."""
+        _, item = self._visible(rid, scope, visibility)
+        previous = item.record.lifecycle
+        if previous != state:
+            self._set_lifecycles({rid: state})
+        return {"id": rid, "lifecycle": state, "previous": previous}
+
+    def purge(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> dict[str, Any]:
+        """Remove a record's file, index entries and usage for good (a secret remembered by
+        mistake). The one deliberate hard delete."""
+        store, item = self._visible(rid, scope, visibility)
+        with store.files.lock():
+            store.files.delete(item.path)
+            store.index.sync()
+        self.usage.forget(store.key, rid)
+        return {"id": rid, "purged": True, "path": str(store.files.root / item.path)}
 
 def _make_hit(rid: str, created: str | None, raw: float, usage: tuple[float, str | None] | None,
               now: datetime, store: str) -> Hit:

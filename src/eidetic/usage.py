@@ -82,6 +82,12 @@ class UsageState:
         assert conn is not None
         conn.execute("INSERT OR REPLACE INTO usage VALUES(?,?,?,?)", (store, rid, recall_count, last_recall))
 
+    def forget(self, store: str, rid: str) -> None:
+        """Drop a record's usage (``forget --purge``: nothing of it may remain)."""
+        conn = self._connect(create=False)
+        if conn is not None:
+            conn.execute("DELETE FROM usage WHERE store=? AND id=?", (store, rid))
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

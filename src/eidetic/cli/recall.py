@@ -35,6 +35,10 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument("--include-shadowed", action="store_true", help="include superseded records")
     parser.add_argument("--include-archived", action="store_true", help="include archived records")
     parser.add_argument("--min-score", type=_float, help="drop hits scoring below this")
+    parser.add_argument("--depth", type=_int, default=1,
+                        help="follow links/supersedes from the hits this many hops (default 1, 0 = none)")
+    parser.add_argument("--max-nodes", type=_int, default=20,
+                        help="at most this many linked records (default 20)")
     parser.add_argument("--explain", action="store_true", help="show how each score was computed")
     parser.add_argument("--no-record", action="store_true",
                         help="do not count this recall in the records' usage")
@@ -68,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
             types=args.types, since=args.since, until=args.until, scope=args.scope,
             visibility=args.visibility, scope_only=args.scope_only,
             include_shadowed=args.include_shadowed, include_archived=args.include_archived,
-            min_score=args.min_score, explain=args.explain, record=not args.no_record)
+            min_score=args.min_score, depth=args.depth, max_nodes=args.max_nodes,
+            explain=args.explain, record=not args.no_record)
     for message in result.warnings:
         warn(message)
     if args.json:
@@ -85,7 +90,8 @@ def render_text(bundle: dict) -> str:
     if not bundle["items"]:
         lines.append("(no results)")
     for item in bundle["items"]:
-        lines.append(f"[{item['tier']} depth={item['depth']}] id: {item['id']}")
+        via = f" via={item['via']} parent={item['parent']}" if item["tier"] == "traversal" else ""
+        lines.append(f"[{item['tier']} depth={item['depth']}{via}] id: {item['id']}")
         lines.append(f"score: {item['score']:.4f}  signal: {item['signal']:.3f}  "
                      f"type: {item['type']}  scope: {item['scope']['name']}/{item['scope']['visibility']}"
                      f"  lifecycle: {item['lifecycle']}")

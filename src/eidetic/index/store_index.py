@@ -595,6 +595,11 @@ class StoreIndex:
                 result.setdefault(h, []).append((rid, Scope(scope, vis)))
         return result
 
+    def all_records(self) -> list[IndexedRecord]:
+        """Every served record of this store, by id."""
+        return [_row_to_indexed(row) for row in self.conn.execute(
+            f"SELECT {_DOC_COLUMNS} FROM docs WHERE winner=1 ORDER BY id")]
+
     def count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM docs WHERE winner=1").fetchone()[0]
 

@@ -196,6 +196,14 @@ class FilesStore:
             raise env_error(f"cannot write to the store {self.root}: {exc.strerror or exc}",
                             "check free disk space and permissions") from None
 
+    def delete(self, rel: str) -> None:
+        """Remove one record file for good (``forget --purge``); the caller holds the lock."""
+        try:
+            os.unlink(self.path_of(rel))
+        except FileNotFoundError:
+            return
+        _fsync_dir(os.path.dirname(self.path_of(rel)))
+
     def clean_stale_temps(self) -> int:
         """Remove temp files left by writers that crashed more than an hour ago."""
         removed = 0

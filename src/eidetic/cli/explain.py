@@ -1,0 +1,139 @@
+"""``eidetic explain TOPIC``: markdown help for every verb and concept, for people and agents."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import user_error
+from .output import emit_json, emit_text
+
+TOPICS: dict[str, str] = {
+    "eidetic": """# eidetic
+A memory store for AI agents and their teams. Agents `remember` short records with provenance and
+`recall` them verbatim, by keyword (and, soon, by meaning): ranked, each hit with a score, a
+freshness signal and full metadata. Records are markdown files; the search index is derived.
+
+Verbs: remember, recall, sweep, forget, restore, overview, doctor, export, index, watch, explain, demo.
+Concepts: records, stores, modes, scope, lifecycle, freshness, traversal, errors.
+Run `eidetic explain TOPIC` for any of them.""",
+    "remember": """# eidetic remember
+Store records: one JSON object as an argument, or NDJSON on stdin (one object per line).
+The whole batch is validated before anything is written; a bad line exits 1 naming it.
+Upsert by `id` (derived from scope and text when omitted): `created`, lifecycle and usage are
+kept; an unchanged record is not rewritten. Identical text under a new id in the same scope is
+reported in `duplicates` and not written. A record that `supersedes` another of its scope
+shadows it at once.
+Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--memory-dir DIR`, `--json`.
+Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}]}`.""",
+    "recall": """# eidetic recall QUERY
+Ranked records for a query: the top-k primary hits, then records linked to them.
+Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (>= 1),
+`--case-sensitive`, `--filter KEY=VALUE` (typed; `KEY>=V`, `KEY<=V` for numbers and ISO dates),
+`--source S`, `--type T`, `--since DATE`, `--until DATE`, `--scope NAME`, `--visibility`,
+`--scope-only`, `--include-shadowed`, `--include-archived`, `--min-score S`, `--depth N`,
+`--max-nodes N`, `--explain`, `--no-record`, `--json`.
+Output: `{"query", "mode", "truncated", "embedder": {"model", "online"}, "items": [...]}`; every
+item has all record fields plus recall_count, last_recall, score, signal, tier, depth (and via,
+parent for linked records). See also: modes, scope, freshness, traversal.""",
+    "modes": """# Recall modes
+- `exact`: case-insensitive substring; score = min(1, len(query) / len(text)); shortest first.
+- `keyword`: BM25 over stemmed words (stop words dropped); name, description and text fields
+  (weights 2, 1.5, 1); only records sharing a word with the query.
+- `approximate` and `hybrid`: by meaning, blended with keyword. In this version there is no
+  semantic embedder yet: both rank exactly as keyword, say so on stderr, and report
+  `embedder.online: false`.""",
+    "scope": """# Scope and visibility
+Every record has a scope: a name and `public` or `private`. A public record is served to every
+query; a private record only to a query with the same `--scope` and `--visibility private`.
+`--scope-only` keeps only records of the query's own scope name. The rule holds on every read:
+recall (both tiers), overview, export, forget/restore. Default query scope: default/public.""",
+    "lifecycle": """# Lifecycle
+`active`, `shadowed` (superseded by a record of the same scope) or `archived` (stale). Recall
+hides shadowed and archived records unless `--include-shadowed` / `--include-archived`.
+`sweep` applies the rules (see `eidetic explain sweep`); `forget ID` archives one record and
+`restore ID` brings it back; only `forget --purge` deletes anything.""",
+    "sweep": """# eidetic sweep
+Applies the lifecycle rules to every record: superseded by a same-scope record -> shadowed;
+created more than 365 days ago, or freshness signal below 0.25 -> archived (active records
+only); `metadata.protected` exempts; nothing is deleted. Same-scope records with the same text
+are listed as suggestions. Flags: `--dry-run`, `--now ISO` (judge ages at that time), `--json`.
+Output: `{"dry_run", "now", "scanned", "shadowed", "archived", "changed": [{"id", "lifecycle"}],
+"suggestions": [{"reason", "ids", "scope"}]}`.""",
+    "forget": """# eidetic forget ID
+Archives a record (undo with `eidetic restore ID`). `--purge` instead removes its file, index
+entries and usage for good: the one deliberate hard delete, for secrets remembered by mistake;
+it asks for the id unless `--yes`. A private record needs its `--scope` and `--visibility private`.""",
+    "restore": """# eidetic restore ID
+Makes an archived or shadowed record active again. Same scope flags as forget.""",
+    "freshness": """# Freshness signal
+Each hit has `signal` in [0, 1] from its age, how often and how lately it was recalled:
+access_bonus = min(0.5, recall_count * 0.05); age_factor = 1 / (1 + days_since_created * 0.01);
+staleness = days_since_last_recall * 0.01;
+signal = clamp((0.5 - staleness + access_bonus) * age_factor, 0, 1);
+score = raw_score * (1 + 0.25 * (signal - 0.5)). Undated, never-recalled records are not blended.
+Every recall adds 1 to each primary hit's recall_count (0.5^depth to linked records) in a
+per-user state database; record files are never rewritten by recall. `--no-record` skips it.""",
+    "traversal": """# Linked records
+After the primary hits, recall follows `links` then `supersedes` breadth first, `--depth` hops
+(default 1; 0 = none), at most `--max-nodes` records (default 20). Scope, lifecycle flags and
+`--source` apply at every hop; a record the caller may not see is a dead end. Linked items have
+tier `traversal`, their depth, `via` (links or supersedes), `parent`, and score = parent score
+x 0.5. `truncated` is true only when a bound cut off a record the caller may see.""",
+    "records": """# Records
+One markdown file per record: YAML front matter (id, type, name, description, scope, created,
+updated, added_by, supersedes, links, lifecycle, metadata), then the text. Hand-written files
+are records too (a file without `id` takes its path as id); `MEMORY.md`, hidden and
+non-markdown files are not. A file that cannot be parsed is skipped with a warning.""",
+    "stores": """# Stores
+Public records written inside a git work tree go to `<repo>/.eidetic/memory`; private records
+and everything outside a repository to `$HOME/.eidetic/memory`. `EIDETIC_DATA_DIR` replaces both;
+`--memory-dir DIR` names stores for one command. Recall reads all and merges them (an id in the
+home store wins). The index lives in the user cache folder and can be rebuilt at any time.""",
+    "index": """# eidetic index
+Shows where each store's index is, how many records it holds and whether it is current.
+`--refresh` checks every file now; `--rebuild` drops the index and builds it from the files
+(usage survives). Recall keeps the index current by itself.""",
+    "watch": """# eidetic watch
+Optional: watches the stores with the operating system's file events and indexes every change
+at once, including files edited in place in large stores (which recall otherwise finds within a
+bounded number of calls). Runs in the foreground until Ctrl-C.""",
+    "overview": """# eidetic overview
+Per store: records you may see by scope and lifecycle, contributors (added_by and
+metadata.author), link connections, index and embedder state. `--scope`/`--visibility` as for
+recall; others' private scopes are not even counted.""",
+    "doctor": """# eidetic doctor
+Checks that stores are readable, record files parse, the index is current and ids are unique,
+and reports the embedder. Exit 1 when an error-level check fails.""",
+    "export": """# eidetic export
+Writes every record you may see as NDJSON in the remember format (`--active-only` to leave out
+shadowed and archived ones). `--scope`/`--visibility` as for recall.""",
+    "explain": """# eidetic explain TOPIC
+This help. `--json` gives `{"topic", "markdown"}`.""",
+    "errors": """# Errors and exit codes
+Results on stdout, diagnostics on stderr. Exit 0 success, 1 bad input, 2 environment (disk,
+permissions, missing model or server). With `--json` an error is
+`{"code", "message", "remediation"}` on stderr. Bad input never writes anything.""",
+    "demo": """# eidetic demo
+Remembers a dozen sample memories in a temporary store, recalls them in each mode, and removes
+everything afterwards.""",
+}
+
+
+def add_parser(sub, add_common) -> None:
+    parser = sub.add_parser("explain", help="markdown help for a verb or concept")
+    parser.add_argument("topic", nargs="*", help="e.g. recall, scope, lifecycle (default: overview)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run, memory_dir=None, backend="files")
+
+
+def run(args: argparse.Namespace) -> int:
+    topic = " ".join(args.topic).strip().lower() or "eidetic"
+    if topic.startswith("eidetic "):
+        topic = topic[len("eidetic "):]
+    if topic not in TOPICS:
+        raise user_error(f"no explain entry for: {topic}", "topics: " + ", ".join(sorted(TOPICS)))
+    if args.json:
+        emit_json({"topic": topic, "markdown": TOPICS[topic]})
+    else:
+        emit_text(TOPICS[topic])
+    return 0
