@@ -604,6 +604,7 @@ class Memory:
                   f"fix the permissions of {root}")
             if not readable:
                 continue
+            store.index.sync(full=True)  # a full check: every file is looked at
             status = store.index.status()
             broken = status["unparseable"]
             check("records_parse", not broken,

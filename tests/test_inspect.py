@@ -1,0 +1,85 @@
+"""overview, doctor, explain and export."""
+
+from __future__ import annotations
+
+import json
+
+from eidetic.cli.explain import TOPICS
+
+
+def seed(cli):
+    cli("remember", '{"id": "a", "text": "alpha", "links": ["b"], "metadata": {"author": "ana"}}', "--added-by", "bot")
+    cli("remember", '{"id": "b", "text": "beta"}')
+    cli("remember", '{"id": "c", "text": "gamma", "supersedes": "b"}')
+    cli("remember", '{"id": "p", "text": "private one"}', "--scope", "me", "--visibility", "private")
+    cli("remember", '{"id": "q", "text": "theirs"}', "--scope", "them", "--visibility", "private")
+
+
+def test_overview_counts_only_what_the_caller_may_see(cli, store):
+    seed(cli)
+    stores = cli("overview", "--json").json["stores"]
+    assert len(stores) == 1 and stores[0]["records"] == 3
+    scope = stores[0]["scopes"][0]
+    assert (scope["name"], scope["visibility"], scope["total"], scope["active"], scope["shadowed"]) == \
+        ("default", "public", 3, 2, 1)
+    assert scope["contributors"] == ["ana", "bot"]
+    assert stores[0]["connections"] == {"links": 1, "supersedes": 1}
+    assert "them" not in json.dumps(stores) and "me" not in [s["name"] for s in stores[0]["scopes"]]
+    mine = cli("overview", "--scope", "me", "--visibility", "private", "--json").json["stores"][0]
+    assert [(s["name"], s["total"]) for s in mine["scopes"]] == [("default", 3), ("me", 1)]
+    text = cli("overview").out
+    assert "default/public: 3 (active 2, shadowed 1)" in text and "contributors: ana, bot" in text
+
+
+def test_export_round_trips_through_remember(cli, store, env, monkeypatch):
+    seed(cli)
+    exported = cli("export", "--json").out.splitlines()
+    assert sorted(json.loads(line)["id"] for line in exported) == ["a", "b", "c"]
+    mine = [json.loads(line)["id"] for line in cli("export", "--scope", "me", "--visibility", "private").out.splitlines()]
+    assert sorted(mine) == ["a", "b", "c", "p"]
+    assert [json.loads(x)["id"] for x in cli("export", "--active-only").out.splitlines()] == ["a", "c"]
+    monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "copy"))
+    assert cli("remember", "--json", stdin="\n".join(exported)).json["upserted"] == 3
+    again = cli("export").out.splitlines()
+    strip = lambda lines: sorted((d["id"], d["text"], d["links"], d["metadata"], d["created"])
+                                 for d in map(json.loads, lines))
+    assert strip(again) == strip(exported)
+
+
+def test_doctor_reports_health(cli, store):
+    assert cli("doctor", "--json").json["healthy"] is True  # nothing created yet is not unhealthy
+    seed(cli)
+    (store / "broken.md").write_text("---\nid: [x\n---\nbody\n")
+    report = cli("doctor", "--json")
+    assert report.code == 0
+    checks = {c["id"]: c for c in report.json["checks"]}
+    assert checks["records_parse"]["passed"] is False and "broken.md" in checks["records_parse"]["message"]
+    assert checks["embedder"]["passed"] is False and checks["embedder"]["severity"] == "warning"
+    assert "UNHEALTHY" not in cli("doctor").out
+
+
+def test_doctor_fails_on_unreadable_store(cli, store):
+    import os
+
+    seed(cli)
+    store.chmod(0o000)
+    try:
+        if os.access(store, os.R_OK):  # root ignores permissions
+            return
+        run = cli("doctor", "--json")
+        assert run.code == 1 and run.json["healthy"] is False
+    finally:
+        store.chmod(0o755)
+
+
+def test_explain_every_topic(cli):
+    for topic in TOPICS:
+        run = cli("explain", topic, "--json")
+        assert run.code == 0 and run.json["topic"] == topic and run.json["markdown"].startswith("# ")
+    assert cli("explain").out.startswith("# eidetic")
+    missing = cli("explain", "nonsense", "--json")
+    assert missing.code == 1 and "recall" in missing.err_json["remediation"]
+    for verb in ("remember", "recall", "sweep", "forget", "restore", "overview", "doctor", "export",
+                 "index", "watch", "explain", "demo"):
+        assert verb in TOPICS
+        assert cli(verb, "--help").code == 0
