@@ -39,9 +39,9 @@ from ..ranking.filters import Filters
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
-from .text_index import MIN_CHUNKED_QUERY, TextIndex
+from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 RACY_NS = 50_000_000  # 5x the coarsest Linux clock tick
 RACY_NS_COARSE = 2_100_000_000  # file systems that keep whole seconds (FAT, old HFS+)
 
@@ -68,6 +68,7 @@ CREATE TABLE IF NOT EXISTS docs(
     created TEXT, created_ts REAL, updated TEXT, added_by TEXT, supersedes TEXT,
     links TEXT NOT NULL, metadata TEXT NOT NULL, source TEXT, winner INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE TABLE IF NOT EXISTS partitions(key TEXT PRIMARY KEY, visibility TEXT NOT NULL, scope TEXT);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
 """
@@ -115,8 +116,7 @@ class StoreIndex:
         self.default_scope = default_scope
         self._conn: sqlite3.Connection | None = None
         self._meta_filter: Filters | None = None
-        self.keyword_index = TextIndex(path.with_suffix(".tantivy"))
-        self._keyword_dirty = False
+        self.text = TextIndexes(path.with_suffix(".tantivy"))
 
     # -- connection ----------------------------------------------------------------------
 
@@ -178,7 +178,7 @@ class StoreIndex:
         return row[0] if row else None
 
     def _drop_files(self) -> None:
-        self.keyword_index.drop()
+        self.text.drop()
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -341,33 +341,39 @@ class StoreIndex:
                 action()
                 conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
                              "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
-                if self._keyword_dirty:
+                if self.text.dirty:
                     conn.execute("INSERT OR REPLACE INTO meta VALUES('keyword_pending', '1')")
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
-                self.keyword_index.rollback()
-                self._keyword_dirty = False
+                self.text.rollback()
                 raise
-            if self._keyword_dirty:
-                self.keyword_index.commit()
-                self._keyword_dirty = False
+            if self.text.dirty:
+                self.text.commit()
                 conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
 
+    def _partitions(self) -> dict[str, tuple[str, list[str]]]:
+        """partition key -> SQL condition and parameters, for every partition ever used."""
+        return {key: ("visibility = 'public'", []) if visibility == "public"
+                else ("visibility = 'private' AND scope = ?", [scope])
+                for key, visibility, scope in self.conn.execute("SELECT key, visibility, scope FROM partitions")}
+
     def _check_keyword(self) -> None:
-        """Rebuild the keyword index from SQLite when a crash left it behind, or it is missing."""
-        pending = self._get_meta("keyword_pending") is not None
-        missing = not self.keyword_index.exists() and self.conn.execute("SELECT 1 FROM docs LIMIT 1").fetchone()
-        if not (pending or missing):
+        """Rebuild the text indexes from SQLite when a crash left them behind, or one is missing."""
+        def needed() -> bool:
+            return (self._get_meta("keyword_pending") is not None
+                    or any(not self.text.exists(key) for key in self._partitions()))
+
+        if not needed():
             return
         with self._lock():
-            pending = self._get_meta("keyword_pending") is not None
-            missing = not self.keyword_index.exists() and self.conn.execute("SELECT 1 FROM docs LIMIT 1").fetchone()
-            if not (pending or missing):
+            if not needed():
                 return  # another process was mid-write and has finished
-            self.keyword_index.drop()
-            self.keyword_index.add(self.conn.execute("SELECT doc, name, description, text FROM docs"))
-            self.keyword_index.commit()
+            self.text.drop()
+            for key, (condition, params) in self._partitions().items():
+                self.text.add(key, list(self.conn.execute(
+                    f"SELECT doc, name, description, text FROM docs WHERE {condition}", params)))
+            self.text.commit()
             self.conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
 
     def _apply(self, plan: dict[str, Any] | None, report: SyncReport) -> None:
@@ -416,10 +422,9 @@ class StoreIndex:
 
     def _forget_all(self, report: SyncReport) -> None:
         report.removed = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
-        for table in ("files", "dirs", "docs"):
+        for table in ("files", "dirs", "docs", "partitions"):
             self.conn.execute(f"DELETE FROM {table}")
-        self.keyword_index.clear()
-        self._keyword_dirty = True
+        self.text.drop()
 
     def _doc_row(self, doc: int) -> IndexedRecord | None:
         row = self.conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE doc=?", (doc,)).fetchone()
@@ -437,12 +442,22 @@ class StoreIndex:
                     (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1)
         docs = list(range(first, first + len(items)))
         conn.execute("INSERT OR REPLACE INTO meta VALUES('next_doc', ?)", (str(first + len(items)),))
+        by_partition: dict[str, list[tuple[int, str | None, str | None, str]]] = {}
+        for doc, (_, r) in zip(docs, items):
+            by_partition.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
+                (doc, r.name, r.description, r.text))
+        conn.executemany("INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
+                         [(key, "public", None) if key == "public" else (key, "private", key[len("private:"):])
+                          for key in by_partition])
+
+        def add_all() -> None:
+            for key, rows in by_partition.items():
+                self.text.add(key, rows)
+
         with ThreadPoolExecutor(max_workers=1) as pool:
-            added = pool.submit(self.keyword_index.add,
-                                [(doc, r.name, r.description, r.text) for doc, (_, r) in zip(docs, items)])
+            added = pool.submit(add_all)
             self._insert_rows(docs, items)
             added.result()
-        self._keyword_dirty = True
         return docs
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
@@ -466,12 +481,11 @@ class StoreIndex:
 
     def _drop_doc(self, doc: int) -> set[str]:
         conn = self.conn
-        found = conn.execute("SELECT id, name, description, text FROM docs WHERE doc=?", (doc,)).fetchone()
+        found = conn.execute("SELECT id, visibility, scope FROM docs WHERE doc=?", (doc,)).fetchone()
         if found is None:
             return set()
-        rid, name, description, text = found
-        self.keyword_index.delete([doc])
-        self._keyword_dirty = True
+        rid, visibility, scope = found
+        self.text.delete(partition_of(visibility, scope), doc)
         conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
         return {rid}
 
@@ -630,12 +644,20 @@ class StoreIndex:
         want = offset + limit
         window = max(2 * want, 100)
         while True:
-            ranked = self.keyword_index.search(terms, window)
+            ranked = self.text.search(self._reach(access), terms, window)
             admitted = self._admitted([doc for doc, _ in ranked], where, params)
             rows = [(doc, score) for doc, score in ranked if doc in admitted]
             if len(rows) >= want or len(ranked) < window:
                 return rows[offset:want]
             window *= 4
+
+    @staticmethod
+    def _reach(access: Access) -> list[str]:
+        """The text indexes a caller may search: the public one, and its own private one."""
+        keys = ["public"]
+        if access.scope.visibility == "private":
+            keys.append(partition_of("private", access.scope.name))
+        return keys
 
     def _admitted(self, docs: list[int], where: str, params: list[object]) -> set[int]:
         admitted: set[int] = set()
@@ -667,7 +689,7 @@ class StoreIndex:
         if query.isascii() and qlen >= MIN_CHUNKED_QUERY:
             window = max(2 * want, 50)
             while True:
-                ranked = self.keyword_index.shortest_containing(query, window)
+                ranked = self.text.shortest_containing(self._reach(access), query, window)
                 confirmed = self._admitted([doc for doc, _ in ranked], f"{where} AND {check}", [*params, needle])
                 rows = [(doc, length) for doc, length in ranked if doc in confirmed]
                 if len(rows) >= want or len(ranked) < window:

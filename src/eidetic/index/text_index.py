@@ -15,8 +15,10 @@ first (a fast field), which is exact mode's ranking. Three streams of chunks (on
 would need no edge check but cost 4x the indexing time; SQLite's trigram FTS5 index took
 20-300 ms per query at 100k records.
 
-The index holds only terms, each record's ``doc`` number and text length; everything else
-stays in SQLite. ``StoreIndex`` keeps the two consistent (see its ``_write``): a crash between
+There is one such index per visibility partition (public, and each scope's private records),
+so BM25 statistics never mix what a caller may see with what it may not (``partition_of``).
+Each holds only terms, each record's ``doc`` number and text length; everything else stays in
+SQLite. ``StoreIndex`` keeps the two consistent (see its ``_write``): a crash between
 them leaves a "pending" mark that makes the next user rebuild this index from SQLite.
 """
 
@@ -174,3 +176,68 @@ class TextIndex:
         index = self._open()
         index.reload()
         return index.searcher().num_docs
+
+
+def partition_of(visibility: str, scope_name: str) -> str:
+    """Which text index holds a record: all public records share one; each scope's private
+    records have their own. BM25 statistics (document frequencies, lengths) are per index, so
+    a caller's scores depend only on records it may see: another scope's private records cannot
+    shift them, not even in the order of public hits."""
+    return "public" if visibility == "public" else f"private:{scope_name}"
+
+
+class TextIndexes:
+    """The text indexes of one store, one per partition, in subfolders of ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._open: dict[str, TextIndex] = {}
+        self.dirty: set[str] = set()
+
+    def get(self, key: str) -> TextIndex:
+        index = self._open.get(key)
+        if index is None:
+            import hashlib
+
+            folder = self.root / hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+            index = self._open[key] = TextIndex(folder)
+        return index
+
+    def add(self, key: str, rows: list[tuple[int, str | None, str | None, str]]) -> None:
+        self.get(key).add(rows)
+        self.dirty.add(key)
+
+    def delete(self, key: str, doc: int) -> None:
+        self.get(key).delete([doc])
+        self.dirty.add(key)
+
+    def commit(self) -> None:
+        for key in sorted(self.dirty):
+            self.get(key).commit()
+        self.dirty.clear()
+
+    def rollback(self) -> None:
+        for key in self.dirty:
+            self.get(key).rollback()
+        self.dirty.clear()
+
+    def drop(self) -> None:
+        for index in self._open.values():
+            index.drop()
+        self._open.clear()
+        self.dirty.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def exists(self, key: str) -> bool:
+        return self.get(key).exists()
+
+    def search(self, keys: list[str], terms: list[str], limit: int) -> list[tuple[int, float]]:
+        merged = [hit for key in keys if self.exists(key) for hit in self.get(key).search(terms, limit)]
+        merged.sort(key=lambda hit: -hit[1])
+        return merged[:limit]
+
+    def shortest_containing(self, keys: list[str], query: str, limit: int) -> list[tuple[int, int]]:
+        merged = [hit for key in keys if self.exists(key)
+                  for hit in self.get(key).shortest_containing(query, limit)]
+        merged.sort(key=lambda hit: hit[1])
+        return merged[:limit]
