@@ -184,3 +184,9 @@ def test_exact_matches_brute_force_on_many_substrings(store):
             got = {h.record.id for h in memory.recall(query, mode="exact", top_k=200, record=False).items}
             want = {f"t{i}" for i, t in enumerate(texts) if query.lower() in t.lower()}
             assert got == want, query
+
+
+def test_huge_top_k_returns_everything(cli, corpus):
+    for mode in ("keyword", "exact"):
+        run = cli("recall", "banana", "--mode", mode, "--top-k", str(10**12), "--json")
+        assert run.code == 0 and {i["id"] for i in run.json["items"]} == {"ban1", "ban2"}

@@ -147,6 +147,9 @@ class TextIndex:
         clauses = [(tantivy.Occur.Should,
                     tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, field, term), weight))
                    for term in terms for field, weight in FIELDS]
+        limit = min(limit, searcher.num_docs)  # tantivy allocates for the limit: never beyond the store
+        if limit <= 0:
+            return []
         result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False, offset=offset)
         hits = result.hits
         docs = searcher.fast_field_values("doc", [address for _, address in hits])
@@ -165,6 +168,9 @@ class TextIndex:
                     tantivy.Query.phrase_query(self._schema, CHUNK_FIELD, parts) if len(parts) > 1
                     else tantivy.Query.term_query(self._schema, CHUNK_FIELD, parts[0]))
                    for parts in aligned_chunks(query)]
+        limit = min(limit, searcher.num_docs)  # tantivy allocates for the limit: never beyond the store
+        if limit <= 0:
+            return []
         result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False,
                                  order_by_field="len", offset=offset, order=tantivy.Order.Asc)
         addresses = [address for _, address in result.hits]
