@@ -29,7 +29,7 @@ def test_eight_concurrent_writers_lose_nothing(store, env):
     for path in files:
         record = frontmatter.parse(path.read_text(), path.stem)
         assert record.id == path.stem and "quokka" in record.text
-    assert not list(store.rglob(".tmp-*"))
+    assert not list(store.glob(".staging-*"))
     status = subprocess.run([sys.executable, "-m", "eidetic", "index", "--json"], capture_output=True,
                             text=True, env=os.environ.copy())
     assert json.loads(status.stdout)["stores"][0]["records"] == 1600

@@ -16,3 +16,4 @@ def test_sigkill_at_random_moments_never_corrupts_or_loses(env):
     states = result["killed_with_batch"]
     assert sum(states.values()) == 100
     assert states.get("none", 0) + states.get("partial", 0) > 0  # some kills landed mid-batch
+    assert result["staging_left"] == []  # every killed writer's staging folder was removed

@@ -525,7 +525,8 @@ class Memory:
             if not store.files.exists():
                 continue
             report = store.index.rebuild()
-            store.files.clean_stale_temps()
+            with store.files.lock():
+                store.files.remove_abandoned_staging()
             out.append({"store": str(store.files.root), "index": str(store.index.path),
                         "records": store.index.count(), "unparseable": len(report.broken)})
         return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import stat as statmod
 import sys
 import time
@@ -24,9 +25,8 @@ from typing import NamedTuple
 from ..errors import env_error
 
 LOCK_NAME = ".eidetic.lock"
-TEMP_PREFIX = ".tmp-"
+STAGING_PREFIX = ".staging-"
 INDEX_FILE = "memory.md"  # compared case-insensitively: MEMORY.md is an index, never a record
-STALE_TEMP_SECONDS = 3600
 BULK_SYNC_MIN = 64  # batches this large are made durable with one syncfs instead of fsync per file
 LOCK_TIMEOUT_SECONDS = 60.0
 
@@ -149,23 +149,32 @@ class FilesStore:
     def write_many(self, items: list[tuple[str, str]]) -> dict[str, FileStat]:
         """Atomically write (relative path, content) pairs; returns each file's new stat.
 
-        Every temp file is written and fsynced (in parallel threads: the file system commits
-        them together) before the first rename, so a crash leaves each record either old or
-        new, never half-written. The caller holds the lock.
+        Every file is first written into one hidden staging folder of this batch and made
+        durable (one ``syncfs``, or fsyncs in parallel threads) before the first rename into
+        place, so a crash leaves each record either old or new, never half-written, and what a
+        killed writer leaves behind is one folder that the next writer removes. The caller holds
+        the lock.
         """
         if not items:
             return {}
         root = str(self.root)
+        self.remove_abandoned_staging()
+        staging = os.path.join(root, f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(6)}")
         staged: list[tuple[str, str, str]] = []  # rel, temp, final
         folders: set[str] = set()
-        for rel, _ in items:
-            final = self.path_of(rel)
-            folder = os.path.dirname(final)
-            if folder not in folders:
-                os.makedirs(folder, exist_ok=True)
-                folders.add(folder)
-            temp = os.path.join(folder, f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}-{os.path.basename(final)}")
-            staged.append((rel, temp, final))
+        try:
+            os.makedirs(staging)
+            for number, (rel, _) in enumerate(items):
+                final = self.path_of(rel)
+                folder = os.path.dirname(final)
+                if folder not in folders:
+                    os.makedirs(folder, exist_ok=True)
+                    folders.add(folder)
+                staged.append((rel, os.path.join(staging, str(number)), final))
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise env_error(f"cannot write to the store {self.root}: {exc.strerror or exc}",
+                            "check free disk space and permissions") from None
         try:
             payloads = [(temp, content.encode("utf-8")) for (_, temp, _), (_, content) in zip(staged, items)]
             if len(payloads) >= BULK_SYNC_MIN and _libc() is not None:
@@ -182,17 +191,14 @@ class FilesStore:
                 os.replace(temp, final)
             for folder in folders or {root}:
                 _fsync_dir(folder)
+            os.rmdir(staging)
             stats: dict[str, FileStat] = {}
             for rel, _, final in staged:
                 st = os.stat(final, follow_symlinks=False)
                 stats[rel] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
             return stats
         except OSError as exc:
-            for _, temp, _ in staged:
-                try:
-                    os.unlink(temp)
-                except OSError:
-                    pass
+            shutil.rmtree(staging, ignore_errors=True)
             raise env_error(f"cannot write to the store {self.root}: {exc.strerror or exc}",
                             "check free disk space and permissions") from None
 
@@ -204,24 +210,32 @@ class FilesStore:
             return
         _fsync_dir(os.path.dirname(self.path_of(rel)))
 
-    def clean_stale_temps(self) -> int:
-        """Remove temp files left by writers that crashed more than an hour ago."""
+    def remove_abandoned_staging(self) -> int:
+        """Remove staging folders of writers that died (their process is gone): what a crash
+        mid-batch leaves. The caller holds the lock, so no live eidetic writer owns them."""
         removed = 0
-        cutoff = time.time() - STALE_TEMP_SECONDS
-        for folder in [self.root, *(p for p in self.root.rglob("*") if p.is_dir() and not p.is_symlink())]:
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
+        try:
+            entries = [e.name for e in os.scandir(self._root) if e.name.startswith(STAGING_PREFIX)]
+        except OSError:
+            return 0
+        for name in entries:
+            pid = name[len(STAGING_PREFIX):].split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
                 continue
-            for entry in entries:
-                if entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False):
-                    try:
-                        if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                            os.unlink(entry.path)
-                            removed += 1
-                    except OSError:
-                        pass
+            shutil.rmtree(os.path.join(self._root, name), ignore_errors=True)
+            removed += 1
         return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
 
 def _write(item: tuple[str, bytes], sync: bool = True) -> None:
     temp, data = item
