@@ -195,8 +195,8 @@ A killed writer leaves its batch's hidden staging folder (`.staging-<pid>-...`, 
 records); the next writer removes the folders of writers that are gone. Left at the end of the
 run: {len(result['staging_left'])}.
 
-Why it holds: each record file is written to a unique temp file, flushed to disk, then renamed
-over the old one (atomic); a batch's files are all durable before the first rename; the index is
+Why it holds: a batch's record files are written into its own staging folder and made durable
+before the first is renamed over the old version (an atomic step per file); the index is
 derived and commits after the files, and a crash between its two parts leaves a mark that makes
 the next command rebuild the keyword index from SQLite.
 

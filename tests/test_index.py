@@ -4,7 +4,6 @@ import json
 import os
 import time
 
-import pytest
 from conftest import rec
 
 from eidetic.stores.files import FilesStore

@@ -9,7 +9,6 @@ shadowing) -> atomic file writes -> index update -> result.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -103,7 +102,7 @@ class Memory:
         for store in self.stores():
             if not store.files.exists():
                 continue
-            report = store.index.sync(full=full)
+            store.index.sync(full=full)
             if warnings is not None:
                 for path, error in store.index.broken()[:5]:
                     warnings.append(f"skipped unparseable record file {store.files.root / path}: {error}")
@@ -170,11 +169,12 @@ class Memory:
         if not batch:
             return RememberResult([], [])
         stamp = format_ts(now)
-        for attempt in range(5):
+        for _ in range(5):
             targets = self._targets(batch, synced=False)
             with ExitStack() as locks:
                 for root in sorted(set(targets.values()) | self._shadow_roots(batch, targets), key=str):
                     locks.enter_context(self._store(root).files.lock())
+                    self._store(root).files.remove_abandoned_staging()  # a crashed writer's leftovers
                 decided = self._targets(batch, synced=True)
                 if set(decided.values()) - set(targets.values()):
                     continue  # a concurrent writer moved an id: take the right locks and retry
@@ -437,7 +437,7 @@ class Memory:
                 return store.index.keyword(terms, access, flt, limit, offset)
 
             def blend(rows: list[tuple[int, float]], store: _Store = store,
-                      earlier: list[_Store] = list(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
+                      earlier: tuple[_Store, ...] = tuple(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
                 facts = store.index.ranking_facts([doc for doc, _ in rows])
                 ids = [rid for rid, _ in facts.values()]
                 hidden: set[str] = set()

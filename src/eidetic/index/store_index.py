@@ -82,7 +82,6 @@ class SyncReport:
     added: int = 0
     updated: int = 0
     removed: int = 0
-    walked: bool = False
     broken: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -132,23 +131,15 @@ class StoreIndex:
         except OSError as exc:
             raise env_error(f"cannot create the index folder {self.path.parent}: {exc.strerror}",
                             "set EIDETIC_CACHE_DIR to a writable folder") from None
-        try:
-            conn = self._connect()
-            if self._schema_version(conn) == SCHEMA_VERSION:
-                return conn
-            conn.close()
-        except sqlite3.DatabaseError:
-            pass
+        conn = self._current()
+        if conn is not None:
+            return conn
         # Create, upgrade or replace a corrupt index under the index lock: several processes
         # may start at once on a new store, and only one may lay the index out.
         with self._lock():
-            try:
-                conn = self._connect()
-                if self._schema_version(conn) == SCHEMA_VERSION:
-                    return conn
-                conn.close()
-            except sqlite3.DatabaseError:
-                pass
+            conn = self._current()
+            if conn is not None:
+                return conn
             self._drop_files()  # derived data: an old or corrupt index is simply rebuilt
             try:
                 conn = self._connect()
@@ -159,6 +150,17 @@ class StoreIndex:
             except sqlite3.DatabaseError as exc:
                 raise env_error(f"the index {self.path} is unusable: {exc}",
                                 "delete it; it is rebuilt from the record files") from None
+
+    def _current(self) -> sqlite3.Connection | None:
+        """A connection to the index if it exists with this schema version, else None."""
+        try:
+            conn = self._connect()
+            if self._schema_version(conn) == SCHEMA_VERSION:
+                return conn
+            conn.close()
+        except sqlite3.DatabaseError:
+            pass
+        return None
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
@@ -222,7 +224,6 @@ class StoreIndex:
             self._apply(current, report)
 
         self._write(apply)
-        report.walked = full
         return report
 
     def _plan(self, full: bool) -> dict[str, Any] | None:

@@ -111,9 +111,6 @@ class TextIndex:
         for doc in docs:
             writer.delete_documents_by_term("doc", doc)
 
-    def clear(self) -> None:
-        self._writer_().delete_all_documents()
-
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
@@ -177,11 +174,6 @@ class TextIndex:
         docs = searcher.fast_field_values("doc", addresses)
         lengths = searcher.fast_field_values("len", addresses)
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
-
-    def count(self) -> int:
-        index = self._open()
-        index.reload()
-        return index.searcher().num_docs
 
 
 def partition_of(visibility: str, scope_name: str) -> str:

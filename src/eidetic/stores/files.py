@@ -15,7 +15,6 @@ import secrets
 import shutil
 import stat as statmod
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -158,7 +157,6 @@ class FilesStore:
         if not items:
             return {}
         root = str(self.root)
-        self.remove_abandoned_staging()
         staging = os.path.join(root, f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(6)}")
         staged: list[tuple[str, str, str]] = []  # rel, temp, final
         folders: set[str] = set()
