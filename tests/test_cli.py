@@ -105,6 +105,7 @@ def test_demo_runs_in_a_temporary_store(env):
     assert run.code == 0, run.err
     assert "Remembered 12 sample memories" in run.out
     assert "--mode exact" in run.out and "--mode keyword" in run.out and "--mode hybrid" in run.out
+    assert "--mode approximate" in run.out and "embedder: online" in run.out
     assert not (env / "home" / ".eidetic").exists()
 
 

@@ -54,7 +54,7 @@ def test_doctor_reports_health(cli, store):
     assert report.code == 0
     checks = {c["id"]: c for c in report.json["checks"]}
     assert checks["records_parse"]["passed"] is False and "broken.md" in checks["records_parse"]["message"]
-    assert checks["embedder"]["passed"] is False and checks["embedder"]["severity"] == "warning"
+    assert checks["embedder"]["passed"] is True and "all-MiniLM-L6-v2" in checks["embedder"]["message"]
     assert "UNHEALTHY" not in cli("doctor").out
 
 
@@ -83,3 +83,12 @@ def test_explain_every_topic(cli):
                  "index", "watch", "explain", "demo"):
         assert verb in TOPICS
         assert cli(verb, "--help").code == 0
+
+
+def test_doctor_and_overview_report_an_unavailable_embedder(cli, store, monkeypatch):
+    seed(cli)
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    report = cli("doctor", "--json")
+    check = {c["id"]: c for c in report.json["checks"]}["embedder"]
+    assert check["passed"] is False and check["severity"] == "warning" and report.json["healthy"] is True
+    assert cli("overview", "--json").json["stores"][0]["embedder"]["online"] is False

@@ -83,7 +83,9 @@ def outputs(memory, scope, count=False):
 @given(records=stores())
 def test_output_is_blind_to_other_scopes_private_records(records, tmp_path_factory, monkeypatch):
     base = tmp_path_factory.mktemp("leak")
-    monkeypatch.setenv("EIDETIC_CACHE_DIR", str(base / "cache"))
+    # one cache for every example: indexes are per store path anyway, and each distinct text
+    # is embedded once for the semantic modes
+    monkeypatch.setenv("EIDETIC_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "leak-cache"))
     full = write_store(base / "full", records)
     for scope in QUERY_SCOPES:
         visible = [r for r in records if r.scope.visibility == "public" or r.scope == scope]

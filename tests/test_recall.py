@@ -55,14 +55,15 @@ def test_keyword_bm25_stems_and_drops_non_matches(cli, corpus):
     assert ids(cli("recall", "the of and", "--mode", "keyword", "--json")) == []
 
 
-def test_hybrid_without_embedder_is_keyword_and_says_so(cli, corpus):
+def test_hybrid_without_embedder_is_keyword_and_says_so(cli, corpus, monkeypatch):
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     keyword = cli("recall", "banana", "--mode", "keyword", "--json", "--no-record")
     hybrid = cli("recall", "banana", "--json", "--no-record")
     assert hybrid.json["mode"] == "hybrid"
     assert hybrid.json["embedder"]["online"] is False
     assert [(i["id"], i["score"]) for i in hybrid.json["items"]] == [(i["id"], i["score"]) for i in keyword.json["items"]]
     assert len(hybrid.json["items"]) == 2  # never drops the weakest keyword match
-    assert hybrid.err.count("\n") == 1 and "keyword only" in hybrid.err
+    assert hybrid.err.count("\n") == 1 and "keyword only" in hybrid.err and "EIDETIC_EMBEDDER" in hybrid.err
     assert keyword.err == ""
 
 
@@ -190,3 +191,19 @@ def test_huge_top_k_returns_everything(cli, corpus):
     for mode in ("keyword", "exact"):
         run = cli("recall", "banana", "--mode", mode, "--top-k", str(10**12), "--json")
         assert run.code == 0 and {i["id"] for i in run.json["items"]} == {"ban1", "ban2"}
+
+
+def test_semantic_recall_finds_meaning_without_shared_words(cli, store):
+    cli("remember", stdin=ndjson({"id": "cat", "text": "The cat sat on the mat."},
+                                 {"id": "feline", "text": "A feline rested upon the rug."},
+                                 {"id": "stocks", "text": "The stock market fell sharply after the rate announcement."}))
+    approx = cli("recall", "a kitten lying on a carpet", "--mode", "approximate", "--json")
+    assert approx.json["embedder"] == {"model": "sentence-transformers/all-MiniLM-L6-v2", "online": True}
+    assert [i["id"] for i in approx.json["items"]][:2] in (["feline", "cat"], ["cat", "feline"])
+    assert approx.json["items"][-1]["id"] == "stocks" and approx.err == ""
+    assert cli("recall", "a kitten lying on a carpet", "--mode", "keyword", "--json").json["items"] == []
+    hybrid = cli("recall", "cat on a rug", "--json", "--explain").json["items"]
+    assert [i["id"] for i in hybrid] in (["feline", "cat"], ["cat", "feline"])  # stocks: no word, least meaning
+    assert all(i["explain"]["cosine"] is not None for i in hybrid)
+    trimmed = cli("recall", "a kitten lying on a carpet", "--mode", "approximate", "--min-score", "0.3", "--json")
+    assert "stocks" not in [i["id"] for i in trimmed.json["items"]]

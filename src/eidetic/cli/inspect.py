@@ -52,7 +52,8 @@ def run_overview(args: argparse.Namespace) -> int:
         index = store["index"]
         lines.append(f"- {store['store']} — {store['records']} record(s), {len(store['scopes'])} scope(s), "
                      f"{store['connections']['links']} link(s), {store['connections']['supersedes']} supersedes; "
-                     f"index {'current' if index and index['current'] else 'stale'}; embedder offline")
+                     f"index {'current' if index and index['current'] else 'stale'}; "
+                     f"embedder {'online' if store['embedder']['online'] else 'offline'}")
         for scope in store["scopes"]:
             states = ", ".join(f"{k} {scope[k]}" for k in ("active", "shadowed", "archived") if scope[k])
             lines.append(f"  - {scope['name']}/{scope['visibility']}: {scope['total']} ({states})")

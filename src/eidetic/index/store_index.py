@@ -581,6 +581,18 @@ class StoreIndex:
                 result[item.record.id] = item
         return result
 
+    def admitted_texts(self, access: Access, filters: Filters) -> list[tuple[int, str]]:
+        """(doc, text hash) of every record the caller may see: the candidates of a vector search."""
+        where, params = self._where(access, filters)
+        return list(self.conn.execute(f"SELECT d.doc, d.hash FROM docs d WHERE {where}", params))
+
+    def texts(self, docs: Sequence[int]) -> dict[int, str]:
+        result: dict[int, str] = {}
+        for chunk in _chunks(list(docs), 500):
+            marks = ",".join("?" * len(chunk))
+            result.update(self.conn.execute(f"SELECT doc, text FROM docs WHERE doc IN ({marks})", chunk))
+        return result
+
     def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
         """(id, created) per doc: all the blend needs, without loading texts and metadata."""
         result: dict[int, tuple[str, str | None]] = {}
