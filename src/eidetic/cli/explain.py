@@ -42,8 +42,10 @@ parent for linked records). See also: modes, scope, freshness, traversal.""",
 - `approximate`: cosine similarity of all-MiniLM-L6-v2 embeddings (local and offline).
 - `hybrid` (default): alpha * cosine (min-max normalised) + (1 - alpha) * BM25 / max BM25 over
   the union of each signal's top N (N = max(10 * top-k, 100)); `--alpha`, default 0.5.
-When the model cannot load (or `EIDETIC_EMBEDDER=none`), both rank exactly as keyword, say why
-on stderr and report `embedder.online: false`.""",
+`EIDETIC_EMBED_URL` (+ `EIDETIC_EMBED_MODEL`, `EIDETIC_EMBED_API_KEY`, `EIDETIC_EMBED_TIMEOUT`)
+uses any OpenAI-compatible /embeddings endpoint instead of the local model.
+When the model cannot load or the endpoint fails (or `EIDETIC_EMBEDDER=none`), both rank exactly
+as keyword, say why on stderr and report `embedder.online: false`.""",
     "scope": """# Scope and visibility
 Every record has a scope: a name and `public` or `private`. A public record is served to every
 query; a private record only to a query with the same `--scope` and `--visibility private`.

@@ -19,9 +19,15 @@ class Embedder(Protocol):
 
 def default_embedder() -> tuple[Embedder | None, str | None]:
     """The embedder to use, or (None, why not): the caller degrades to keyword and says so.
-    ``EIDETIC_EMBEDDER=none`` turns semantic recall off."""
+    ``EIDETIC_EMBED_URL`` selects a remote OpenAI-compatible model; ``EIDETIC_EMBEDDER=none``
+    turns semantic recall off."""
     if os.environ.get("EIDETIC_EMBEDDER", "").strip().lower() in ("none", "off", "0"):
         return None, "EIDETIC_EMBEDDER=none"
+    url = os.environ.get("EIDETIC_EMBED_URL", "").strip()
+    if url:
+        from .http import HttpEmbedder
+
+        return HttpEmbedder(url, os.environ.get("EIDETIC_EMBED_MODEL", "").strip() or None), None
     try:
         from . import local
 

@@ -1,0 +1,130 @@
+"""The HTTP embedder against a real HTTP server on loopback that speaks the OpenAI
+/embeddings format (a toy model: hashed bag of words)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from eidetic.embed.http import choose_key
+
+
+class ToyModel(BaseHTTPRequestHandler):
+    requests: list[dict] = []
+    fail_with: int | None = None
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                                    "model": body["model"], "n": len(body["input"])})
+        if type(self).fail_with:
+            self.send_response(type(self).fail_with)
+            self.end_headers()
+            return
+        data = []
+        for index, text in enumerate(body["input"]):
+            vector = [0.0] * 64
+            for word in text.lower().split():
+                vector[int(hashlib.md5(word.strip(".,").encode()).hexdigest(), 16) % 64] += 1.0
+            data.append({"index": index, "embedding": vector})
+        payload = json.dumps({"data": list(reversed(data))}).encode()  # out of order on purpose
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    ToyModel.requests = []
+    ToyModel.fail_with = None
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ToyModel)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def records(cli, store):
+    lines = [{"id": f"n{i}", "text": f"note {i} about gardening tomatoes"} for i in range(150)]
+    lines.append({"id": "deploy", "text": "deploy friday rollback"})
+    assert cli("remember", stdin="".join(json.dumps(x) + "\n" for x in lines)).code == 0
+
+
+def test_remote_model_ranks_and_batches_with_the_explicit_key(cli, records, server, monkeypatch):
+    monkeypatch.setenv("EIDETIC_EMBED_URL", server)
+    monkeypatch.setenv("EIDETIC_EMBED_MODEL", "toy-embed")
+    monkeypatch.setenv("EIDETIC_EMBED_API_KEY", "sk-explicit")
+    run = cli("recall", "friday deploy", "--mode", "approximate", "--top-k", "1", "--json")
+    assert run.code == 0 and run.err == ""
+    assert run.json["embedder"] == {"model": "toy-embed", "online": True}
+    assert [i["id"] for i in run.json["items"]] == ["deploy"]
+    assert {r["path"] for r in ToyModel.requests} == {"/v1/embeddings"}
+    assert all(r["auth"] == "Bearer sk-explicit" and r["model"] == "toy-embed" for r in ToyModel.requests)
+    assert max(r["n"] for r in ToyModel.requests) <= 64 and sum(r["n"] for r in ToyModel.requests) == 152
+    ToyModel.requests.clear()
+    cli("recall", "tomatoes", "--mode", "approximate", "--json")  # vectors are cached: only the query
+    assert [r["n"] for r in ToyModel.requests] == [1]
+
+
+def test_borrowed_key_goes_to_loopback(cli, records, server, monkeypatch):
+    monkeypatch.setenv("EIDETIC_EMBED_URL", server)
+    monkeypatch.setenv("COLLEAGUE_API_KEY", "sk-borrowed")
+    monkeypatch.delenv("EIDETIC_EMBED_API_KEY", raising=False)
+    assert cli("recall", "deploy", "--mode", "approximate", "--json").json["embedder"]["online"] is True
+    assert {r["auth"] for r in ToyModel.requests} == {"Bearer sk-borrowed"}
+
+
+def test_key_rules():
+    env = {"COLLEAGUE_API_KEY": "b"}
+    assert choose_key("https://embed.example.com/v1", env) == ("b", None)
+    assert choose_key("http://localhost:8001/v1", env) == ("b", None)
+    assert choose_key("http://[::1]:8001/v1", env) == ("b", None)
+    key, warning = choose_key("http://embed.example.com/v1", env)
+    assert key is None and "withholding" in warning and "COLLEAGUE_API_KEY" in warning
+    assert choose_key("http://embed.example.com/v1", {"EIDETIC_EMBED_API_KEY": "e", **env}) == ("e", None)
+    assert choose_key("http://embed.example.com/v1", {}) == (None, None)
+
+
+@pytest.mark.parametrize("failure", ["500", "refused"])
+def test_a_failing_embedder_degrades_to_keyword_loudly(cli, records, server, monkeypatch, failure):
+    if failure == "500":
+        ToyModel.fail_with = 500
+        monkeypatch.setenv("EIDETIC_EMBED_URL", server)
+    else:
+        monkeypatch.setenv("EIDETIC_EMBED_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("EIDETIC_EMBED_TIMEOUT", "2")
+    hybrid = cli("recall", "deploy friday", "--json", "--no-record")
+    assert hybrid.code == 0
+    assert hybrid.json["embedder"]["online"] is False
+    assert hybrid.err.count("\n") == 1 and "keyword only" in hybrid.err and "127.0.0.1" in hybrid.err
+    keyword = cli("recall", "deploy friday", "--mode", "keyword", "--json", "--no-record")
+    assert [(i["id"], i["score"]) for i in hybrid.json["items"]] == [(i["id"], i["score"]) for i in keyword.json["items"]]
+
+
+def test_bad_configuration_is_a_clear_error(cli, records, monkeypatch):
+    monkeypatch.setenv("EIDETIC_EMBED_URL", "ftp://nope")
+    run = cli("recall", "deploy", "--json")
+    assert run.code == 1 and "EIDETIC_EMBED_URL" in run.err_json["message"]
+    monkeypatch.setenv("EIDETIC_EMBED_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("EIDETIC_EMBED_TIMEOUT", "soon")
+    assert cli("recall", "deploy", "--json").code == 1
+
+
+def test_doctor_probes_the_remote_embedder(cli, records, server, monkeypatch):
+    monkeypatch.setenv("EIDETIC_EMBED_URL", server)
+    checks = {c["id"]: c for c in cli("doctor", "--json").json["checks"]}
+    assert checks["embedder"]["passed"] is True and ToyModel.requests[-1]["n"] == 1
+    ToyModel.fail_with = 503
+    checks = {c["id"]: c for c in cli("doctor", "--json").json["checks"]}
+    assert checks["embedder"]["passed"] is False and "503" in checks["embedder"]["message"]
