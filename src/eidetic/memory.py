@@ -36,6 +36,7 @@ from .timeutil import format_ts, now_utc
 from .usage import UsageState
 
 MODES = ("exact", "keyword", "approximate", "hybrid")
+EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little lost if interrupted
 KEYWORD_MODES = ("exact", "keyword")
 
 
@@ -73,6 +74,7 @@ class Memory:
         self.plan = plan
         self.usage = usage or UsageState(usage_db_path())
         self.vectors = VectorCache(cache_dir() / "vectors.sqlite")
+        self.progress: Any = None  # optional callback(done, total) for long embedding runs
         self._stores: dict[Path, _Store] = {}
 
     @classmethod
@@ -125,10 +127,13 @@ class Memory:
         visibility: str | None = None,
         added_by: str | None = None,
         now: datetime | None = None,
+        embed: bool = True,
     ) -> RememberResult:
         """Validate every record, then upsert them all. Nothing is written if any is invalid.
 
-        Inputs may be dicts (the JSON record format) or :class:`Record` objects.
+        Inputs may be dicts (the JSON record format) or :class:`Record` objects. With ``embed``
+        the new texts' vectors are computed now, in batches (else at the first recall that
+        needs them).
         """
         default_scope = check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility)
         nick = added_by if added_by is not None else culture_nick()
@@ -143,7 +148,7 @@ class Memory:
             except EideticError as exc:
                 exc.message = f"record {position}: {exc.message}"
                 raise
-        return self._remember_validated(batch, now or now_utc())
+        return self._embedded(self._remember_validated(batch, now or now_utc()), batch, embed)
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
         """NDJSON input: every line is parsed and validated before anything is written."""
@@ -169,7 +174,31 @@ class Memory:
                 exc.message = f"line {number}: {exc.message}"
                 exc.remediation = (exc.remediation + "; nothing was written").lstrip("; ")
                 raise
-        return self._remember_validated(batch, options.get("now") or now_utc())
+        return self._embedded(self._remember_validated(batch, options.get("now") or now_utc()),
+                              batch, options.get("embed", True))
+
+    def _embedded(self, result: RememberResult, batch: list[tuple[Record, bool]], embed: bool) -> RememberResult:
+        """Compute and cache the vectors of the texts just remembered (each distinct text once).
+        The records are already safe on disk: a failing embedder only defers this to recall."""
+        if not embed or not result.ids:
+            return result
+        remembered = set(result.ids)
+        texts = {r.hash: r.text for r, _ in batch if r.id in remembered}
+        embedder, why = default_embedder()
+        if embedder is None:
+            return result
+        missing = [h for h in texts if h not in self.vectors.get(embedder.name, texts)]
+        try:
+            for start in range(0, len(missing), EMBED_CHUNK):
+                chunk = missing[start:start + EMBED_CHUNK]
+                self.vectors.put(embedder.name, zip(chunk, embedder.embed([texts[h] for h in chunk])))
+                if self.progress is not None:
+                    self.progress(min(start + EMBED_CHUNK, len(missing)), len(missing))
+        except EideticError as exc:
+            if exc.code != ENV_ERROR:
+                raise
+            result.warnings.append(f"vectors not computed ({exc.message}); recall will compute them")
+        return result
 
     def _remember_validated(self, batch: list[tuple[Record, bool]], now: datetime) -> RememberResult:
         if not batch:

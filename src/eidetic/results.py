@@ -68,6 +68,7 @@ class RememberResult:
     ids: list[str]
     duplicates: list[dict[str, str]]
     written: int = 0  # files actually (re)written; unchanged re-remembers write nothing
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def upserted(self) -> int:

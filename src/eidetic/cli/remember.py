@@ -7,7 +7,31 @@ import json
 import sys
 
 from ..errors import user_error
-from .output import emit_json, emit_text
+from .output import emit_json, emit_text, warn
+
+
+class _Bar:
+    """A tqdm bar on a terminal, started only once embedding takes a while."""
+
+    def __init__(self) -> None:
+        self._bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if total <= 256:
+            return  # over in a moment: no bar
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit="text", desc="embedding", file=sys.stderr)
+        self._bar.update(done - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _progress_bar() -> _Bar | None:
+    return _Bar() if sys.stderr.isatty() else None
 
 
 def add_parser(sub, add_common) -> None:
@@ -18,6 +42,8 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument("--scope", help="scope name for records without one (default: default)")
     parser.add_argument("--visibility", help="public (default) or private")
     parser.add_argument("--added-by", help="attribution (default: nick from culture.yaml)")
+    parser.add_argument("--no-embed", action="store_true",
+                        help="do not compute vectors now (the first semantic recall does)")
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -26,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
     with Memory.open(args.memory_dir) as memory:
-        options = {"scope": args.scope, "visibility": args.visibility, "added_by": args.added_by}
+        memory.progress = _progress_bar()
+        options = {"scope": args.scope, "visibility": args.visibility, "added_by": args.added_by,
+                   "embed": not args.no_embed}
         if args.record is not None:
             try:
                 raw = json.loads(args.record)
@@ -38,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
             if sys.stdin is None or sys.stdin.isatty():
                 raise user_error("no record given", "pass a JSON object, or pipe NDJSON on stdin")
             result = memory.remember_ndjson(sys.stdin, **options)
+        if memory.progress is not None:
+            memory.progress.close()
+    for message in result.warnings:
+        warn(message)
     if args.json:
         emit_json(result.to_dict())
     else:
