@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import exact_queries, keyword_queries, records  # noqa: E402
+from report import update_doc  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -178,20 +179,6 @@ def main() -> None:
     print(f"wrote {out}")
     print(table(result))
     update_doc(f"speed-files-{args.records}", table(result))
-
-
-def update_doc(marker: str, body: str) -> None:
-    """Replace the section between ``<!-- marker -->`` and ``<!-- /marker -->`` in
-    docs/benchmarks.md (appended when missing), so reruns keep the document current."""
-    doc = HERE.parent / "docs" / "benchmarks.md"
-    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-    start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
-    block = f"{start}\n{body}\n{end}"
-    if start in text and end in text:
-        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text)
 
 
 def table(r: dict) -> str:

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from conftest import rec, run_process
 
@@ -109,13 +110,19 @@ def test_demo_runs_in_a_temporary_store(env):
     assert not (env / "home" / ".eidetic").exists()
 
 
-def test_keyword_recall_does_not_import_heavy_modules(store):
-    code = ("import sys; from eidetic.cli.main import main; "
-            "main(['recall', 'x', '--mode', 'keyword', '--json']); "
-            "print(sorted(m for m in ('numpy', 'tokenizers', 'psycopg', 'yaml') if m in sys.modules))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []
+def test_keyword_and_exact_recall_do_not_import_heavy_modules(store):
+    assert run_process("remember", '{"id": "a", "text": "quokka"}', "--no-embed").code == 0
+    time.sleep(0.1)
+    run_process("recall", "quokka", "--mode", "keyword")  # re-checks the just-written ("racy") file
+    for mode in ("keyword", "exact"):
+        code = ("import sys; from eidetic.cli.main import main; "
+                f"main(['recall', 'quokka', '--mode', '{mode}', '--json']); "
+                "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'httpx', 'psycopg', 'yaml')"
+                " if m in sys.modules))")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+        assert proc.returncode == 0, proc.stderr
+        assert '"id": "a"' in proc.stdout
+        assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []
 
 
 def test_bad_ids_and_read_only_stores(cli, store, env):

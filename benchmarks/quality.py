@@ -1,0 +1,168 @@
+"""Retrieval quality on public data, through the public Python API (``eidetic.Memory``).
+
+    python benchmarks/quality.py [--data ../shared/data] [--modes keyword hybrid ...]
+
+LoCoMo: one store per conversation; each turn is a record "speaker: text" (plus the shared
+image's caption), dated by its session; questions of categories 1-4 are the queries and their
+evidence turns the relevant records; category 5 (adversarial) is reported apart.
+BEIR SciFact: one store of the 5,183 abstracts (title as name, abstract as text); the public
+test queries and the train queries.
+For every mode: recall@5/10/25, nDCG@10, MRR (first relevant rank within 25). Writes
+``benchmarks/results/quality.json`` and a table in ``docs/benchmarks.md``. The data is read
+from ``../shared/data`` (non-commercial licences: it is never copied into this repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from report import update_doc  # noqa: E402
+
+from eidetic import Memory  # noqa: E402
+from eidetic.locations import plan_stores  # noqa: E402
+from eidetic.usage import UsageState  # noqa: E402
+
+K = 25
+ALL_MODES = ("exact", "keyword", "approximate", "hybrid")
+
+
+def metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
+    out = {f"recall@{k}": len(set(ranked[:k]) & relevant) / len(relevant) for k in (5, 10, 25)}
+    dcg = sum(1 / math.log2(i + 2) for i, rid in enumerate(ranked[:10]) if rid in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(10, len(relevant))))
+    out["ndcg@10"] = dcg / ideal
+    out["mrr"] = next((1 / (i + 1) for i, rid in enumerate(ranked[:K]) if rid in relevant), 0.0)
+    return out
+
+
+def mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in rows[0]} if rows else {}
+
+
+def open_store(folder: Path) -> Memory:
+    return Memory(plan_stores([folder]), UsageState(folder.parent / f"{folder.name}-usage.sqlite"))
+
+
+def ranked_ids(memory: Memory, query: str, mode: str, alpha: float) -> list[str]:
+    result = memory.recall(query, mode=mode, top_k=K, alpha=alpha, record=False, depth=0)
+    return [hit.record.id for hit in result.items]
+
+
+def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
+    turns: dict[str, list[dict]] = defaultdict(list)
+    for line in (data / "locomo" / "turns_public.jsonl").open():
+        turn = json.loads(line)
+        turns[turn["sample_id"]].append(turn)
+    queries = [json.loads(line) for line in (data / "locomo" / "queries_public.jsonl").open()]
+    scores: dict[str, dict[str, list]] = {mode: defaultdict(list) for mode in modes}
+    for sample, sample_turns in turns.items():
+        with open_store(work / f"locomo-{sample}") as memory:
+            records = []
+            for turn in sample_turns:
+                when = datetime.strptime(turn["session_date_time"], "%I:%M %p on %d %B, %Y")
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [image: {turn['blip_caption']}]"
+                records.append({"id": turn["id"], "text": text, "type": "turn",
+                                "created": when.replace(tzinfo=timezone.utc).isoformat(),
+                                "metadata": {"source": "locomo", "session": turn["session"],
+                                             "speaker": turn["speaker"]}})
+            memory.remember(records)  # (identical turns are reported as duplicates, not stored)
+            for query in (q for q in queries if q["sample_id"] == sample and q["relevant_ids"]):
+                for mode in modes:
+                    ranked = ranked_ids(memory, query["question"], mode, alpha)
+                    scores[mode][query["category"]].append(metrics(ranked, set(query["relevant_ids"])))
+    out = {}
+    for mode in modes:
+        per_category = {str(c): mean(rows) for c, rows in sorted(scores[mode].items())}
+        main = [row for c, rows in scores[mode].items() if c != 5 for row in rows]
+        out[mode] = {"categories_1_4": mean(main), "per_category": per_category,
+                     "queries_1_4": len(main), "queries_5": len(scores[mode].get(5, []))}
+    return out
+
+
+def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
+    root = data / "beir-scifact"
+    with gzip.open(root / "corpus.jsonl.gz", "rt") as handle:
+        docs = [json.loads(line) for line in handle]
+    out: dict = {mode: {} for mode in modes}
+    with open_store(work / "scifact") as memory:
+        memory.remember([{"id": d["_id"], "name": d["title"] or None, "text": d["text"] or d["title"],
+                          "type": "abstract", "created": "date-unknown"} for d in docs if d["text"] or d["title"]])
+        for split, qfile, qrels in (("test", "queries_test_public.jsonl", "test_public.tsv"),
+                                    ("train", "queries_train.jsonl", "train.tsv")):
+            relevant: dict[str, set[str]] = defaultdict(set)
+            for line in (root / "qrels" / qrels).read_text().splitlines()[1:]:
+                qid, did, score = line.split("\t")
+                if int(score) > 0:
+                    relevant[qid].add(did)
+            queries = [json.loads(line) for line in (root / qfile).open()]
+            for mode in modes:
+                rows = [metrics(ranked_ids(memory, q["text"], mode, alpha), relevant[q["_id"]])
+                        for q in queries if relevant.get(q["_id"])]
+                out[mode][split] = dict(mean(rows), queries=len(rows))
+    return out
+
+
+def table(result: dict) -> str:
+    lines = [f"{result['date']}, alpha {result['alpha']}, {result['machine']}; "
+             f"embedder {result['embedder']}; run time {result['seconds']} s", "",
+             "| mode | SciFact test nDCG@10 | SciFact train nDCG@10 | LoCoMo 1-4 R@5 | R@10 | R@25 | nDCG@10 | MRR |"
+             " LoCoMo cat. 5 R@10 |", "|---|---|---|---|---|---|---|---|---|"]
+    for mode in result["modes"]:
+        sf, lc = result["scifact"][mode], result["locomo"][mode]
+        main = lc["categories_1_4"]
+        five = lc["per_category"].get("5", {})
+        lines.append(f"| {mode} | {sf['test']['ndcg@10']:.3f} | {sf['train']['ndcg@10']:.3f} | "
+                     f"{main['recall@5']:.3f} | {main['recall@10']:.3f} | {main['recall@25']:.3f} | "
+                     f"{main['ndcg@10']:.3f} | {main['mrr']:.3f} | {five.get('recall@10', 0):.3f} |")
+    lines += ["", "LoCoMo recall@10 by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial):",
+              "", "| mode | 1 | 2 | 3 | 4 | 5 |", "|---|---|---|---|---|---|"]
+    for mode in result["modes"]:
+        per = result["locomo"][mode]["per_category"]
+        lines.append(f"| {mode} | " + " | ".join(f"{per.get(str(c), {}).get('recall@10', 0):.3f}"
+                                                  for c in range(1, 6)) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument("--modes", nargs="+", default=list(ALL_MODES), choices=ALL_MODES)
+    parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--work", type=Path, help="keep stores and caches here (reruns reuse vectors)")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-quality-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("EIDETIC_CACHE_DIR", str(work / "cache"))
+    started = time.perf_counter()
+    from eidetic.embed import default_embedder
+
+    embedder, why = default_embedder()
+    result = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "alpha": args.alpha,
+              "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
+              "embedder": embedder.name if embedder else f"none ({why})", "modes": args.modes,
+              "scifact": scifact(args.data, work, args.modes, args.alpha),
+              "locomo": locomo(args.data, work, args.modes, args.alpha)}
+    result["seconds"] = round(time.perf_counter() - started)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "quality.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(table(result))
+    update_doc("quality", table(result))
+
+
+if __name__ == "__main__":
+    main()
