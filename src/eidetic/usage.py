@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .errors import env_error
+from .sqlite_db import connect
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage(
@@ -30,17 +30,7 @@ class UsageState:
         if self._conn is None:
             if not create and not self.path.exists():
                 return None
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                       check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(_SCHEMA)
-            except (OSError, sqlite3.Error) as exc:
-                raise env_error(f"cannot open the usage state {self.path}: {exc}",
-                                "set EIDETIC_STATE_DIR to a writable folder") from None
-            self._conn = conn
+            self._conn = connect(self.path, _SCHEMA, "usage state", "set EIDETIC_STATE_DIR to a writable folder")
         return self._conn
 
     def get(self, store: str, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..errors import env_error
+from ..sqlite_db import connect
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
@@ -27,16 +27,7 @@ class VectorCache:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(_SCHEMA)
-            except (OSError, sqlite3.Error) as exc:
-                raise env_error(f"cannot open the embedding cache {self.path}: {exc}",
-                                "set EIDETIC_CACHE_DIR to a writable folder") from None
-            self._conn = conn
+            self._conn = connect(self.path, _SCHEMA, "embedding cache", "set EIDETIC_CACHE_DIR to a writable folder")
         return self._conn
 
     def get(self, model: str, hashes: Iterable[str]) -> dict[str, Any]:
