@@ -86,3 +86,15 @@ def test_remember_embeds_new_texts_once_and_no_embed_defers(cli, store, env):
     assert cached() == 1
     hits = cli("recall", "thinking", "--mode", "approximate", "--json").json["items"]
     assert {h["id"] for h in hits} == {"a", "c"} and cached() == 2  # c's vector computed at recall
+
+
+def test_the_forward_pass_stays_in_float32():
+    """A NumPy float64 constant silently upcast every layer to float64 (half the speed)."""
+    import numpy as np
+
+    from eidetic.embed.local import _gelu, _layer_norm
+
+    x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+    assert _gelu(x).dtype == np.float32
+    assert _layer_norm(x, np.ones(4, np.float32), np.zeros(4, np.float32)).dtype == np.float32
+    assert abs(float(_gelu(np.float32(1.0))) - 0.8413447) < 1e-6  # GELU(1) = Phi(1)

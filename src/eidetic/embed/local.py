@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -73,11 +74,14 @@ def _verified(path: Path) -> None:
         pass  # not remembering the check only costs time
 
 
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+
+
 def _gelu(x: Any) -> Any:
     """Exact (erf) GELU; NumPy has no erf, so Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)."""
     import numpy as np
 
-    z = np.abs(x) / np.sqrt(2.0)
+    z = np.abs(x) * _INV_SQRT2  # a Python float: keeps float32 (a NumPy float64 would upcast)
     t = 1.0 / (1.0 + 0.3275911 * z)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
     erf = 1.0 - poly * np.exp(-z * z)
@@ -158,7 +162,7 @@ class MiniLM:
             qkv = x @ qkv_w + qkv_b
             q, k, v = (qkv[..., j * DIMENSIONS:(j + 1) * DIMENSIONS]
                        .reshape(batch, length, self.heads, head).transpose(0, 2, 1, 3) for j in range(3))
-            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head) + additive
+            scores = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(head)) + additive
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             scores /= scores.sum(axis=-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, DIMENSIONS)
