@@ -135,47 +135,51 @@ class Memory:
         the new texts' vectors are computed now, in batches (else at the first recall that
         needs them).
         """
-        default_scope = check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility)
-        nick = added_by if added_by is not None else culture_nick()
-        limit = max_text_bytes()
-        batch: list[tuple[Record, bool]] = []
-        for position, raw in enumerate(records, start=1):
-            if isinstance(raw, Record):
-                raw = {k: v for k, v in raw.to_dict().items() if k not in ("hash", "lifecycle", "updated")}
-            try:
-                batch.append(record_from_input(raw, default_scope=default_scope, added_by=nick,
-                                               max_text_bytes=limit))
-            except EideticError as exc:
-                exc.message = f"record {position}: {exc.message}"
-                raise
+        def labelled() -> Iterator[tuple[str, Any]]:
+            for position, raw in enumerate(records, start=1):
+                if isinstance(raw, Record):
+                    raw = {k: v for k, v in raw.to_dict().items() if k not in ("hash", "lifecycle", "updated")}
+                yield f"record {position}", raw
+
+        batch = self._validate(labelled(), scope, visibility, added_by)
         return self._embedded(self._remember_validated(batch, now or now_utc()), batch, embed)
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
         """NDJSON input: every line is parsed and validated before anything is written."""
         import json
 
-        default_scope = check_scope(options.get("scope") or DEFAULT_SCOPE.name,
-                                    options.get("visibility") or DEFAULT_SCOPE.visibility)
-        nick = options["added_by"] if options.get("added_by") is not None else culture_nick()
+        def labelled() -> Iterator[tuple[str, Any]]:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield f"line {number}", json.loads(line)
+                except ValueError as exc:
+                    raise user_error(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
+                                     "each line must be one JSON object; nothing was written") from None
+
+        batch = self._validate(labelled(), options.get("scope"), options.get("visibility"),
+                               options.get("added_by"))
+        return self._embedded(self._remember_validated(batch, options.get("now") or now_utc()),
+                              batch, options.get("embed", True))
+
+    @staticmethod
+    def _validate(items: Iterable[tuple[str, Any]], scope: str | None, visibility: str | None,
+                  added_by: str | None) -> list[tuple[Record, bool]]:
+        """Every (label, raw record) checked before anything is written; an error names its label."""
+        default_scope = check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility)
+        nick = added_by if added_by is not None else culture_nick()
         limit = max_text_bytes()
         batch: list[tuple[Record, bool]] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except ValueError as exc:
-                raise user_error(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
-                                 "each line must be one JSON object; nothing was written") from None
+        for label, raw in items:
             try:
                 batch.append(record_from_input(raw, default_scope=default_scope, added_by=nick,
                                                max_text_bytes=limit))
             except EideticError as exc:
-                exc.message = f"line {number}: {exc.message}"
+                exc.message = f"{label}: {exc.message}"
                 exc.remediation = (exc.remediation + "; nothing was written").lstrip("; ")
                 raise
-        return self._embedded(self._remember_validated(batch, options.get("now") or now_utc()),
-                              batch, options.get("embed", True))
+        return batch
 
     def _embedded(self, result: RememberResult, batch: list[tuple[Record, bool]], embed: bool) -> RememberResult:
         """Compute and cache the vectors of the texts just remembered (each distinct text once).
@@ -681,9 +685,8 @@ class Memory:
         embedder, why = default_embedder()
         embedder_status = ({"model": embedder.name, "online": True} if embedder is not None
                            else {"model": None, "online": False, "reason": why})
-        synced = {store.files.root: store for store in self._synced()}
         visible_by_store: dict[str, list[Record]] = {}
-        for key, record in self.iter_records(access):
+        for key, record in self.iter_records(access):  # syncs every existing store once
             visible_by_store.setdefault(key, []).append(record)
         for store in self.stores():
             records = visible_by_store.get(store.key, [])
@@ -701,7 +704,7 @@ class Memory:
                                   [("links", link) for link in record.links]
                                   + ([("supersedes", record.supersedes)] if record.supersedes else [])
                                   if target in ids)
-            index = store.index.status() if store.files.root in synced else None
+            index = store.index.status() if store.files.exists() else None
             out.append({
                 "store": str(store.files.root), "exists": store.files.exists(), "records": len(records),
                 "scopes": [dict(v, contributors=sorted(v["contributors"])) for _, v in sorted(scopes.items())],
