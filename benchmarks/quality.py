@@ -78,7 +78,7 @@ def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
                     text += f" [image: {turn['blip_caption']}]"
                 records.append({"id": turn["id"], "text": text, "type": "turn",
                                 "created": when.replace(tzinfo=timezone.utc).isoformat(),
-                                "metadata": {"source": "locomo", "session": turn["session"],
+                                "metadata": {"source": "locomo", "thread": sample, "session": turn["session"],
                                              "speaker": turn["speaker"]}})
             memory.remember(records)  # (identical turns are reported as duplicates, not stored)
             for query in (q for q in queries if q["sample_id"] == sample and q["relevant_ids"]):

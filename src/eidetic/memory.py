@@ -807,6 +807,8 @@ class Memory:
     def set_lifecycle(self, rid: str, state: str, *, scope: str | None = None,
                       visibility: str | None = None) -> dict[str, Any]:
         """Archive (``forget``) or restore one record; undoable, nothing is deleted."""
+        if state not in ("active", "archived"):
+            raise user_error(f"cannot set lifecycle {state!r} by hand", "use 'archived' (forget) or 'active' (restore)")
         _, item = self._visible(rid, scope, visibility)
         previous = item.record.lifecycle
         if previous != state:

@@ -5,7 +5,9 @@ autocommit (callers open transactions explicitly), the schema applied."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .errors import env_error
 
@@ -20,3 +22,9 @@ def connect(path: Path, schema: str, what: str, remediation: str) -> sqlite3.Con
     except (OSError, sqlite3.Error) as exc:
         raise env_error(f"cannot open the {what} {path}: {exc}", remediation) from None
     return conn
+
+
+def chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    """Slices of at most ``size`` items: SQLite limits the parameters of one statement."""
+    for start in range(0, len(items), size):
+        yield items[start:start + size]

@@ -36,12 +36,14 @@ from .. import frontmatter
 from ..errors import env_error
 from ..ranking.access import Access
 from ..ranking.filters import Filters
+from ..sqlite_db import chunks as _chunks
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
+from .context import Neighbourhood, order_key, thread_key, thread_of
 from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 RACY_NS = 50_000_000  # 5x the coarsest Linux clock tick
 RACY_NS_COARSE = 2_100_000_000  # file systems that keep whole seconds (FAT, old HFS+)
 
@@ -66,8 +68,10 @@ CREATE TABLE IF NOT EXISTS docs(
     scope TEXT NOT NULL, visibility TEXT NOT NULL, lifecycle TEXT NOT NULL, type TEXT NOT NULL,
     name TEXT, description TEXT, text TEXT NOT NULL, hash TEXT NOT NULL, len INTEGER NOT NULL,
     created TEXT, created_ts REAL, updated TEXT, added_by TEXT, supersedes TEXT,
-    links TEXT NOT NULL, metadata TEXT NOT NULL, source TEXT, winner INTEGER NOT NULL);
+    links TEXT NOT NULL, metadata TEXT NOT NULL, source TEXT, winner INTEGER NOT NULL,
+    thread_key TEXT, thread_order TEXT);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE INDEX IF NOT EXISTS docs_thread ON docs(thread_key, thread_order, doc) WHERE thread_key IS NOT NULL;
 CREATE TABLE IF NOT EXISTS partitions(key TEXT PRIMARY KEY, visibility TEXT NOT NULL, scope TEXT);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
@@ -116,6 +120,9 @@ class StoreIndex:
         self._conn: sqlite3.Connection | None = None
         self._meta_filter: Filters | None = None
         self.text = TextIndexes(path.with_suffix(".tantivy"))
+        self._retext: set[int] = set()  # docs whose keyword entry must be (re)written
+        self._fresh: set[int] = set()  # of those, docs new in this transaction (none to delete)
+        self._moved: set[int] = set()  # docs added or re-elected: their neighbours' contexts change
 
     # -- connection ----------------------------------------------------------------------
 
@@ -340,6 +347,7 @@ class StoreIndex:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 action()
+                self._flush_text()
                 conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
                              "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
                 if self.text.dirty:
@@ -349,9 +357,48 @@ class StoreIndex:
                 conn.execute("ROLLBACK")
                 self.text.rollback()
                 raise
+            finally:
+                self._retext.clear()
+                self._fresh.clear()
+                self._moved.clear()
             if self.text.dirty:
                 self.text.commit()
                 conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
+
+    @property
+    def neighbourhood(self) -> Neighbourhood:
+        return Neighbourhood(self.conn)
+
+    def _flush_text(self) -> None:
+        """(Re)write the keyword entries of changed docs and of the neighbours whose context
+        quotes them (``context``), inside the write transaction."""
+        if not self._retext:
+            return
+        around = self.neighbourhood.of(self._moved & self._retext)
+        todo = set(self._retext)
+        for neighbours in around.values():
+            todo.update(neighbours)
+        around.update(self.neighbourhood.of(todo - set(around)))
+        self._add_text(sorted(todo), around, fresh=False)
+
+    def _add_text(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
+        """Index docs' name, description, text and context (own text, then the neighbours')."""
+        rows: dict[int, tuple[str, str | None, str | None, str]] = {}
+        for chunk in _chunks(docs, 500):
+            marks = ",".join("?" * len(chunk))
+            for doc, visibility, scope, name, description, text in self.conn.execute(
+                    f"SELECT doc, visibility, scope, name, description, text FROM docs WHERE doc IN ({marks})", chunk):
+                rows[doc] = (partition_of(visibility, scope), name, description, text)
+        texts = {doc: row[3] for doc, row in rows.items()}
+        texts.update(self.texts([d for doc in rows for d in around.get(doc, ()) if d not in texts]))
+        by_partition: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
+        for doc, (key, name, description, text) in rows.items():
+            context = "\n".join([text, *(texts[d] for d in around.get(doc, ()) if d in texts)])
+            by_partition.setdefault(key, []).append((doc, name, description, text, context))
+            if not fresh and doc not in self._fresh:
+                self.text.delete(key, doc)
+        for key, entries in by_partition.items():
+            self.text.add(key, entries)
 
     def _partitions(self) -> dict[str, tuple[str, list[str]]]:
         """partition key -> SQL condition and parameters, for every partition ever used."""
@@ -371,9 +418,8 @@ class StoreIndex:
             if not needed():
                 return  # another process was mid-write and has finished
             self.text.drop()
-            for key, (condition, params) in self._partitions().items():
-                self.text.add(key, list(self.conn.execute(
-                    f"SELECT doc, name, description, text FROM docs WHERE {condition}", params)))
+            docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
+            self._add_text(docs, self.neighbourhood.of(docs), fresh=True)
             self.text.commit()
             self.conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
 
@@ -443,34 +489,30 @@ class StoreIndex:
                     (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1)
         docs = list(range(first, first + len(items)))
         conn.execute("INSERT OR REPLACE INTO meta VALUES('next_doc', ?)", (str(first + len(items)),))
-        by_partition: dict[str, list[tuple[int, str | None, str | None, str]]] = {}
-        for doc, (_, r) in zip(docs, items):
-            by_partition.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
-                (doc, r.name, r.description, r.text))
+        keys = {partition_of(r.scope.visibility, r.scope.name) for _, r in items}
         conn.executemany("INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
                          [(key, "public", None) if key == "public" else (key, "private", key[len("private:"):])
-                          for key in by_partition])
-
-        def add_all() -> None:
-            for key, rows in by_partition.items():
-                self.text.add(key, rows)
-
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            added = pool.submit(add_all)
-            self._insert_rows(docs, items)
-            added.result()
+                          for key in keys])
+        self._insert_rows(docs, items)
+        self._retext.update(docs)
+        self._fresh.update(docs)
+        self._moved.update(docs)
         return docs
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
         self.conn.executemany(
             "INSERT INTO docs(doc, id, path, scope, visibility, lifecycle, type, name, description, text,"
-            " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
+            " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner,"
+            " thread_key, thread_order) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
             [(doc, r.id, rel, r.scope.name, r.scope.visibility, r.lifecycle, r.type, r.name, r.description,
-              r.text, r.hash, len(r.text), r.created, to_epoch(r.created), r.updated, r.added_by,
+              r.text, r.hash, len(r.text), r.created, ts, r.updated, r.added_by,
               r.supersedes, json.dumps(r.links, ensure_ascii=False),
-              json.dumps(r.metadata, ensure_ascii=False), _source(r.metadata))
-             for doc, (rel, r) in zip(docs, items)])
+              json.dumps(r.metadata, ensure_ascii=False), _source(r.metadata),
+              key, order_key(ts, r.id) if key else None)
+             for doc, (rel, r) in zip(docs, items)
+             for ts in (to_epoch(r.created),)
+             for key in (thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata)),)])
+
 
     def _drop_file(self, rel: str) -> set[str]:
         conn = self.conn
@@ -486,7 +528,11 @@ class StoreIndex:
         if found is None:
             return set()
         rid, visibility, scope = found
-        self.text.delete(partition_of(visibility, scope), doc)
+        for neighbours in self.neighbourhood.of([doc]).values():
+            self._retext.update(neighbours)  # their context quoted this record
+        self._retext.discard(doc)
+        if doc not in self._fresh:
+            self.text.delete(partition_of(visibility, scope), doc)
         conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
         return {rid}
 
@@ -506,6 +552,8 @@ class StoreIndex:
             canonical = record_path(rid)
             best = min(rows, key=lambda r: (r[1] != canonical, r[1]))
             conn.execute("UPDATE docs SET winner=(doc=?) WHERE id=?", (best[0], rid))
+            self._retext.update(doc for doc, _ in rows)
+            self._moved.update(doc for doc, _ in rows)
 
     # -- hints from a file watcher --------------------------------------------------------
 
@@ -760,8 +808,3 @@ def _contains(text: str, needle: str) -> bool:
 
 def _contains_casefold(text: str, needle: str) -> bool:
     return needle.lower() in text.lower()
-
-
-def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]

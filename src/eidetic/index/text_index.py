@@ -31,7 +31,7 @@ from typing import Any
 
 from .analyzer import ANALYZER_NAME, text_analyzer
 
-FIELDS = (("name", 2.0), ("description", 1.5), ("text", 1.0))
+FIELDS = (("name", 2.0), ("description", 1.5), ("text", 1.0), ("context", 1.0))
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
@@ -90,11 +90,11 @@ class TextIndex:
             self._writer = self._open().writer(heap_size=WRITER_HEAP, num_threads=2)
         return self._writer
 
-    def add(self, rows: Iterable[tuple[int, str | None, str | None, str]]) -> None:
+    def add(self, rows: Iterable[tuple[int, str | None, str | None, str, str]]) -> None:
         import tantivy
 
         writer = self._writer_()
-        for doc, name, description, text in rows:
+        for doc, name, description, text, context in rows:
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
@@ -104,6 +104,7 @@ class TextIndex:
             if description:
                 document.add_text("description", description)
             document.add_text("text", text)
+            document.add_text("context", context)
             writer.add_document(document)
 
     def delete(self, docs: Iterable[int]) -> None:
@@ -201,7 +202,7 @@ class TextIndexes:
             index = self._open[key] = TextIndex(folder)
         return index
 
-    def add(self, key: str, rows: list[tuple[int, str | None, str | None, str]]) -> None:
+    def add(self, key: str, rows: list[tuple[int, str | None, str | None, str, str]]) -> None:
         self.get(key).add(rows)
         self.dirty.add(key)
 

@@ -1,0 +1,111 @@
+"""Conversation context: a record is found through its thread neighbours and linked records,
+kept right through inserts, edits, deletions and rebuilds, and never across partitions."""
+
+from __future__ import annotations
+
+import pytest
+
+from eidetic import Memory
+from eidetic.index.context import order_key, thread_of
+
+from conftest import rec
+
+WHEN = "2024-05-01T10:00:00Z"
+
+
+def turn(rid, text, thread="chat-1", created=WHEN, **extra):
+    record = {"id": rid, "text": text, "created": created, "metadata": {"thread": thread}}
+    record.update(extra)
+    return record
+
+
+def found(memory, query, **options):
+    return [hit.record.id for hit in memory.recall(query, mode="keyword", top_k=10, depth=0,
+                                                   record=False, **options).items]
+
+
+@pytest.fixture
+def memory(store):
+    with Memory.open() as m:
+        yield m
+
+
+def test_a_turn_is_found_through_its_neighbours(memory):
+    memory.remember([turn("t-1", "Do you still go to pottery classes?"),
+                     turn("t-2", "Yes, every Tuesday evening with my sister."),
+                     turn("t-3", "That sounds lovely."),
+                     {"id": "loner", "text": "Yes, every Tuesday evening with my sister."}])
+    hits = found(memory, "pottery")
+    assert hits == ["t-1", "t-2"]  # the direct match first; t-3 is two turns away; loner has no thread
+
+
+def test_neighbours_follow_time_then_natural_id_order(memory):
+    memory.remember([turn("t-1", "We adopted a puppy."), turn("t-10", "ten"), turn("t-2", "two"),
+                     turn("t-9", "nine"), turn("t-0", "zero", created="2024-05-01T11:00:00Z")])
+    # order: t-1, t-2, t-9, t-10 (same time, ids by number), then t-0 (later)
+    assert found(memory, "puppy") == ["t-1", "t-2"]
+    assert set(found(memory, "ten")) == {"t-10", "t-9", "t-0"}
+
+
+def test_a_turn_inserted_between_takes_over_the_context(memory):
+    memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-3", "Nice!")])
+    assert found(memory, "pottery") == ["t-1", "t-3"]
+    memory.remember([turn("t-2", "Since when?")])
+    assert found(memory, "pottery") == ["t-1", "t-2"]
+
+
+def test_forgetting_or_leaving_the_thread_removes_the_context(memory):
+    memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-2", "Since when?"),
+                     turn("t-3", "Since March.")])
+    memory.set_lifecycle("t-1", "archived")
+    assert found(memory, "pottery") == []
+    memory.set_lifecycle("t-1", "active")
+    assert found(memory, "pottery") == ["t-1", "t-2"]
+    memory.remember([turn("t-1", "Pottery is my new hobby.", thread="other")])
+    assert found(memory, "pottery") == ["t-1"]
+    assert "t-3" in found(memory, "since when")  # t-2 and t-3 are neighbours now
+
+
+def test_a_hand_edit_of_a_neighbour_updates_the_context(memory, store):
+    memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-2", "Since when?")])
+    path = rec(store, "t-1")
+    path.write_text(path.read_text().replace("Pottery is my new hobby.", "Chess is my new hobby."))
+    assert found(memory, "pottery") == []
+    assert found(memory, "chess") == ["t-1", "t-2"]
+
+
+def test_private_turns_never_lend_context_to_public_ones(memory):
+    memory.remember([turn("t-1", "My pottery teacher is Ann.", scope={"name": "me", "visibility": "private"}),
+                     turn("t-2", "Say hi to her!")])
+    assert found(memory, "pottery") == []
+    assert found(memory, "pottery", scope="me", visibility="private") == ["t-1"]
+    memory.remember([turn("t-3", "Pottery again.", scope={"name": "me", "visibility": "private"})])
+    assert found(memory, "hi", scope="me", visibility="private") == ["t-2"]  # public t-2 never borrows
+
+
+def test_links_lend_no_context_traversal_brings_them(memory):
+    memory.remember([{"id": "notes", "text": "Notes about the kiln firing schedule."},
+                     {"id": "reply", "text": "Agreed, see above.", "links": ["notes"]}])
+    assert found(memory, "kiln") == ["notes"]
+    bundle = memory.recall("kiln", mode="keyword", record=False).items
+    assert [(h.record.id, h.tier) for h in bundle] == [("notes", "primary")]  # links point the other way
+    memory.remember([{"id": "notes", "text": "Notes about the kiln firing schedule.", "links": ["reply"]}])
+    bundle = memory.recall("kiln", mode="keyword", record=False).items
+    assert [(h.record.id, h.tier) for h in bundle] == [("notes", "primary"), ("reply", "traversal")]
+
+
+def test_a_rebuilt_index_gives_the_same_contexts(memory):
+    memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-2", "Since when?"),
+                     turn("t-3", "Pottery! Again?", thread="chat-2"), turn("t-4", "Yes.", thread="chat-2")])
+    before = found(memory, "pottery")
+    memory.rebuild_index()
+    assert found(memory, "pottery") == before
+    assert set(before) == {"t-1", "t-2", "t-3", "t-4"}
+
+
+def test_thread_and_order_helpers():
+    assert thread_of({"thread": "a"}) == "a"
+    assert thread_of({"conversation_id": 7}) == "7"
+    assert thread_of({"thread": True, "thread_id": ""}) is None
+    assert order_key(None, "t-2") < order_key(None, "t-10") < order_key(0.0, "t-1")
+    assert order_key(-5.0, "x") < order_key(5.0, "x")
