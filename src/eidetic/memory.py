@@ -451,8 +451,6 @@ class Memory:
         """approximate: top-k by cosine. hybrid: the union of the top N of each signal
         (N = max(10 x top-k, 100)), fused by ``ranking.fusion``. Vectors come from the cache;
         missing ones (new records, a new model) are computed now and kept."""
-        import numpy as np
-
         from .index.analyzer import query_terms
 
         q = _query_vector(embedder, query)
@@ -461,21 +459,20 @@ class Memory:
         ranked: list[tuple[Hit, float, dict[str, Any]]] = []
         earlier: list[_Store] = []
         for store in stores:
-            docs = store.index.admitted_texts(access, flt)
-            if not docs:
-                earlier.append(store)
-                continue
-            vectors = self._vectors(store, embedder, docs)
-            cosine = np.stack([vectors[h] for _, h in docs]) @ q
-            order = np.argsort(-cosine, kind="stable")[:pool]
-            semantic = {docs[i][0]: float(cosine[i]) for i in order}
+            store.index.sync_vectors(embedder.name, access,
+                                     lambda rows, store=store: self._vectors(store, embedder, rows))
+            indexes = store.index.vector_indexes(embedder.name, access)
+            semantic = _nearest(store, indexes, q, access, flt, pool)
             if mode == "hybrid":
                 keyword = dict(store.index.keyword(terms, access, flt, pool))
-                by_doc = {doc: float(c) for (doc, _), c in zip(docs, cosine)}
-                semantic.update({doc: by_doc[doc] for doc in keyword if doc in by_doc})
+                for index in indexes:
+                    semantic.update(index.cosines(q, [doc for doc in keyword if doc not in semantic]))
                 scores = fusion.fuse(keyword, semantic, alpha)
             else:
                 keyword, scores = {}, semantic
+            if not scores:
+                earlier.append(store)
+                continue
             facts = store.index.ranking_facts(list(scores))
             hidden: set[str] = set()
             for other in earlier:
@@ -824,6 +821,22 @@ class Memory:
             store.index.sync()
         self.usage.forget(store.key, rid)
         return {"id": rid, "purged": True, "path": str(store.files.root / item.path)}
+
+def _nearest(store: _Store, indexes: list[Any], q: Any, access: Access, flt: Filters,
+             pool: int) -> dict[int, float]:
+    """The ``pool`` admitted docs nearest to ``q`` (cosine), over the caller's partitions.
+    Each index offers candidates best first, in growing pages; SQL admits them."""
+    found: dict[int, float] = {}
+    for index in indexes:
+        admitted: dict[int, float] = {}
+        for page in index.ranked(q, 2 * pool):
+            allowed = store.index.admitted_docs([doc for doc, _ in page], access, flt)
+            admitted.update((doc, score) for doc, score in page if doc in allowed)
+            if len(admitted) >= pool:
+                break
+        found.update(admitted)
+    return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
+
 
 @lru_cache(maxsize=256)
 def _query_vector(embedder: Embedder, query: str) -> Any:

@@ -26,6 +26,7 @@ import json
 import os
 import sqlite3
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
 from .context import Neighbourhood, order_key, thread_key, thread_of
 from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of
+from .vector_index import VectorIndex
 
 SCHEMA_VERSION = "8"
 RACY_NS = 50_000_000  # 5x the coarsest Linux clock tick
@@ -51,6 +53,7 @@ RACY_NS_COARSE = 2_100_000_000  # file systems that keep whole seconds (FAT, old
 def _is_racy(mtime_ns: int, now_ns: int) -> bool:
     window = RACY_NS_COARSE if mtime_ns % 1_000_000_000 == 0 else RACY_NS
     return now_ns - mtime_ns < window
+VECTOR_SLICE = 50_000  # rows appended to a vector index at a time
 VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "500") or 500)  # per sync, round robin
 
 _SCHEMA = """
@@ -123,6 +126,7 @@ class StoreIndex:
         self._retext: set[int] = set()  # docs whose keyword entry must be (re)written
         self._fresh: set[int] = set()  # of those, docs new in this transaction (none to delete)
         self._moved: set[int] = set()  # docs added or re-elected: their neighbours' contexts change
+        self._vector_indexes: dict[tuple[str, str], VectorIndex] = {}
 
     # -- connection ----------------------------------------------------------------------
 
@@ -151,7 +155,8 @@ class StoreIndex:
             try:
                 conn = self._connect()
                 conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
-                                   + f"INSERT INTO meta VALUES('schema', '{SCHEMA_VERSION}');COMMIT;")
+                                   + f"INSERT INTO meta VALUES('schema', '{SCHEMA_VERSION}');"
+                                   + f"INSERT INTO meta VALUES('instance', '{uuid.uuid4().hex}');COMMIT;")
                 conn.execute("INSERT OR REPLACE INTO meta VALUES('store', ?)", (str(self.store.root),))
                 return conn
             except sqlite3.DatabaseError as exc:
@@ -188,6 +193,10 @@ class StoreIndex:
 
     def _drop_files(self) -> None:
         self.text.drop()
+        import shutil
+
+        shutil.rmtree(self.path.with_suffix(".vectors"), ignore_errors=True)
+        self._vector_indexes.clear()
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -629,10 +638,66 @@ class StoreIndex:
                 result[item.record.id] = item
         return result
 
-    def admitted_texts(self, access: Access, filters: Filters) -> list[tuple[int, str]]:
-        """(doc, text hash) of every record the caller may see: the candidates of a vector search."""
+    # -- vectors -------------------------------------------------------------------------
+
+    def vector_indexes(self, model: str, access: Access) -> list[VectorIndex]:
+        """The vector indexes of the partitions a caller may search, for one model."""
+        import hashlib
+
+        found = []
+        for key in self._reach(access):
+            index = self._vector_indexes.get((model, key))
+            if index is None:
+                # Doc numbers belong to this instance of the index: a recreated index starts
+                # again from 1, so its vectors live in a folder of their own.
+                folder = (self.path.with_suffix(".vectors") / (self._get_meta("instance") or "none")
+                          / hashlib.sha256(model.encode()).hexdigest()[:16] / hashlib.sha256(key.encode()).hexdigest()[:16])
+                index = self._vector_indexes[(model, key)] = VectorIndex(folder)
+            found.append(index)
+        return found
+
+    def sync_vectors(self, model: str, access: Access,
+                     vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+        """Append the rows of records indexed since each vector index last looked.
+
+        ``vectors_for`` maps (doc, text hash) pairs to vectors by hash (from the cache,
+        computing missing ones); it runs before the lock is taken, so a long embedding never
+        holds up writers, and again under it for anything that arrived meanwhile (cached by
+        then). Vectors are appended in slices, so memory stays bounded on a big first sync."""
+        import numpy as np
+
+        partitions = self._partitions()
+        for key, index in zip(self._reach(access), self.vector_indexes(model, access)):
+            if key not in partitions:
+                continue
+            condition, params = partitions[key]
+
+            def new_rows(upto: int, index: VectorIndex = index, condition: str = condition,
+                         params: list[str] = params) -> list[tuple[int, str]]:
+                return list(self.conn.execute(
+                    f"SELECT doc, hash FROM docs WHERE doc > ? AND doc <= ? AND {condition} ORDER BY doc",
+                    [index.last_doc, upto, *params]))
+
+            upto = self.conn.execute("SELECT coalesce(max(doc), 0) FROM docs").fetchone()[0]
+            if upto <= index.last_doc:
+                continue
+            vectors_for(new_rows(upto))  # outside the lock: the slow part, if anything is missing
+            with self._lock():
+                rows = new_rows(upto)
+                for start in range(0, len(rows), VECTOR_SLICE):
+                    piece = rows[start:start + VECTOR_SLICE]
+                    found = vectors_for(piece)
+                    index.append([doc for doc, _ in piece], np.stack([found[h] for _, h in piece]), piece[-1][0])
+                index.append([], None, upto)  # nothing else of this partition up to here
+                live = self.conn.execute(f"SELECT count(*) FROM docs WHERE {condition}", params).fetchone()[0]
+                if index.rows > 1000 and index.rows > 1.25 * live:  # replaced or deleted records
+                    index.compact({doc for (doc,) in self.conn.execute(
+                        f"SELECT doc FROM docs WHERE {condition}", params)})
+
+    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
+        """Which of these docs the caller may see (scope, lifecycle, filters, served copy)."""
         where, params = self._where(access, filters)
-        return list(self.conn.execute(f"SELECT d.doc, d.hash FROM docs d WHERE {where}", params))
+        return self._admitted(docs, where, params)
 
     def texts(self, docs: Sequence[int]) -> dict[int, str]:
         result: dict[int, str] = {}
