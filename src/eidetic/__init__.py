@@ -6,7 +6,14 @@
 
 from __future__ import annotations
 
+import os
+
 __version__ = "0.1.0"
+
+# One BLAS thread unless the user says otherwise (see embed/local.py). This must happen before
+# anything imports NumPy, and only a setting left unset is filled in.
+for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
 from .errors import EideticError  # noqa: E402
 from .records import Record, Scope  # noqa: E402

@@ -7,7 +7,6 @@ Heavy modules are imported inside ``run`` so ``eidetic --help`` and keyword reca
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
@@ -53,7 +52,6 @@ def check_backend(name: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     wants_json = any(a == "--json" or a.startswith("--json=") for a in args_list)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # stable on shared machines (SPEC §7)
     try:
         parser = build_parser()
         if not args_list:

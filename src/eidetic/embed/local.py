@@ -10,8 +10,9 @@ sha256 before it is loaded (the check is remembered per file size and mtime, so 
 The tokenizer is the model's own ``tokenizer.json`` through the ``tokenizers`` library, with
 the sentence-transformers settings: truncation at 256 tokens and padding to the longest text
 of a batch (the file itself says 128 and fixed padding, which would cut long texts short).
-BLAS threads default to one (``OPENBLAS_NUM_THREADS``): multi-threaded BLAS collapses on a
-busy 2-core machine (14 ms -> 0.3-10 s per query in the spike).
+BLAS threads default to one (``OPENBLAS_NUM_THREADS``, set in ``eidetic/__init__.py`` because
+it only counts before NumPy is first imported): multi-threaded BLAS collapses on a busy 2-core
+machine (14 ms -> 0.3-10 s per query in the spike; 26 ms -> 140 ms measured again here).
 """
 
 from __future__ import annotations
@@ -33,10 +34,6 @@ SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab1
 MAX_TOKENS = 256
 DIMENSIONS = 384
 BATCH = 32
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 
 def model_dir() -> Path:
