@@ -9,7 +9,7 @@ shadowing) -> atomic file writes -> index update -> result.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import lru_cache
@@ -456,51 +456,37 @@ class Memory:
         q = _query_vector(embedder, query)
         pool = max(10 * top_k, 100)
         terms = query_terms(query)
-        ranked: list[tuple[Hit, float, dict[str, Any]]] = []
-        earlier: list[_Store] = []
-        for store in stores:
-            store.index.sync_vectors(embedder.name, access,
-                                     lambda rows, store=store: self._vectors(store, embedder, rows))
+        signals: dict[tuple[str, int], tuple[float | None, float | None]] = {}  # (store, doc) -> cosine, bm25
+
+        def candidates(store: _Store) -> list[tuple[int, float]]:
+            store.index.sync_vectors(embedder.name, access, lambda rows: self._vectors(store, embedder, rows))
             indexes = store.index.vector_indexes(embedder.name, access)
             semantic = _nearest(store, indexes, q, access, flt, pool)
+            keyword: dict[int, float] = {}
             if mode == "hybrid":
                 keyword = dict(store.index.keyword(terms, access, flt, pool))
                 for index in indexes:
                     semantic.update(index.cosines(q, [doc for doc in keyword if doc not in semantic]))
-                scores = fusion.fuse(keyword, semantic, alpha)
+                fused = fusion.fuse(keyword, semantic, alpha)
+                # no keyword match and the weakest meaning of the union: not a hit
+                scores = {doc: raw for doc, raw in fused.items() if raw > 0 or doc in keyword}
             else:
-                keyword, scores = {}, semantic
-            if not scores:
-                earlier.append(store)
-                continue
-            facts = store.index.ranking_facts(list(scores))
-            hidden: set[str] = set()
-            for other in earlier:
-                hidden |= set(other.index.by_ids(rid for rid, _ in facts.values()))
-            usage = self.usage.get(store.key, (rid for rid, _ in facts.values()))
-            for doc, raw in scores.items():
-                rid, created = facts[doc]
-                if rid in hidden or (mode == "hybrid" and raw <= 0 and doc not in keyword):
-                    continue  # hybrid: no keyword match and the weakest meaning: not a hit
-                hit = _make_hit(rid, created, raw, usage.get(rid), now, store.key)
-                if min_score is None or hit.score >= min_score:
-                    ranked.append((hit, raw, {"doc": doc, "store": store, "cosine": semantic.get(doc),
-                                              "bm25": keyword.get(doc)}))
-            earlier.append(store)
-        ranked.sort(key=lambda entry: (-entry[0].score, -entry[1], entry[0].record.id))
-        hits = []
-        for hit, raw, facts_of in ranked[:top_k]:
-            store = facts_of["store"]
-            hit.record = store.index.by_docs([facts_of["doc"]])[facts_of["doc"]].record
+                scores = semantic
+            for doc in scores:
+                signals[(store.key, doc)] = (semantic.get(doc), keyword.get(doc))
+            return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+        hits = self._rank(stores, candidates, top_k, min_score, now)
+        for hit, raw, doc in hits:
             if explain:
+                cosine, bm25 = signals[(hit.store, doc)]
                 hit.explain = {"engine": mode, "model": embedder.name, "raw_score": round(raw, 6),
-                               "cosine": None if facts_of["cosine"] is None else round(facts_of["cosine"], 6),
-                               "bm25": None if facts_of["bm25"] is None else round(facts_of["bm25"], 6),
+                               "cosine": None if cosine is None else round(cosine, 6),
+                               "bm25": None if bm25 is None else round(bm25, 6),
                                "alpha": alpha if mode == "hybrid" else None, "signal": round(hit.signal, 6),
                                "formula": ("alpha * cosine_minmax + (1 - alpha) * bm25 / max_bm25 over the union "
                                            "of each signal's top N" if mode == "hybrid" else "cosine")}
-            hits.append(hit)
-        return hits
+        return [hit for hit, _, _ in hits]
 
     def _vectors(self, store: _Store, embedder: Embedder, docs: list[tuple[int, str]]) -> dict[str, Any]:
         """hash -> vector for these docs; computes and caches the missing ones (each distinct
@@ -553,13 +539,34 @@ class Memory:
         from .index.analyzer import query_terms
 
         terms = query_terms(query) if engine == "keyword" else []
-        ranked: list[tuple[_Store, int, Hit, float]] = []  # store, doc, hit (no record yet), raw
-        earlier: list[_Store] = []
-        for store in stores:
-            def fetch(limit: int, offset: int, store: _Store = store) -> list[tuple[int, float]]:
+
+        def pages(store: _Store) -> Callable[[int, int], list[tuple[int, float]]]:
+            def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
                 if engine == "exact":
                     return store.index.exact(query, case_sensitive, access, flt, limit, offset)
                 return store.index.keyword(terms, access, flt, limit, offset)
+            return fetch
+
+        hits = self._rank(stores, pages, top_k, min_score, now)
+        if explain:
+            for hit, raw, _ in hits:
+                hit.explain = _explain(engine, raw, hit, query, terms)
+        return [hit for hit, _, _ in hits]
+
+    def _rank(self, stores: list[_Store], source: Callable[[_Store], Any], top_k: int,
+              min_score: float | None, now: datetime) -> list[tuple[Hit, float, int]]:
+        """The top k (hit, raw score, doc) over all stores after the freshness blend, records
+        attached. ``source(store)`` gives a store's candidates, best raw score first: either a
+        list, or a ``fetch(limit, offset)`` pager that is read only as far as the blend needs
+        (``ranking.topk``). An id found in an earlier store hides later copies (precedence)."""
+        ranked: list[tuple[_Store, int, Hit, float]] = []  # store, doc, hit (no record yet), raw
+        earlier: list[_Store] = []
+        for store in stores:
+            found = source(store)
+            if callable(found):
+                fetch, page = found, max(10 * top_k, 100)  # engine pages: few large reads
+            else:
+                fetch, page = (lambda limit, offset, rows=found: rows[offset:offset + limit]), max(3 * top_k, 30)
 
             def blend(rows: list[tuple[int, float]], store: _Store = store,
                       earlier: tuple[_Store, ...] = tuple(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
@@ -578,18 +585,15 @@ class Memory:
                     out.append(((doc, hit), raw, hit.score))
                 return out
 
-            for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score,
-                                                    page=max(10 * top_k, 100)):
+            for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score, page=page):
                 ranked.append((store, doc, hit, raw))
             earlier.append(store)
         ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
-        hits = []
+        out = []
         for store, doc, hit, raw in ranked[:top_k]:
             hit.record = store.index.by_docs([doc])[doc].record
-            if explain:
-                hit.explain = _explain(engine, raw, hit, query, terms)
-            hits.append(hit)
-        return hits
+            out.append((hit, raw, doc))
+        return out
 
     # -- index ---------------------------------------------------------------------------
 
@@ -829,7 +833,7 @@ def _nearest(store: _Store, indexes: list[Any], q: Any, access: Access, flt: Fil
     found: dict[int, float] = {}
     for index in indexes:
         admitted: dict[int, float] = {}
-        for page in index.ranked(q, 2 * pool):
+        for page in index.ranked(q, pool):
             allowed = store.index.admitted_docs([doc for doc, _ in page], access, flt)
             admitted.update((doc, score) for doc, score in page if doc in allowed)
             if len(admitted) >= pool:
