@@ -37,6 +37,27 @@ def test_matches_the_reference_vectors(model):
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
+def test_a_second_process_maps_the_prepared_weights_and_gets_the_same_vectors(model):
+    import os
+
+    import numpy as np
+
+    from eidetic.embed.local import MiniLM
+
+    texts = ["the prepared weights", "are memory-mapped", "and give identical vectors " * 20]
+    prepared = list((Path(os.environ["EIDETIC_CACHE_DIR"]) / "models").glob("minilm-*.f32"))
+    assert len(prepared) == 1
+    mapped = MiniLM()
+    assert isinstance(mapped.layers[0][0], np.memmap)  # not re-read from the safetensors
+    assert np.array_equal(mapped.embed(texts), model.embed(texts))
+    with open(prepared[0], "r+b") as handle:  # damaged (a crash, a full disk): prepared again
+        handle.truncate(1000)
+    again = MiniLM()
+    assert not isinstance(again.layers[0][0], np.memmap)
+    assert np.array_equal(again.embed(texts), model.embed(texts))
+    assert prepared[0].stat().st_size > 80_000_000
+
+
 def test_order_and_batching_do_not_change_vectors(model):
     import numpy as np
 
