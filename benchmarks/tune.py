@@ -27,13 +27,18 @@ from report import update_doc  # noqa: E402
 
 ALPHAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 WEIGHTS = {  # name, description, text, context
-    "text only (no context)": (2.0, 1.5, 1.0, 0.0),
+    "before: text only (no context)": (2.0, 1.5, 1.0, 0.0),
     "context 0.5": (2.0, 1.5, 1.0, 0.5),
     "context 1": (2.0, 1.5, 1.0, 1.0),
     "context 2": (2.0, 1.5, 1.0, 2.0),
     "context only": (2.0, 1.5, 0.0, 1.0),
     "name 1 (SciFact titles)": (1.0, 1.5, 1.0, 1.0),
     "name 3": (3.0, 1.5, 1.0, 1.0),
+    "name 1, context 2": (1.0, 1.0, 1.0, 2.0),
+    "name 1.5, context 2": (1.5, 1.0, 1.0, 2.0),
+    "name 1, text 0.5, context 2": (1.0, 1.0, 0.5, 2.0),
+    "name 1, context 3": (1.0, 1.0, 1.0, 3.0),
+    "default: name 1.5, context 2": (1.5, 1.5, 1.0, 2.0),
 }
 POOL = 100
 
@@ -106,12 +111,14 @@ def main() -> None:
         if "locomo" not in args.datasets or not folder.exists():
             continue
         memory = open_store(folder)
+        memory.refresh_index()  # the signals below read the index directly: bring it up to date
         opened.append(memory)
         cases += [(memory, q["question"], set(q["relevant_ids"]), "locomo 1-4")
                   for q in queries if q["sample_id"] == sample and q["relevant_ids"] and q["category"] != 5]
     root = args.data / "beir-scifact"
     if "scifact" in args.datasets and (args.work / "scifact").exists():
         memory = open_store(args.work / "scifact")
+        memory.refresh_index()
         opened.append(memory)
         for split, qfile, qrels in (("scifact test", "queries_test_public.jsonl", "test_public.tsv"),
                                     ("scifact train", "queries_train.jsonl", "train.tsv")):

@@ -37,8 +37,9 @@ item has all record fields plus recall_count, last_recall, score, signal, tier, 
 parent for linked records). See also: modes, scope, freshness, traversal.""",
     "modes": """# Recall modes
 - `exact`: case-insensitive substring; score = min(1, len(query) / len(text)); shortest first.
-- `keyword`: BM25 over stemmed words (stop words dropped); name, description and text fields
-  (weights 2, 1.5, 1); only records sharing a word with the query.
+- `keyword`: BM25 over stemmed words (stop words dropped); fields name, description, text and
+  context (weights 1.5, 1.5, 1, 2); only records sharing a word with the query (or, in a
+  thread, with a neighbour). See also: context.
 - `approximate`: cosine similarity of all-MiniLM-L6-v2 embeddings (local and offline).
 - `hybrid` (default): alpha * cosine (min-max normalised) + (1 - alpha) * BM25 / max BM25 over
   the union of each signal's top N (N = max(10 * top-k, 100)); `--alpha`, default 0.5.
@@ -46,6 +47,14 @@ parent for linked records). See also: modes, scope, freshness, traversal.""",
 uses any OpenAI-compatible /embeddings endpoint instead of the local model.
 When the model cannot load or the endpoint fails (or `EIDETIC_EMBEDDER=none`), both rank exactly
 as keyword, say why on stderr and report `embedder.online: false`.""",
+    "context": """# Conversation context
+Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
+ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
+record's keyword `context` field holds its own text plus the text of the record before and after
+it in its thread, so a reply ("Yes, every Tuesday!") is found by the words of the question
+around it. Only active records of the same visibility partition lend context (never a private
+record to a public one); links do not (recall already returns linked records as traversal
+items). Kept current on every remember, hand edit, forget/restore and rebuild.""",
     "scope": """# Scope and visibility
 Every record has a scope: a name and `public` or `private`. A public record is served to every
 query; a private record only to a query with the same `--scope` and `--visibility private`.
