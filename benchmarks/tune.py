@@ -59,8 +59,9 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     text_index.FIELDS = tuple(zip(("name", "description", "text", "context"), weights))
     keyword = dict(store.index.keyword(query_terms(query), access, flt, POOL))
     q = _query_vector(embedder, query)
-    store.index.sync_vectors(embedder.name, access, lambda rows: memory._vectors(store, embedder, rows))
-    indexes = store.index.vector_indexes(embedder.name, access)
+    keys = store.index.reach(access)
+    store.index.sync_vectors(embedder.name, keys, lambda rows: memory._vectors(store, embedder, rows))
+    indexes = store.index.vector_indexes(embedder.name, keys)
     semantic = _nearest(store, indexes, q, access, flt, POOL)
     for index in indexes:
         semantic.update(index.cosines(q, [d for d in keyword if d not in semantic]))

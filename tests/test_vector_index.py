@@ -34,6 +34,13 @@ def first_page(index: VectorIndex, q: np.ndarray, k: int) -> list[int]:
     return [doc for doc, _ in sorted(page, key=lambda item: -item[1])[:k]]
 
 
+def grow(index: VectorIndex) -> None:
+    """What the store index does after appending: build a due graph, then install it."""
+    built = index.build_graph()
+    if built is not None:
+        index.install_graph(built)
+
+
 @pytest.fixture
 def small_ann(monkeypatch):
     monkeypatch.setenv("EIDETIC_ANN_THRESHOLD", "1000")
@@ -61,8 +68,11 @@ def test_hnsw_recall_at_10_against_exact_and_rows_added_after_the_graph(tmp_path
     docs = list(range(1, 5001))
     index = VectorIndex(tmp_path / "v")
     index.append(docs[:4000], vectors[:4000], 4000)
-    assert index.state()["ann_rows"] == 4000
+    assert index.wants_graph() and index.state()["ann_rows"] == 0
+    grow(index)
+    assert index.state()["ann_rows"] == 4000 and not index.wants_graph()
     index.append(docs[4000:4100], vectors[4000:4100], 4100)  # below a tenth: searched exactly
+    grow(index)
     assert index.state()["ann_rows"] == 4000 and index.rows == 4100
     rng = np.random.default_rng(7)
     hits = 0
@@ -72,6 +82,7 @@ def test_hnsw_recall_at_10_against_exact_and_rows_added_after_the_graph(tmp_path
     assert hits / 500 >= 0.98
     assert first_page(index, vectors[4050], 1) == [4051]  # a row newer than the graph
     index.append(docs[4100:], vectors[4100:], 5000)  # now more than a tenth: the graph grows
+    grow(index)
     assert index.state()["ann_rows"] == 5000
     assert len(list((tmp_path / "v").glob("ann-*"))) == 1
     assert first_page(index, vectors[4999], 1) == [5000]
@@ -83,6 +94,8 @@ def test_compaction_keeps_only_live_rows_and_old_files_go(tmp_path, small_ann):
     vectors = clustered(1500, seed=2)
     index = VectorIndex(tmp_path / "v")
     index.append(list(range(1, 1501)), vectors, 1500)
+    grow(index)
+    assert index.state()["ann_rows"] == 1500
     keep = set(range(1, 1501, 3))
     index.compact(keep)
     assert index.rows == len(keep) and set(index.docs().tolist()) == keep
@@ -90,6 +103,18 @@ def test_compaction_keeps_only_live_rows_and_old_files_go(tmp_path, small_ann):
     assert names == {str(index.state()["gen"])}
     assert index.state()["ann_rows"] == 0  # 500 rows: exact again
     assert first_page(index, vectors[3], 1) == [4]
+
+
+def test_a_graph_built_before_a_compaction_is_not_installed(tmp_path, small_ann):
+    vectors = clustered(1500, seed=3)
+    index = VectorIndex(tmp_path / "v")
+    index.append(list(range(1, 1501)), vectors, 1500)
+    built = index.build_graph()  # built outside the lock ...
+    index.compact(set(range(1, 1300)))  # ... while another process compacted
+    index.install_graph(built)
+    assert index.state()["ann_rows"] == 0 and not list((tmp_path / "v").glob("*.usearch"))
+    grow(index)
+    assert index.state()["ann_rows"] == 1299
 
 
 def test_a_crashed_or_corrupt_index_starts_over(tmp_path):

@@ -198,6 +198,11 @@ class Memory:
                 self.vectors.put(embedder.name, zip(chunk, embedder.embed([texts[h] for h in chunk])))
                 if self.progress is not None:
                     self.progress(min(start + EMBED_CHUNK, len(missing)), len(missing))
+            # The vector indexes take the new rows now, not at the first recall (which would
+            # otherwise pay for appending them, or for growing the graph of a big store).
+            for store in {store.files.root: store for store, _ in self._locate(result.ids, synced=False).values()}.values():
+                store.index.sync_vectors(embedder.name, store.index.partition_keys(),
+                                         lambda rows, store=store: self._vectors(store, embedder, rows))
         except EideticError as exc:
             if exc.code != ENV_ERROR:
                 raise
@@ -459,8 +464,9 @@ class Memory:
         signals: dict[tuple[str, int], tuple[float | None, float | None]] = {}  # (store, doc) -> cosine, bm25
 
         def candidates(store: _Store) -> list[tuple[int, float]]:
-            store.index.sync_vectors(embedder.name, access, lambda rows: self._vectors(store, embedder, rows))
-            indexes = store.index.vector_indexes(embedder.name, access)
+            keys = store.index.reach(access)
+            store.index.sync_vectors(embedder.name, keys, lambda rows: self._vectors(store, embedder, rows))
+            indexes = store.index.vector_indexes(embedder.name, keys)
             semantic = _nearest(store, indexes, q, access, flt, pool)
             keyword: dict[int, float] = {}
             if mode == "hybrid":

@@ -640,12 +640,12 @@ class StoreIndex:
 
     # -- vectors -------------------------------------------------------------------------
 
-    def vector_indexes(self, model: str, access: Access) -> list[VectorIndex]:
-        """The vector indexes of the partitions a caller may search, for one model."""
+    def vector_indexes(self, model: str, keys: list[str]) -> list[VectorIndex]:
+        """The vector indexes of these partitions, for one model."""
         import hashlib
 
         found = []
-        for key in self._reach(access):
+        for key in keys:
             index = self._vector_indexes.get((model, key))
             if index is None:
                 # Doc numbers belong to this instance of the index: a recreated index starts
@@ -656,18 +656,28 @@ class StoreIndex:
             found.append(index)
         return found
 
-    def sync_vectors(self, model: str, access: Access,
+    def reach(self, access: Access) -> list[str]:
+        """The partitions a caller may search: the public one, and its own private one."""
+        return self._reach(access)
+
+    def partition_keys(self) -> list[str]:
+        return sorted(self._partitions())
+
+    def sync_vectors(self, model: str, keys: list[str],
                      vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
-        """Append the rows of records indexed since each vector index last looked.
+        """Bring these partitions' vector indexes up to date with the records indexed since.
 
         ``vectors_for`` maps (doc, text hash) pairs to vectors by hash (from the cache,
-        computing missing ones); it runs before the lock is taken, so a long embedding never
-        holds up writers, and again under it for anything that arrived meanwhile (cached by
-        then). Vectors are appended in slices, so memory stays bounded on a big first sync."""
+        computing missing ones); it runs before the write lock is taken, so a long embedding
+        never holds up writers, and again under it for anything that arrived meanwhile (cached
+        by then). Rows are appended in slices (bounded memory on a big first sync). A graph that
+        is due is built outside the lock by one process at a time (others search exactly
+        meanwhile) and installed under it."""
+        import filelock
         import numpy as np
 
         partitions = self._partitions()
-        for key, index in zip(self._reach(access), self.vector_indexes(model, access)):
+        for key, index in zip(keys, self.vector_indexes(model, keys)):
             if key not in partitions:
                 continue
             condition, params = partitions[key]
@@ -679,20 +689,28 @@ class StoreIndex:
                     [index.last_doc, upto, *params]))
 
             upto = self.conn.execute("SELECT coalesce(max(doc), 0) FROM docs").fetchone()[0]
-            if upto <= index.last_doc:
-                continue
-            vectors_for(new_rows(upto))  # outside the lock: the slow part, if anything is missing
-            with self._lock():
-                rows = new_rows(upto)
-                for start in range(0, len(rows), VECTOR_SLICE):
-                    piece = rows[start:start + VECTOR_SLICE]
-                    found = vectors_for(piece)
-                    index.append([doc for doc, _ in piece], np.stack([found[h] for _, h in piece]), piece[-1][0])
-                index.append([], None, upto)  # nothing else of this partition up to here
-                live = self.conn.execute(f"SELECT count(*) FROM docs WHERE {condition}", params).fetchone()[0]
-                if index.rows > 1000 and index.rows > 1.25 * live:  # replaced or deleted records
-                    index.compact({doc for (doc,) in self.conn.execute(
-                        f"SELECT doc FROM docs WHERE {condition}", params)})
+            if upto > index.last_doc:
+                vectors_for(new_rows(upto))  # outside the lock: the slow part, if anything is missing
+                with self._lock():
+                    rows = new_rows(upto)
+                    for start in range(0, len(rows), VECTOR_SLICE):
+                        piece = rows[start:start + VECTOR_SLICE]
+                        found = vectors_for(piece)
+                        index.append([doc for doc, _ in piece], np.stack([found[h] for _, h in piece]), piece[-1][0])
+                    index.append([], None, upto)  # nothing else of this partition up to here
+                    live = self.conn.execute(f"SELECT count(*) FROM docs WHERE {condition}", params).fetchone()[0]
+                    if index.rows > 1000 and index.rows > 1.25 * live:  # replaced or deleted records
+                        index.compact({doc for (doc,) in self.conn.execute(
+                            f"SELECT doc FROM docs WHERE {condition}", params)})
+            if index.wants_graph():
+                try:
+                    with filelock.FileLock(str(index.folder) + ".build.lock", timeout=0):
+                        built = index.build_graph()
+                        if built is not None:
+                            with self._lock():
+                                index.install_graph(built)
+                except filelock.Timeout:
+                    pass  # another process is building it; exact search until it is installed
 
     def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
         """Which of these docs the caller may see (scope, lifecycle, filters, served copy)."""

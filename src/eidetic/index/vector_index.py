@@ -125,57 +125,78 @@ class VectorIndex:
             state["rows"] += len(docs)
         state["last_doc"] = max(state["last_doc"], last_doc)
         self._write_state(state)
-        self._maybe_build_ann()
 
     def compact(self, keep: set[int]) -> None:
-        """Write a new generation holding only the rows of ``keep`` docs."""
+        """Write a new generation holding only the rows of ``keep`` docs (in slices: the
+        matrix of a big partition is never copied whole into memory)."""
         import numpy as np
 
         old = dict(self.state())
         if not old["rows"]:
             return
         docs, matrix = self.docs(), self.matrix()
-        mask = np.isin(docs, np.fromiter(keep, dtype=np.int64, count=len(keep)))
+        wanted = np.fromiter(keep, dtype=np.int64, count=len(keep))
         state = {"gen": old["gen"] + 1, "rows": 0, "dim": old["dim"], "last_doc": old["last_doc"], "ann_rows": 0}
         self.folder.mkdir(parents=True, exist_ok=True)
-        np.ascontiguousarray(matrix[mask]).tofile(self._file("vectors", state))
-        np.ascontiguousarray(docs[mask]).tofile(self._file("docs", state))
-        state["rows"] = int(mask.sum())
+        with open(self._file("vectors", state), "wb") as vectors_out, open(self._file("docs", state), "wb") as docs_out:
+            for start in range(0, old["rows"], 100_000):
+                mask = np.isin(docs[start:start + 100_000], wanted)
+                vectors_out.write(np.ascontiguousarray(matrix[start:start + 100_000][mask]).tobytes())
+                docs_out.write(np.ascontiguousarray(docs[start:start + 100_000][mask]).tobytes())
+                state["rows"] += int(mask.sum())
         self._write_state(state)
         self._remove_generations_before(state["gen"])
-        self._maybe_build_ann()
 
-    def _maybe_build_ann(self) -> None:
-        """Build or extend the HNSW graph once the rows outgrow exact search, and again when the
-        rows appended since exceed a tenth of it (they are searched exactly meanwhile)."""
-        state = dict(self.state())
+    def wants_graph(self) -> bool:
+        """True when the rows have outgrown exact search and the graph is missing, or the rows
+        appended since it was built exceed a tenth of it (they are searched exactly meanwhile)."""
+        state = self.state()
         threshold = ann_threshold()
         if threshold <= 0 or state["rows"] < threshold:
-            return
-        if state["ann_rows"] and state["rows"] - state["ann_rows"] < max(state["ann_rows"] // 10, 1000):
-            return
+            return False
+        return not state["ann_rows"] or state["rows"] - state["ann_rows"] >= max(state["ann_rows"] // 10, 1000)
+
+    def build_graph(self) -> tuple[dict[str, Any], Path] | None:
+        """Build (or extend) the HNSW graph over the current rows into a temporary file, without
+        any lock: rows are append-only within a generation, so the graph stays valid for it.
+        Returns what :meth:`install_graph` needs, or None when there is nothing to do."""
+        if not self.wants_graph():
+            return None
+        import numpy as np
         from usearch.index import Index
 
-        import numpy as np
-
+        state = dict(self.state())
         index = Index(ndim=state["dim"], metric="cos", dtype=ANN_DTYPE, connectivity=ANN_CONNECTIVITY,
                       expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
-        start = 0
         if state["ann_rows"]:
             index.load(str(self._file("ann", state)))
-            start = state["ann_rows"]
-        rows = np.arange(start, state["rows"], dtype=np.uint64)
-        index.add(rows, self.matrix()[start:state["rows"]], threads=os.cpu_count() or 1)
+        matrix = self.matrix()
+        for start in range(state["ann_rows"], state["rows"], 100_000):
+            stop = min(start + 100_000, state["rows"])
+            index.add(np.arange(start, stop, dtype=np.uint64), np.ascontiguousarray(matrix[start:stop]),
+                      threads=os.cpu_count() or 1)
+        temporary = self.folder / f".ann-{state['gen']}.{os.getpid()}.usearch"
+        index.save(str(temporary))
+        return {"gen": state["gen"], "base": state["ann_rows"], "rows": state["rows"]}, temporary
+
+    def install_graph(self, built: tuple[dict[str, Any], Path]) -> None:
+        """Make a built graph current (the caller holds the write lock), unless the rows were
+        compacted meanwhile or another process installed one first."""
+        facts, temporary = built
+        state = dict(self.state())
+        if state["gen"] != facts["gen"] or state["ann_rows"] != facts["base"]:
+            temporary.unlink(missing_ok=True)
+            return
         previous = self._file("ann", state) if state["ann_rows"] else None
-        state["ann_rows"] = state["rows"]
-        index.save(str(self._file("ann", state)))
+        state["ann_rows"] = facts["rows"]
+        os.replace(temporary, self._file("ann", state))
         self._write_state(state)
         if previous is not None:
             previous.unlink(missing_ok=True)
 
     def _remove_generations_before(self, gen: int) -> None:
         for path in self.folder.iterdir():
-            stem = path.name.split(".")[0]
+            stem = path.name.lstrip(".").split(".")[0]  # ".ann-<gen>.<pid>": a build abandoned
             kind, _, number = stem.partition("-")
             if kind in ("vectors", "docs", "ann") and number.isdigit() and int(number) < gen:
                 path.unlink(missing_ok=True)  # a reader that mapped it keeps its copy (POSIX)
