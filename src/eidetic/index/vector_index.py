@@ -10,8 +10,7 @@ admits candidates in SQL anyway (scope, lifecycle, filters), and a vanished doc 
 not admitted.
 
 Search is exact (one matrix-vector product) up to ``ann_threshold()`` rows. Above it an HNSW
-graph (``usearch``, half-precision, memory-mapped) proposes candidates over the rows it
-covers, which are then re-scored exactly in float32; rows appended since the graph was built
+graph (``usearch``, 8-bit, memory-mapped) proposes candidates over the rows it covers, which are then re-scored exactly in float32; rows appended since the graph was built
 are scored exactly. Measured recall@10 against exact search is in ``docs/benchmarks.md``.
 Why usearch: a small wheel with no dependencies, memory-mapped loading, incremental adds,
 sub-millisecond queries at 1M vectors (``research/spike-search.md``); NumPy brute force takes
@@ -29,8 +28,11 @@ from typing import Any
 STATE = "state.json"
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 128
-ANN_EXPANSION_SEARCH = 128
-ANN_DTYPE = "f16"
+ANN_EXPANSION_SEARCH = 256
+# 8-bit graph vectors: on 384-d sentence-like vectors at 1M they gave better recall than half
+# precision (recall@10 after re-scoring the top 100: 0.9925 vs 0.985 at ef 256), a 40 % faster
+# build and 58 % of the file size (measured with usearch 2.26 on this machine; docs/benchmarks.md).
+ANN_DTYPE = "i8"
 
 
 def ann_threshold() -> int:
