@@ -151,12 +151,12 @@ class VectorIndex:
 
     def wants_graph(self) -> bool:
         """True when the rows have outgrown exact search and the graph is missing, or the rows
-        appended since it was built exceed a tenth of it (they are searched exactly meanwhile)."""
+        appended since it was built (searched exactly meanwhile) exceed a tenth of it or 20,000."""
         state = self.state()
         threshold = ann_threshold()
         if threshold <= 0 or state["rows"] < threshold:
             return False
-        return not state["ann_rows"] or state["rows"] - state["ann_rows"] >= max(state["ann_rows"] // 10, 1000)
+        return not state["ann_rows"] or state["rows"] - state["ann_rows"] >= max(min(state["ann_rows"] // 10, 20_000), 1000)
 
     def build_graph(self) -> tuple[dict[str, Any], Path] | None:
         """Build (or extend) the HNSW graph over the current rows into a temporary file, without
