@@ -24,7 +24,7 @@ from .locations import (StorePlan, cache_dir, culture_nick, index_path_for, plan
                         usage_db_path)
 from .embed import Embedder, default_embedder
 from .embed.cache import VectorCache
-from .ranking import freshness, fusion, traverse
+from .ranking import fields, freshness, fusion, traverse
 from .ranking.access import Access
 from .ranking.filters import Filters
 from .ranking.topk import top_k_blended
@@ -35,7 +35,7 @@ from .stores.files import FilesStore
 from .timeutil import format_ts, now_utc
 from .usage import UsageState
 
-MODES = ("exact", "keyword", "approximate", "hybrid")
+MODES = ("exact", "keyword", "approximate", "hybrid", "fields")
 EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little lost if interrupted
 KEYWORD_MODES = ("exact", "keyword")
 
@@ -393,6 +393,7 @@ class Memory:
         min_score: float | None = None,
         depth: int = 1,
         max_nodes: int = 20,
+        stale_months: float = fields.DEFAULT_STALE_MONTHS,
         explain: bool = False,
         record: bool = True,
         now: datetime | None = None,
@@ -413,8 +414,12 @@ class Memory:
         for flag, value in (("--depth", depth), ("--max-nodes", max_nodes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise user_error(f"{flag} must be an integer >= 0 (got {value!r})", f"e.g. {flag} 1")
-        if not isinstance(query, str) or not query.strip():
-            raise user_error("the query is empty", "give the words or phrase to look for")
+        browse = mode == "fields" and isinstance(query, str) and not query.strip() and bool(types)
+        if not isinstance(query, str) or not (query.strip() or browse):
+            raise user_error("the query is empty", "give the words or phrase to look for"
+                             + (" (or, in fields mode, only --type to browse that type)" if mode == "fields" else ""))
+        if isinstance(stale_months, bool) or not isinstance(stale_months, (int, float)) or not stale_months > 0:
+            raise user_error(f"--stale-months must be a number > 0 (got {stale_months!r})", "e.g. --stale-months 6")
         access = Access(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility),
                         scope_only, include_shadowed, include_archived)
         flt = Filters.build(filters, source, types, since, until)
@@ -440,6 +445,10 @@ class Memory:
                     raise
                 result.warnings.append(f"semantic recall failed ({exc.message}); {mode} ranks by keyword only")
                 result.embedder_online, engine = False, "keyword"
+        if mode == "fields":
+            hits = self._fields(stores, fields.terms_of(query), access, flt, top_k,
+                                fields.DEFAULT_MIN_SCORE if min_score is None else min_score,
+                                float(stale_months), moment, explain)
         if hits is None:
             hits = self._primary(stores, engine, query, case_sensitive, access, flt, top_k,
                                  min_score, moment, explain)
@@ -558,6 +567,39 @@ class Memory:
             for hit, raw, _ in hits:
                 hit.explain = _explain(engine, raw, hit, query, terms)
         return [hit for hit, _, _ in hits]
+
+    def _fields(self, stores: list[_Store], terms: list[str], access: Access, flt: Filters, top_k: int,
+                min_score: float, stale_months: float, now: datetime, explain: bool) -> list[Hit]:
+        """The ``fields`` ranking (``ranking.fields``): its score is the whole score (its recency
+        factor takes the place of the freshness blend); the freshness signal is still reported."""
+        from datetime import timezone
+
+        scored: list[tuple[float, str, _Store, int, fields.Breakdown, tuple[float, str | None]]] = []
+        for position, store in enumerate(stores):
+            rows = store.index.fields_candidates(terms, access, flt)
+            hidden: set[str] = set()
+            for other in stores[:position]:  # an earlier store's copy of an id is the one that resolves
+                hidden |= set(other.index.by_ids(row[1] for row in rows))
+            usage = self.usage.get(store.key, (row[1] for row in rows))
+            for doc, rid, name, description, text, rtype, updated, mtime_ns in rows:
+                if rid in hidden:
+                    continue
+                count, last = usage.get(rid, (0.0, None))
+                mtime = datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc) if mtime_ns else None
+                breakdown = fields.score(terms, name, description, text, rtype, count,
+                                         fields.last_touched(mtime, updated, text), now, stale_months)
+                if breakdown is not None and breakdown.score >= min_score:
+                    scored.append((breakdown.score, rid, store, doc, breakdown, (count, last)))
+        scored.sort(key=lambda entry: (-entry[0], entry[1]))
+        hits = []
+        for value, _, store, doc, breakdown, (count, last) in scored[:top_k]:
+            record = store.index.by_docs([doc])[doc].record
+            hit = Hit(record=record, score=value, signal=freshness.signal(record.created, count, last, now),
+                      recall_count=count, last_recall=last, store=store.key)
+            if explain:
+                hit.explain = {"engine": "fields", **breakdown.to_dict()}
+            hits.append(hit)
+        return hits
 
     def _rank(self, stores: list[_Store], source: Callable[[_Store], Any], top_k: int,
               min_score: float | None, now: datetime) -> list[tuple[Hit, float, int]]:

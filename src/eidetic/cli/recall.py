@@ -12,10 +12,12 @@ from .output import emit_json, emit_text, warn
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser("recall", help="find records verbatim, by keyword or by meaning",
                             description="Recall records ranked by relevance and freshness.")
-    parser.add_argument("query", help="what to look for")
+    parser.add_argument("query", nargs="?", default="",
+                        help="what to look for (fields mode: may be left out with --type, to browse)")
     parser.add_argument("--mode", default="hybrid",
-                        choices=["exact", "keyword", "approximate", "hybrid"],
-                        help="exact substring, BM25 keyword, vector, or their blend (default hybrid)")
+                        choices=["exact", "keyword", "approximate", "hybrid", "fields"],
+                        help="exact substring, BM25 keyword, vector, their blend (default hybrid), or the "
+                             "transparent fields ranking of markdown memory folders")
     parser.add_argument("--top-k", type=_int, default=5, help="number of primary hits (default 5)")
     parser.add_argument("--alpha", type=_float, default=0.5,
                         help="hybrid weight of the semantic signal, 0..1 (default 0.5)")
@@ -34,7 +36,9 @@ def add_parser(sub, add_common) -> None:
                         help="only records whose scope name is the query's")
     parser.add_argument("--include-shadowed", action="store_true", help="include superseded records")
     parser.add_argument("--include-archived", action="store_true", help="include archived records")
-    parser.add_argument("--min-score", type=_float, help="drop hits scoring below this")
+    parser.add_argument("--min-score", type=_float, help="drop hits scoring below this (fields mode: default 0.5)")
+    parser.add_argument("--stale-months", type=_float, default=6.0,
+                        help="fields mode: months over which the recency factor falls from 1.5 to 0.5 (default 6)")
     parser.add_argument("--depth", type=_int, default=1,
                         help="follow links/supersedes from the hits this many hops (default 1, 0 = none)")
     parser.add_argument("--max-nodes", type=_int, default=20,
@@ -73,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             visibility=args.visibility, scope_only=args.scope_only,
             include_shadowed=args.include_shadowed, include_archived=args.include_archived,
             min_score=args.min_score, depth=args.depth, max_nodes=args.max_nodes,
-            explain=args.explain, record=not args.no_record)
+            stale_months=args.stale_months, explain=args.explain, record=not args.no_record)
     for message in result.warnings:
         warn(message)
     if args.json:

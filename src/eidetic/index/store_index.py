@@ -811,6 +811,24 @@ class StoreIndex:
                 f"SELECT d.doc FROM docs d WHERE d.doc IN ({marks}) AND {where}", [*chunk, *params]))
         return admitted
 
+    def fields_candidates(self, terms: list[str], access: Access,
+                          filters: Filters) -> list[tuple[int, str, str | None, str | None, str, str, str | None, int]]:
+        """(doc, id, name, description, text, type, updated, file mtime ns) of the records the
+        caller may see that contain any term in name, description or text (all of them when
+        there are no terms: a browse). The ``fields`` ranking scores them (``ranking.fields``)."""
+        where, params = self._where(access, filters)
+        checks = []
+        for term in terms:
+            spaced = term.replace("-", " ").replace("_", " ")
+            checks.append("instr(replace(replace(lower(coalesce(d.name, '')), '-', ' '), '_', ' '), ?)"
+                          " OR instr(lower(coalesce(d.name, '')), ?)"
+                          " OR instr(lower(coalesce(d.description, '')), ?) OR instr(lower(d.text), ?)")
+            params += [spaced, term, term, term]
+        match = f" AND ({' OR '.join(checks)})" if checks else ""
+        return list(self.conn.execute(
+            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, d.updated, f.mtime_ns "
+            f"FROM docs d JOIN files f ON f.path = d.path WHERE {where}{match}", params))
+
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) for texts containing ``query``, shortest first.
