@@ -593,9 +593,10 @@ class Memory:
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
         hits = []
         for value, _, store, doc, breakdown, (count, last) in scored[:top_k]:
-            record = store.index.by_docs([doc])[doc].record
+            item = store.index.by_docs([doc])[doc]
+            record = item.record
             hit = Hit(record=record, score=value, signal=freshness.signal(record.created, count, last, now),
-                      recall_count=count, last_recall=last, store=store.key)
+                      recall_count=count, last_recall=last, store=store.key, path=str(store.files.root / item.path))
             if explain:
                 hit.explain = {"engine": "fields", **breakdown.to_dict()}
             hits.append(hit)

@@ -23,6 +23,7 @@ class Hit:
     parent: str | None = None
     store: str = ""
     explain: dict[str, Any] | None = None
+    path: str | None = None  # the record's file (files stores); not part of the JSON contract
 
     def to_dict(self) -> dict[str, Any]:
         data = self.record.to_dict()

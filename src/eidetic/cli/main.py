@@ -7,6 +7,7 @@ Heavy modules are imported inside ``run`` so ``eidetic --help`` and keyword reca
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -67,13 +68,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     except EideticError as exc:
         return report_error(exc, wants_json)
+    except BrokenPipeError:  # the reader went away (`| head`): not an error (before OSError: a subclass)
+        _quiet_stdout()
+        return 0
     except OSError as exc:
         return report_error(env_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
                                       "check the path, free disk space and permissions"), wants_json)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover
