@@ -581,7 +581,7 @@ class Memory:
             for other in stores[:position]:  # an earlier store's copy of an id is the one that resolves
                 hidden |= set(other.index.by_ids(row[1] for row in rows))
             usage = self.usage.get(store.key, (row[1] for row in rows))
-            for doc, rid, name, description, text, rtype, updated, mtime_ns in rows:
+            for doc, rid, name, description, text, rtype, updated, mtime_ns, _ in rows:
                 if rid in hidden:
                     continue
                 count, last = usage.get(rid, (0.0, None))
@@ -719,6 +719,50 @@ class Memory:
                     seen.add(item.record.id)
                     out.append((store, item))
         return out
+
+    def audit(self, access: Access, *, stale_months: float = fields.DEFAULT_STALE_MONTHS,
+              repo_root: Path | None = None, now: datetime | None = None) -> dict[str, Any]:
+        """Grade every record the caller may see: fresh, stale or dead-reference (``audit``).
+        Read-only: it reads the index and stats the paths the records name."""
+        from collections import Counter
+        from datetime import timezone
+
+        from . import audit as rules
+        from .locations import repo_root as find_repo_root
+
+        if isinstance(stale_months, bool) or not isinstance(stale_months, (int, float)) or not stale_months > 0:
+            raise user_error(f"--stale-months must be a number > 0 (got {stale_months!r})", "e.g. --stale-months 6")
+        root = (repo_root or find_repo_root() or Path.cwd()).resolve()
+        moment = now or now_utc()
+        no_filters = Filters.build(None, None, None, None, None)
+        memories: list[dict[str, Any]] = []
+        stores = self._synced()
+        for position, store in enumerate(stores):
+            rows = store.index.fields_candidates([], access, no_filters)
+            hidden: set[str] = set()
+            for other in stores[:position]:
+                hidden |= set(other.index.by_ids(row[1] for row in rows))
+            usage = self.usage.get(store.key, (row[1] for row in rows))
+            for _, rid, name, description, text, _, updated, mtime_ns, path in rows:
+                if rid in hidden:
+                    continue
+                named = rules.references("\n".join(filter(None, (description, text))))
+                missing = [ref for ref in named if not _exists_under(root, ref)]
+                mtime = datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc) if mtime_ns else None
+                touched = fields.last_touched(mtime, updated, text)
+                count, last = usage.get(rid, (0.0, None))
+                grade, reasons = rules.grade(touched, last, missing, moment, float(stale_months))
+                months = rules.months_since(touched, moment)
+                memories.append({"id": rid, "name": name, "path": str(store.files.root / path), "grade": grade,
+                                 "reasons": reasons, "references": named, "missing": missing,
+                                 "months_since_touched": None if months is None else round(months, 2),
+                                 "recall_count": count, "last_recall": last})
+        order = {grade: i for i, grade in enumerate(reversed(rules.GRADES))}
+        memories.sort(key=lambda m: (order[m["grade"]], m["id"]))
+        counts = Counter(m["grade"] for m in memories)
+        return {"repo_root": str(root), "stale_months": stale_months, "now": format_ts(moment),
+                "summary": {grade: counts.get(grade, 0) for grade in rules.GRADES}, "count": len(memories),
+                "memories": memories}
 
     def iter_records(self, access: Access) -> Iterator[tuple[str, Record]]:
         """Every record ``access`` may see, with its store: for overview and export."""
@@ -874,6 +918,15 @@ class Memory:
             store.index.sync()
         self.usage.forget(store.key, rid)
         return {"id": rid, "purged": True, "path": str(store.files.root / item.path)}
+
+def _exists_under(root: Path, reference: str) -> bool:
+    """Whether a path a record names exists inside the repository (a path leading outside it,
+    ``../x``, counts as existing: it is not the repository's to judge)."""
+    target = (root / reference).resolve()
+    if target != root and root not in target.parents:
+        return True
+    return target.exists()
+
 
 def _nearest(store: _Store, indexes: list[Any], q: Any, access: Access, flt: Filters,
              pool: int) -> dict[int, float]:

@@ -812,8 +812,8 @@ class StoreIndex:
         return admitted
 
     def fields_candidates(self, terms: list[str], access: Access,
-                          filters: Filters) -> list[tuple[int, str, str | None, str | None, str, str, str | None, int]]:
-        """(doc, id, name, description, text, type, updated, file mtime ns) of the records the
+                          filters: Filters) -> list[tuple[int, str, str | None, str | None, str, str, str | None, int, str]]:
+        """(doc, id, name, description, text, type, updated, file mtime ns, path) of the records the
         caller may see that contain any term in name, description or text (all of them when
         there are no terms: a browse). The ``fields`` ranking scores them (``ranking.fields``)."""
         where, params = self._where(access, filters)
@@ -826,7 +826,7 @@ class StoreIndex:
             params += [spaced, term, term, term]
         match = f" AND ({' OR '.join(checks)})" if checks else ""
         return list(self.conn.execute(
-            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, d.updated, f.mtime_ns "
+            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, d.updated, f.mtime_ns, d.path "
             f"FROM docs d JOIN files f ON f.path = d.path WHERE {where}{match}", params))
 
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,

@@ -1,0 +1,47 @@
+"""``eidetic audit``: grade every memory fresh, stale or dead-reference, with reasons. Read-only."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .output import emit_json, emit_text
+
+
+def add_parser(sub, add_common) -> None:
+    parser = sub.add_parser("audit", help="grade memories fresh / stale / dead-reference (read-only)",
+                            description="Grade every memory you may see: stale when neither touched nor "
+                                        "recalled within --stale-months; dead-reference when it names a "
+                                        "repository file (src/x.py, docs/y.md:12) that does not exist.")
+    parser.add_argument("--stale-months", type=float, default=6.0, help="staleness limit in months (default 6)")
+    parser.add_argument("--repo-root", metavar="DIR",
+                        help="where named file paths must exist (default: the git work tree of the "
+                             "current folder, else the current folder)")
+    parser.add_argument("--scope", help="your scope name (default: default)")
+    parser.add_argument("--visibility", help="public (default) or private: private adds that scope's private records")
+    add_common(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..memory import Memory
+    from ..ranking.access import Access
+    from ..records import DEFAULT_SCOPE, check_scope
+
+    access = Access(check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility))
+    with Memory.open(args.memory_dir) as memory:
+        report = memory.audit(access, stale_months=args.stale_months,
+                              repo_root=Path(args.repo_root) if args.repo_root else None)
+    if args.json:
+        emit_json(report)
+        return 0
+    lines = []
+    for item in report["memories"]:
+        lines.append(f"{item['grade']:<15} {item['name'] or item['id']}  ({item['path']})")
+        lines += [f"                  - {reason}" for reason in item["reasons"]]
+    summary = report["summary"]
+    lines += ["", f"{report['count']} memories: {summary['fresh']} fresh, {summary['stale']} stale, "
+                  f"{summary['dead-reference']} dead-reference (repository {report['repo_root']}, "
+                  f"stale after {report['stale_months']:g} months)"]
+    emit_text("\n".join(lines).strip("\n"))
+    return 0
