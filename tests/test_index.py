@@ -184,14 +184,13 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
     cli("recall", "record", "--mode", "keyword")
     monkeypatch.setattr(store_index, "VERIFY_FILES", 20)
     stats = []
-    original = FilesStore.list_dir
+    original = FilesStore.stat_file
 
-    def counting(self, rel_dir):
-        subdirs, files = original(self, rel_dir)
-        stats.append(len(files))
-        return subdirs, files
+    def counting(self, rel):
+        stats.append(rel)
+        return original(self, rel)
 
-    monkeypatch.setattr(FilesStore, "list_dir", counting)
+    monkeypatch.setattr(FilesStore, "stat_file", counting)
     time.sleep(0.01)
     with open(rec(store, "r42"), "r+") as handle:  # in place: no folder mtime changes
         text = handle.read().replace("record 42", "record 42 okapi")
@@ -200,9 +199,9 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
     recalls = 0
     while not ids(cli("recall", "okapi", "--mode", "keyword", "--json")):
         recalls += 1
-        assert recalls <= 256  # one full round of the 256 folders at most
-    per_recall = max(stats)
-    assert per_recall < 40  # each recall stat-checked about VERIFY_FILES files, not 300
+        assert recalls <= 15  # one full round of 300 files, 20 per recall
+    assert len(stats) <= 20 * (recalls + 1)  # each recall stat-checked VERIFY_FILES files, not 300
+    assert len(set(stats)) == len(stats)  # round robin: no file twice within a round
     monkeypatch.setattr(store_index.StoreIndex, "_verification_slice", lambda *args: [])
     time.sleep(0.01)
     with open(rec(store, "r43"), "a") as handle:

@@ -11,7 +11,7 @@ Change detection without reading every file:
   vim and most tools save), and only changed folders are listed and stat-checked again.
   eidetic writes into 256 hash folders, so that is ~400 files at 100k;
 - a file edited in place changes only its own mtime. Each sync also stat-checks a slice of
-  ``VERIFY_FILES`` files, round robin over the folders: a store that small is checked
+  ``VERIFY_FILES`` files, round robin by path: a store that small is checked
   completely on every recall, a larger one within (files / VERIFY_FILES) recalls, at a bounded
   cost per recall. ``eidetic index --refresh`` checks everything at once;
 - timestamps have coarse granularity (a clock tick, up to 10 ms on Linux; whole seconds on
@@ -272,10 +272,6 @@ class StoreIndex:
                 subdirs, files = self.store.list_dir(rel_dir)
                 listings[rel_dir] = (mtime, files)
                 pending.extend(subdirs)
-            for rel_dir in self._verification_slice(known_dirs, seen_dirs - set(listings)):
-                mtime = self.store.dir_mtime(rel_dir)
-                if mtime is not None:
-                    listings[rel_dir] = (mtime, self.store.list_dir(rel_dir)[1])
         gone_dirs = [d for d in known_dirs if d not in seen_dirs and self.store.dir_mtime(d) is None]
         to_read: list[tuple[str, FileStat]] = []
         changed = 0  # files new or with a different stat (racy ones are only re-checked)
@@ -297,6 +293,16 @@ class StoreIndex:
             to_drop.extend(indexed)
         for rel_dir in gone_dirs:
             to_drop.extend(p for (p,) in self.conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
+        if not (full or not known_dirs):  # files edited in place change no folder: check a slice
+            for rel, mtime_ns, size, ino in self._verification_slice():
+                if _parent(rel) in listings:
+                    continue
+                st = self.store.stat_file(rel)
+                if st is None:
+                    to_drop.append(rel)
+                elif (st.mtime_ns, st.size, st.ino) != (mtime_ns, size, ino):
+                    to_read.append((rel, st))
+                    changed += 1
         for (rel,) in self.conn.execute("SELECT path FROM files INDEXED BY files_racy WHERE racy = 1"):
             if _parent(rel) not in listings:
                 st = self.store.stat_file(rel)
@@ -309,33 +315,26 @@ class StoreIndex:
         return {"read": to_read, "drop": to_drop, "dirs": dir_updates, "gone": gone_dirs,
                 "now_ns": now_ns, "changed": changed}
 
-    def _verification_slice(self, known_dirs: dict[str, tuple[int, int, int]], seen: set[str]) -> list[str]:
-        """The next folders, round robin, whose files are stat-checked on this sync: up to
-        ``VERIFY_FILES`` files in all, so a store that small is fully checked every time."""
-        order = sorted(d for d in known_dirs if d in seen)
-        if not order or VERIFY_FILES <= 0:  # 0: rely on folder mtimes (and a watcher) alone
+    def _verification_slice(self) -> list[tuple[str, int, int, int]]:
+        """The next ``VERIFY_FILES`` indexed files, round robin by path, to stat on this sync
+        (with their recorded mtime, size and inode): a store that small is fully checked every
+        time, a larger one within files / VERIFY_FILES syncs, whatever its folder layout."""
+        if VERIFY_FILES <= 0:  # 0: rely on folder mtimes (and a watcher) alone
             return []
-        total = sum(known_dirs[d][2] for d in order)
-        if total <= VERIFY_FILES:
-            return order
         cursor = self._get_meta("verify_cursor") or ""
-        start = next((i for i, d in enumerate(order) if d > cursor), 0)
-        chosen: list[str] = []
-        budget = 0
-        for offset in range(len(order)):
-            rel_dir = order[(start + offset) % len(order)]
-            chosen.append(rel_dir)
-            budget += known_dirs[rel_dir][2]
-            if budget >= VERIFY_FILES:
-                break
-        try:  # best effort: never wait behind a writer just to move the cursor
-            self.conn.execute("PRAGMA busy_timeout=0")
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES('verify_cursor', ?)", (chosen[-1],))
-        except sqlite3.OperationalError:
-            pass
-        finally:
-            self.conn.execute("PRAGMA busy_timeout=30000")
-        return chosen
+        query = "SELECT path, mtime_ns, size, ino FROM files WHERE path {} ? ORDER BY path LIMIT ?"
+        rows = self.conn.execute(query.format(">"), (cursor, VERIFY_FILES)).fetchall()
+        if len(rows) < VERIFY_FILES:  # wrap around
+            rows += self.conn.execute(query.format("<="), (cursor, VERIFY_FILES - len(rows))).fetchall()
+        if rows:
+            try:  # best effort: never wait behind a writer just to move the cursor
+                self.conn.execute("PRAGMA busy_timeout=0")
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES('verify_cursor', ?)", (rows[-1][0],))
+            except sqlite3.OperationalError:
+                pass
+            finally:
+                self.conn.execute("PRAGMA busy_timeout=30000")
+        return rows
 
     def _lock(self):  # -> filelock.FileLock
         import filelock
