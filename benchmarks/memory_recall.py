@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from corpus import keyword_queries, records  # noqa: E402
 from report import update_doc  # noqa: E402
-from speed import machine, summary  # noqa: E402
+from speed import installed_env, machine, summary  # noqa: E402
 
 TYPES = ("feedback", "user", "project", "reference")
 
@@ -61,6 +61,7 @@ def main() -> None:
     env = os.environ.copy()
     env.update({"EIDETIC_CACHE_DIR": str(work / "cache"), "EIDETIC_STATE_DIR": str(work / "state"),
                 "HOME": str(work / "home")})
+    env = installed_env(env)
     command = [str(Path(sys.executable).with_name("memory-recall"))]
     if not Path(command[0]).exists():
         command = [sys.executable, "-m", "eidetic.cli.memory_recall"]

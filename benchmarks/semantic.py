@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 
 from corpus import keyword_queries, records  # noqa: E402
 from report import update_doc  # noqa: E402
-from speed import machine, run_cli, summary  # noqa: E402
+from speed import installed_env, machine, run_cli, summary  # noqa: E402
 
 DIM = 384
 
@@ -169,6 +169,7 @@ def main() -> None:
     env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
                 "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
     os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
+    env = installed_env(env)
     result: dict = {"machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
     print("embedding throughput ...", flush=True)
     result["embedding"] = embedding_throughput(records(2000, seed=5))

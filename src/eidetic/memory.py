@@ -574,22 +574,42 @@ class Memory:
         factor takes the place of the freshness blend); the freshness signal is still reported."""
         from datetime import timezone
 
-        scored: list[tuple[float, str, _Store, int, fields.Breakdown, tuple[float, str | None]]] = []
+        import heapq
+
+        # Keyword points for every candidate, then exact scores (which need dates) only while a
+        # candidate's upper bound can still reach the top k.
+        candidates: list[tuple[float, str, _Store, tuple[Any, ...], tuple[float, str | None]]] = []
         for position, store in enumerate(stores):
             rows = store.index.fields_candidates(terms, access, flt)
             hidden: set[str] = set()
             for other in stores[:position]:  # an earlier store's copy of an id is the one that resolves
                 hidden |= set(other.index.by_ids(row[1] for row in rows))
             usage = self.usage.get(store.key, (row[1] for row in rows))
-            for doc, rid, name, description, text, rtype, updated, mtime_ns, _ in rows:
+            for row in rows:
+                _, rid, name, description, text, rtype = row[:6]
                 if rid in hidden:
                     continue
-                count, last = usage.get(rid, (0.0, None))
-                mtime = datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc) if mtime_ns else None
-                breakdown = fields.score(terms, name, description, text, rtype, count,
-                                         fields.last_touched(mtime, updated, text), now, stale_months)
-                if breakdown is not None and breakdown.score >= min_score:
-                    scored.append((breakdown.score, rid, store, doc, breakdown, (count, last)))
+                keyword, hits = fields.keyword_points(terms, name, description, text) if terms else (0.0, {1: 1})
+                if hits:
+                    count_last = usage.get(rid, (0.0, None))
+                    bound = fields.upper_bound(terms, keyword, rtype, count_last[0])
+                    if bound >= min_score:
+                        candidates.append((bound, rid, store, row, count_last))
+        candidates.sort(key=lambda entry: (-entry[0], entry[1]))
+        scored: list[tuple[float, str, _Store, int, fields.Breakdown, tuple[float, str | None]]] = []
+        best: list[float] = []  # min-heap of the top k exact scores so far
+        for bound, rid, store, row, (count, last) in candidates:
+            if len(best) >= top_k and bound < best[0]:
+                break
+            doc, _, name, description, text, rtype, updated, mtime_ns, _ = row
+            mtime = datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc) if mtime_ns else None
+            breakdown = fields.score(terms, name, description, text, rtype, count,
+                                     fields.last_touched(mtime, updated, text), now, stale_months)
+            if breakdown is not None and breakdown.score >= min_score:
+                scored.append((breakdown.score, rid, store, doc, breakdown, (count, last)))
+                heapq.heappush(best, breakdown.score)
+                if len(best) > top_k:
+                    heapq.heappop(best)
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
         hits = []
         for value, _, store, doc, breakdown, (count, last) in scored[:top_k]:

@@ -52,6 +52,8 @@ def terms_of(query: str) -> list[str]:
 
 def history_date(body: str) -> datetime | None:
     """The newest date written in the body's ``## History`` section, if any."""
+    if "history" not in body.lower():
+        return None  # the common case, without running the section pattern
     newest = None
     for section in _HISTORY.findall(body):
         for day, clock, zone in _DATE.findall(section):
@@ -107,6 +109,14 @@ def recency(touched: datetime | None, now: datetime, stale_months: float) -> tup
         return 1.0, None
     months = days_between(touched, now) / DAYS_PER_MONTH
     return min(1.5, max(0.5, 1.5 - months / stale_months)), months
+
+
+def upper_bound(terms: list[str], keyword: float, rtype: str, recall_count: float) -> float:
+    """The highest score a record with these points can have, whatever its dates (recency at
+    most 1.5): candidates below the k-th exact score need no dates read."""
+    usage_boost = math.log2(1.0 + max(0.0, recall_count)) * USAGE_WEIGHT
+    base = keyword + TYPE_PRIORS.get(rtype, 0.0) + usage_boost if terms else 1.0 + usage_boost
+    return base * 1.5
 
 
 def score(terms: list[str], name: str | None, description: str | None, body: str, rtype: str,
