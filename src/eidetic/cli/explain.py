@@ -47,6 +47,34 @@ parent for linked records). See also: modes, scope, freshness, traversal.""",
 uses any OpenAI-compatible /embeddings endpoint instead of the local model.
 When the model cannot load or the endpoint fails (or `EIDETIC_EMBEDDER=none`), both rank exactly
 as keyword, say why on stderr and report `embedder.online: false`.""",
+    "fields": """# The fields ranking (`--mode fields`, `memory-recall`)
+Transparent and deterministic, for folders of markdown memories (front matter name, description,
+type; the body):
+score = (keyword + type_prior + usage_boost) * recency_factor
+- keyword, per query term: name +5, description +3, body +1 per occurrence (at most 3);
+  case-insensitive substrings; hyphens and underscores in a name count as spaces;
+- type_prior: feedback 1.0, user 0.75, project 0.5, reference 0.25, other 0;
+- usage_boost = log2(1 + recall_count) * 0.5;
+- recency_factor = clamp(1.5 - months_since_touched / stale_months, 0.5, 1.5); touched is the
+  latest of the file's mtime, `updated` and the newest date in a `## History` section
+  (a month = 365.25 / 12 days).
+No keyword hit, no result; except a browse (`--type` and no query): (1 + usage_boost) * recency.
+`--min-score` defaults to 0.5 and `--stale-months` to 6 in this mode; `--explain` shows every
+input. MEMORY.md is never a record. `memory-recall` is the same ranking with seed 000's command
+line: `memory-recall [query] TERMS... [--type T] [--limit N] [--min-score S] [--stale-months N]
+[--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]`.""",
+    "audit": """# eidetic audit
+Grades every memory you may see, read-only:
+- dead-reference: it names a repository file path (`src/x.py`, `docs/y.md:12`) that does not
+  exist under the repository root (`--repo-root`, default: the git work tree of the current
+  folder); URLs, domains and absolute paths are not repository paths;
+- stale: neither touched (file mtime, `updated`, `## History` date) nor recalled within
+  `--stale-months` (default 6);
+- fresh: otherwise. Both at once: dead-reference, with both reasons.
+Output: one line per memory with its reasons and a summary; `--json`:
+`{"repo_root", "stale_months", "now", "summary": {"fresh", "stale", "dead-reference"}, "count",
+"memories": [{"id", "name", "path", "grade", "reasons", "references", "missing",
+"months_since_touched", "recall_count", "last_recall"}]}`.""",
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
