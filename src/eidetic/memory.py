@@ -191,7 +191,8 @@ class Memory:
         embedder, why = default_embedder()
         if embedder is None:
             return result
-        missing = [h for h in texts if h not in self.vectors.get(embedder.name, texts)]
+        cached = self.vectors.get(embedder.name, texts)
+        missing = [h for h in texts if h not in cached]
         try:
             for start in range(0, len(missing), EMBED_CHUNK):
                 chunk = missing[start:start + EMBED_CHUNK]
