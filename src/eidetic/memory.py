@@ -219,15 +219,15 @@ class Memory:
             return RememberResult([], [])
         stamp = format_ts(now)
         for _ in range(5):
-            targets = self._targets(batch, synced=False)
+            targets, _ = self._targets(batch, synced=False)
             with ExitStack() as locks:
                 for root in sorted(set(targets.values()) | self._shadow_roots(batch, targets), key=str):
                     locks.enter_context(self._store(root).files.lock())
                     self._store(root).files.remove_abandoned_staging()  # a crashed writer's leftovers
-                decided = self._targets(batch, synced=True)
+                decided, existing = self._targets(batch, synced=True)
                 if set(decided.values()) - set(targets.values()):
                     continue  # a concurrent writer moved an id: take the right locks and retry
-                return self._write_batch(batch, decided, stamp)
+                return self._write_batch(batch, decided, existing, stamp)
         raise EideticError("the stores kept changing under this remember", "try again", 2)
 
     def _locate(self, ids: Iterable[str], synced: bool) -> dict[str, tuple[_Store, IndexedRecord]]:
@@ -243,18 +243,20 @@ class Memory:
                 found[rid] = (store, item)
         return found
 
-    def _targets(self, batch: list[tuple[Record, bool]], synced: bool) -> dict[str, Path]:
+    def _targets(self, batch: list[tuple[Record, bool]], synced: bool
+                 ) -> tuple[dict[str, Path], dict[str, tuple[_Store, IndexedRecord]]]:
+        """Where each record goes (the store that has its id, else the write target for its
+        scope), and the existing copies found on the way."""
         existing = self._locate((record.id for record, _ in batch), synced)
         return {record.id: existing[record.id][0].files.root if record.id in existing
-                else self.plan.write_target(record.scope) for record, _ in batch}
+                else self.plan.write_target(record.scope) for record, _ in batch}, existing
 
     def _shadow_roots(self, batch: list[tuple[Record, bool]], targets: dict[str, Path]) -> set[Path]:
         wanted = [record.supersedes for record, _ in batch if record.supersedes]
         return {store.files.root for store, _ in self._locate(wanted, synced=False).values()}
 
     def _write_batch(self, batch: list[tuple[Record, bool]], targets: dict[str, Path],
-                     stamp: str) -> RememberResult:
-        existing = self._locate((record.id for record, _ in batch), synced=False)
+                     existing: dict[str, tuple[_Store, IndexedRecord]], stamp: str) -> RememberResult:
         hashes = self._hash_owners(record.hash for record, _ in batch)
         ids: list[str] = []
         duplicates: list[dict[str, str]] = []
@@ -864,7 +866,7 @@ class Memory:
             if not readable:
                 continue
             store.index.sync(full=True)  # a full check: every file is looked at
-            status = store.index.status()
+            status = store.index.status(verify=False)  # ... so the index is current now
             broken = status["unparseable"]
             check("records_parse", not broken,
                   f"{root}: {len(broken)} unparseable record file(s)" + "".join(

@@ -872,8 +872,10 @@ class StoreIndex:
             self._drop_files()
         return self.sync(full=True)
 
-    def status(self) -> dict[str, Any]:
-        plan = self._plan(True) if self.store.exists() else None
+    def status(self, verify: bool = True) -> dict[str, Any]:
+        """Counts, problems and whether the index matches the files (``verify``: stat every
+        file to tell; a caller that has just run a full sync already knows)."""
+        plan = self._plan(True) if verify and self.store.exists() else None
         stale = plan is not None and bool(plan["changed"] or plan["drop"] or plan["gone"])
         if not self.store.exists():
             stale = self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
