@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -28,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from corpus import keyword_queries, records  # noqa: E402
 from report import update_doc  # noqa: E402
-from speed import installed_env, machine, run_cli, summary  # noqa: E402
+from speed import isolated_env, machine, run_cli, summary  # noqa: E402
 
 DIM = 384
 
@@ -199,11 +198,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="eidetic-semantic-"))
-    env = os.environ.copy()
-    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
-                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
-    os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
-    env = installed_env(env)
+    env = isolated_env(work)
     saved = args.out / "semantic.json"
     result: dict = json.loads(saved.read_text()) if saved.exists() else {}
     result.update({"machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")})

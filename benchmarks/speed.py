@@ -55,6 +55,16 @@ def installed_env(env: dict) -> dict:
     return clean
 
 
+def isolated_env(work: Path) -> dict:
+    """A run's own store, cache, state and HOME under ``work``: set for this process, and
+    returned (as an installed eidetic's environment) for the CLI processes it starts."""
+    env = os.environ.copy()
+    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
+                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
+    os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
+    return installed_env(env)
+
+
 def run_cli(args: list[str], env: dict, stdin=None) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "eidetic", *args], env=env, stdin=stdin,
@@ -87,11 +97,7 @@ def main() -> None:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="eidetic-speed-"))
-    env = os.environ.copy()
-    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
-                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
-    os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
-    env = installed_env(env)
+    env = isolated_env(work)
     result: dict = {"records": args.records, "machine": machine(),
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
 
