@@ -490,8 +490,7 @@ class StoreIndex:
 
     def _insert_docs(self, items: list[tuple[str, Record]]) -> list[int]:
         """Insert records into docs and the full-text index, in bulk; returns their doc ids
-        (assigned here, inside the caller's write transaction, so executemany can be used).
-        Tantivy indexes in a thread of its own while SQLite takes the rows."""
+        (assigned here, inside the caller's write transaction, so executemany can be used)."""
         conn = self.conn
         first = max(int(self._get_meta("next_doc") or 1),
                     (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1)
@@ -501,10 +500,29 @@ class StoreIndex:
         conn.executemany("INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
                          [(key, "public", None) if key == "public" else (key, "private", key[len("private:"):])
                           for key in keys])
-        self._insert_rows(docs, items)
-        self._retext.update(docs)
-        self._fresh.update(docs)
-        self._moved.update(docs)
+        # A record outside any thread is its own whole context: its keyword entry is written
+        # now, on a thread of its own while SQLite takes the rows (bulk ingest). Thread members
+        # wait for _flush_text, which needs their neighbours' rows.
+        lone: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
+        threaded = []
+        for doc, (_, r) in zip(docs, items):
+            if thread_of(r.metadata) is None:
+                lone.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
+                    (doc, r.name, r.description, r.text, r.text))
+            else:
+                threaded.append(doc)
+
+        def add_lone() -> None:
+            for key, rows in lone.items():
+                self.text.add(key, rows)
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            added = pool.submit(add_lone)
+            self._insert_rows(docs, items)
+            added.result()
+        self._retext.update(threaded)
+        self._fresh.update(threaded)
+        self._moved.update(threaded)
         return docs
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
