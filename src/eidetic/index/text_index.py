@@ -1,7 +1,7 @@
 """The full-text index (tantivy), next to the SQLite index it is derived from.
 
-Keyword recall: BM25 over stemmed terms of name (weight 1.5), description (1.5), text (1) and
-context (2: the text with its conversation neighbours', see ``context``).
+Keyword recall: BM25 over stemmed terms of name (weight 1.5), description (1.5), text (3) and
+context (2: the text of its conversation neighbours, see ``context``).
 Why tantivy and not SQLite FTS5: FTS5 scores every record that shares a query term before it
 can sort, which took ~100 ms per query at 100k records here; tantivy's block-max WAND reads
 only what can still enter the top k (~1 ms, ``docs/benchmarks.md``). Its BM25 is the one
@@ -32,11 +32,11 @@ from typing import Any
 
 from .analyzer import ANALYZER_NAME, text_analyzer
 
-# Field weights, chosen on the public data (``benchmarks/tune.py``, table in docs/benchmarks.md):
-# a record's context (its own text plus its thread neighbours') counts twice its bare text, and
-# a name counts 1.5x. Titles weighted 2 over-ranked title matches on SciFact (hybrid train nDCG@10
-# 0.726 -> 0.733 with 1.5 and the context); context 2 lifted LoCoMo hybrid R@10 0.657 -> 0.734.
-FIELDS = (("name", 1.5), ("description", 1.5), ("text", 1.0), ("context", 2.0))
+# Field weights, chosen on the public data (``benchmarks/tune.py``, table in docs/benchmarks.md).
+# ``context`` holds the text of a record's thread neighbours (empty outside a thread): a chat
+# turn is found by the words around it, which lifted LoCoMo hybrid recall@10 from 0.66 to 0.73.
+# Titles weighted as much as the body over-ranked title matches on SciFact.
+FIELDS = (("name", 1.5), ("description", 1.5), ("text", 3.0), ("context", 2.0))
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
@@ -109,7 +109,8 @@ class TextIndex:
             if description:
                 document.add_text("description", description)
             document.add_text("text", text)
-            document.add_text("context", context)
+            if context:
+                document.add_text("context", context)
             writer.add_document(document)
 
     def delete(self, docs: Iterable[int]) -> None:
