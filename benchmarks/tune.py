@@ -26,13 +26,12 @@ from quality import metrics, open_store  # noqa: E402
 from report import update_doc  # noqa: E402
 
 ALPHAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
-WEIGHTS = {  # name, description, text, context (= the thread neighbours' text only)
-    "no context": (1.5, 1.5, 3.0, 0.0),
-    "text 3, context 1": (1.5, 1.5, 3.0, 1.0),
-    "default: text 3, context 2": (1.5, 1.5, 3.0, 2.0),
-    "text 3, context 3": (1.5, 1.5, 3.0, 3.0),
-    "text 2, context 2": (1.5, 1.5, 2.0, 2.0),
-    "name 2, text 2, context 2": (2.0, 1.5, 2.0, 2.0),
+WEIGHTS = {  # name, description, text (a thread member's own text), context (text + neighbours')
+    "before: name 2, no context": (2.0, 1.5, 1.0, 0.0),
+    "default: name 1, context 2": (1.0, 1.0, 1.0, 2.0),
+    "context 1": (1.0, 1.0, 1.0, 1.0),
+    "context 3": (1.0, 1.0, 1.0, 3.0),
+    "name 2, context 2": (2.0, 2.0, 1.0, 2.0),
 }
 
 POOL = 100

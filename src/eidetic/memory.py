@@ -1015,5 +1015,5 @@ def _explain(engine: str, raw: float, hit: Hit, query: str, terms: list[str]) ->
         # In a thread, terms missing from the record itself matched its neighbours' text.
         data.update({"query_terms": terms, "matched_terms": [t for t in terms if t in present],
                      "thread": thread_of(hit.record.metadata),
-                     "formula": "BM25 (tantivy: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)); field weights name 1.5, description 1.5, text 3, context 2 (thread neighbours' text))"})
+                     "formula": "BM25 (tantivy: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)); field weights name 1, description 1, context 2 (the text, with its thread neighbours'), text 1 (a thread member's own text again))"})
     return data

@@ -38,7 +38,7 @@ parent for linked records). See also: modes, scope, freshness, traversal.""",
     "modes": """# Recall modes
 - `exact`: case-insensitive substring; score = min(1, len(query) / len(text)); shortest first.
 - `keyword`: BM25 over stemmed words (stop words dropped); fields name, description, text and
-  context (weights 1.5, 1.5, 3, 2); only records sharing a word with the query (or, in a
+  context (weights 1, 1, 1, 2); only records sharing a word with the query (or, in a
   thread, with a neighbour). See also: context.
 - `approximate`: cosine similarity of all-MiniLM-L6-v2 embeddings (local and offline).
 - `hybrid` (default): alpha * cosine (min-max normalised) + (1 - alpha) * BM25 / max BM25 over
@@ -78,8 +78,8 @@ Output: one line per memory with its reasons and a summary; `--json`:
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
-record's keyword `context` field holds the text of the record before and after it in its
-thread, so a reply ("Yes, every Tuesday!") is found by the words of the question
+record's keyword `context` field holds its text together with the text of the record before
+and after it in its thread, so a reply ("Yes, every Tuesday!") is found by the words of the question
 around it. Only active records of the same visibility partition lend context (never a private
 record to a public one); links do not (recall already returns linked records as traversal
 items). Kept current on every remember, hand edit, forget/restore and rebuild.""",

@@ -1,9 +1,9 @@
 """Conversation context: a record is also findable through the records around it.
 
 A chat turn rarely repeats the words of the question it answers ("Yes, last Tuesday!"); the
-turns before and after it usually do. So the keyword index gives every record in a thread a
-``context`` field holding its neighbours' text, and keyword scores add that field's BM25 to
-the record's own fields'. On LoCoMo this lifted keyword recall@10 more than any other change
+turns before and after it usually do. So a thread member's keyword ``context`` field holds its
+text together with its neighbours' (the window), and keyword scores add that field's BM25 to
+the record's own fields' (``text_index.FIELDS``). On LoCoMo this lifted keyword recall@10 more than any other change
 (``research/quality-feasibility.md``; measured again in ``docs/benchmarks.md``).
 
 Neighbours, as a chat ingester writes conversations: records whose metadata share a

@@ -45,7 +45,7 @@ from .context import Neighbourhood, order_key, thread_key, thread_of
 from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of
 from .vector_index import VectorIndex
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 RACY_NS = 50_000_000  # 5x the coarsest Linux clock tick
 RACY_NS_COARSE = 2_100_000_000  # file systems that keep whole seconds (FAT, old HFS+)
 
@@ -390,7 +390,7 @@ class StoreIndex:
         self._add_text(sorted(todo), around, fresh=False)
 
     def _add_text(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
-        """Index docs' name, description, text and context (their neighbours' text)."""
+        """Index docs' name, description, text and context (their text, then their neighbours')."""
         rows: dict[int, tuple[str, str | None, str | None, str]] = {}
         for chunk in _chunks(docs, 500):
             marks = ",".join("?" * len(chunk))
@@ -401,7 +401,7 @@ class StoreIndex:
         texts.update(self.texts([d for doc in rows for d in around.get(doc, ()) if d not in texts]))
         by_partition: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
         for doc, (key, name, description, text) in rows.items():
-            context = "\n".join(texts[d] for d in around.get(doc, ()) if d in texts)
+            context = "\n".join([text, *(texts[d] for d in around.get(doc, ()) if d in texts)])
             by_partition.setdefault(key, []).append((doc, name, description, text, context))
             if not fresh and doc not in self._fresh:
                 self.text.delete(key, doc)
@@ -500,7 +500,7 @@ class StoreIndex:
         conn.executemany("INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
                          [(key, "public", None) if key == "public" else (key, "private", key[len("private:"):])
                           for key in keys])
-        # A record outside any thread has no context: its keyword entry is written
+        # A record outside any thread is its own whole context: its keyword entry is written
         # now, on a thread of its own while SQLite takes the rows (bulk ingest). Thread members
         # wait for _flush_text, which needs their neighbours' rows.
         lone: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
@@ -508,7 +508,7 @@ class StoreIndex:
         for doc, (_, r) in zip(docs, items):
             if thread_of(r.metadata) is None:
                 lone.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
-                    (doc, r.name, r.description, r.text, ""))
+                    (doc, r.name, r.description, r.text, r.text))
             else:
                 threaded.append(doc)
 

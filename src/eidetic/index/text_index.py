@@ -1,7 +1,8 @@
 """The full-text index (tantivy), next to the SQLite index it is derived from.
 
-Keyword recall: BM25 over stemmed terms of name (weight 1.5), description (1.5), text (3) and
-context (2: the text of its conversation neighbours, see ``context``).
+Keyword recall: BM25 over stemmed terms of name (weight 1), description (1), context (2: the
+record's text, with its conversation neighbours' for a thread member, see ``context``) and text
+(1: a thread member's own text again).
 Why tantivy and not SQLite FTS5: FTS5 scores every record that shares a query term before it
 can sort, which took ~100 ms per query at 100k records here; tantivy's block-max WAND reads
 only what can still enter the top k (~1 ms, ``docs/benchmarks.md``). Its BM25 is the one
@@ -33,10 +34,12 @@ from typing import Any
 from .analyzer import ANALYZER_NAME, text_analyzer
 
 # Field weights, chosen on the public data (``benchmarks/tune.py``, table in docs/benchmarks.md).
-# ``context`` holds the text of a record's thread neighbours (empty outside a thread): a chat
-# turn is found by the words around it, which lifted LoCoMo hybrid recall@10 from 0.66 to 0.73.
+# ``context`` holds a record's text, and for a thread member its neighbours' text too (a chat
+# turn is found by the words around it: LoCoMo hybrid recall@10 0.66 -> 0.73); ``text`` holds a
+# thread member's own text once more, so its own words weigh more than its neighbours'. A record
+# outside a thread is indexed once, in ``context`` (ingest cost), which scores exactly as before.
 # Titles weighted as much as the body over-ranked title matches on SciFact.
-FIELDS = (("name", 1.5), ("description", 1.5), ("text", 3.0), ("context", 2.0))
+FIELDS = (("name", 1.0), ("description", 1.0), ("text", 1.0), ("context", 2.0))
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
@@ -108,9 +111,9 @@ class TextIndex:
                 document.add_text("name", name)
             if description:
                 document.add_text("description", description)
-            document.add_text("text", text)
-            if context:
-                document.add_text("context", context)
+            if context != text:  # a thread member: its own words again, apart from the window
+                document.add_text("text", text)
+            document.add_text("context", context)
             writer.add_document(document)
 
     def delete(self, docs: Iterable[int]) -> None:
