@@ -27,7 +27,6 @@ from report import update_doc  # noqa: E402
 
 ALPHAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 WEIGHTS = {  # name, description, text (a thread member's own text), context (text + neighbours')
-    "before: name 2, no context": (2.0, 1.5, 1.0, 0.0),
     "default: name 1, context 2": (1.0, 1.0, 1.0, 2.0),
     "context 1": (1.0, 1.0, 1.0, 1.0),
     "context 3": (1.0, 1.0, 1.0, 3.0),
