@@ -37,7 +37,6 @@ from .usage import UsageState
 
 MODES = ("exact", "keyword", "approximate", "hybrid", "fields")
 EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little lost if interrupted
-KEYWORD_MODES = ("exact", "keyword")
 
 
 @dataclass
