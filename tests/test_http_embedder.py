@@ -128,3 +128,36 @@ def test_doctor_probes_the_remote_embedder(cli, records, server, monkeypatch):
     ToyModel.fail_with = 503
     checks = {c["id"]: c for c in cli("doctor", "--json").json["checks"]}
     assert checks["embedder"]["passed"] is False and "503" in checks["embedder"]["message"]
+
+
+def test_concurrent_recalls_build_one_consistent_vector_index(cli, store, server, monkeypatch):
+    """Four processes recall at once on a store whose vector index is empty and due for a graph:
+    each appends what is missing under the lock, one builds the graph, all agree, and the index
+    ends with one row per record."""
+    import json as json_module
+    import os
+    import subprocess
+    import sys
+
+    from eidetic.index.vector_index import VectorIndex
+
+    lines = [{"id": f"n{i}", "text": f"note {i} about topic{i % 37} and topic{i % 11}"} for i in range(400)]
+    lines.append({"id": "deploy", "text": "deploy friday rollback"})
+    assert cli("remember", "--no-embed", stdin="".join(json_module.dumps(x) + "\n" for x in lines)).code == 0
+    env = {**os.environ, "EIDETIC_EMBED_URL": server, "EIDETIC_ANN_THRESHOLD": "100"}
+    command = [sys.executable, "-m", "eidetic", "recall", "friday deploy", "--mode", "approximate",
+               "--top-k", "3", "--json", "--no-record"]
+    procs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert all(proc.returncode == 0 for proc in procs), [err for _, err in outputs]
+    answers = [[item["id"] for item in json_module.loads(out)["items"]] for out, _ in outputs]
+    exact = subprocess.run(command, env={**env, "EIDETIC_ANN_THRESHOLD": "0"}, capture_output=True, text=True)
+    assert all(answer == answers[0] for answer in answers)
+    assert answers[0] == [item["id"] for item in json_module.loads(exact.stdout)["items"]]  # graph = exact here
+    folders = [p.parent for p in (store.parent / "cache").rglob("state.json")]
+    assert len(folders) == 1
+    index = VectorIndex(folders[0])
+    assert index.rows == 401 and sorted(set(index.docs().tolist())) == sorted(index.docs().tolist())
+    assert index.state()["ann_rows"] == 401 and len(list(folders[0].glob("ann-*.usearch"))) == 1
+    assert not list(folders[0].glob(".ann-*"))  # no abandoned temporary graph

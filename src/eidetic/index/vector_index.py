@@ -257,7 +257,8 @@ class VectorIndex:
         if not rows:
             return
         matrix, docs = self.matrix(), self.docs()
-        if state["ann_rows"]:
+        graph = bool(state["ann_rows"]) and ann_threshold() > 0  # EIDETIC_ANN_THRESHOLD=0: exact, always
+        if graph:
             ann = self._graph(state)
             offered: set[int] = set()
             want = first
@@ -275,7 +276,7 @@ class VectorIndex:
                 want *= 4
             # the graph is exhausted for practical purposes: finish exactly
         scores = np.asarray(matrix) @ query
-        seen = offered if state["ann_rows"] else set()
+        seen = offered if graph else set()
         if first < rows:  # the usual case: only the top few are needed, no full sort
             top = np.argpartition(-scores, first)[:first]
             top = top[np.argsort(-scores[top], kind="stable")]
