@@ -29,7 +29,8 @@ class ToyModel(BaseHTTPRequestHandler):
         for index, text in enumerate(body["input"]):
             vector = [0.0] * 64
             for word in text.lower().split():
-                vector[int(hashlib.md5(word.strip(".,").encode()).hexdigest(), 16) % 64] += 1.0
+                salt = "" if body["model"] == "toy-embed" else body["model"]  # another model, other vectors
+                vector[int(hashlib.md5((salt + word.strip(".,")).encode()).hexdigest(), 16) % 64] += 1.0
             data.append({"index": index, "embedding": vector})
         payload = json.dumps({"data": list(reversed(data))}).encode()  # out of order on purpose
         self.send_response(200)
@@ -161,3 +162,28 @@ def test_concurrent_recalls_build_one_consistent_vector_index(cli, store, server
     assert index.rows == 401 and sorted(set(index.docs().tolist())) == sorted(index.docs().tolist())
     assert index.state()["ann_rows"] == 401 and len(list(folders[0].glob("ann-*.usearch"))) == 1
     assert not list(folders[0].glob(".ann-*"))  # no abandoned temporary graph
+
+
+def test_a_model_switch_re_embeds_lazily_and_never_mixes(cli, records, server, monkeypatch, env):
+    import sqlite3
+
+    monkeypatch.setenv("EIDETIC_EMBED_URL", server)
+    monkeypatch.setenv("EIDETIC_EMBED_MODEL", "toy-embed")
+    first = cli("recall", "tomatoes note", "--mode", "approximate", "--json", "--no-record")
+    assert first.json["embedder"]["model"] == "toy-embed"
+    ToyModel.requests.clear()
+    monkeypatch.setenv("EIDETIC_EMBED_MODEL", "toy-other")
+    second = cli("recall", "tomatoes note", "--mode", "approximate", "--json", "--no-record")
+    assert second.json["embedder"]["model"] == "toy-other"
+    assert {r["model"] for r in ToyModel.requests} == {"toy-other"}
+    assert sum(r["n"] for r in ToyModel.requests) == 152  # every text again, and the query
+    cache = sqlite3.connect(env / "cache" / "vectors.sqlite")
+    models = dict(cache.execute("SELECT model, count(*) FROM vectors GROUP BY model"))
+    assert models["toy-embed"] == models["toy-other"] == 151  # (the local model's, from remember, too)
+    vector_folders = {p.parent.parent for p in (env / "cache").rglob("state.json")}
+    assert len(vector_folders) == len(models)  # one vector index per model
+    ToyModel.requests.clear()
+    monkeypatch.setenv("EIDETIC_EMBED_MODEL", "toy-embed")
+    again = cli("recall", "tomatoes note", "--mode", "approximate", "--json", "--no-record")
+    assert [r["n"] for r in ToyModel.requests] == [1]  # back: only the query is embedded
+    assert [i["id"] for i in again.json["items"]] == [i["id"] for i in first.json["items"]]
