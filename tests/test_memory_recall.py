@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -83,3 +84,20 @@ def test_read_only_folder_is_never_written(project):
         for path in folder.iterdir():
             path.chmod(stat.S_IRUSR | stat.S_IWUSR)
     assert snapshot(folder) == before
+
+
+def test_project_folders_named_the_agents_way_are_found(env):
+    from eidetic.cli.memory_recall import memory_dir_for
+
+    root = env / "work" / "my.site v2"
+    root.mkdir(parents=True)
+    projects = env / "home" / ".claude" / "projects"
+    plain = projects / str(root).replace("/", "-") / "memory"
+    strict = projects / re.sub(r"[^A-Za-z0-9]", "-", str(root)) / "memory"
+    assert memory_dir_for(root) == plain  # neither exists: the documented form, reported as missing
+    strict.mkdir(parents=True)
+    assert memory_dir_for(root) == strict  # the agent's own naming (dots, spaces... as dashes)
+    plain.mkdir(parents=True)
+    assert memory_dir_for(root) == plain
+    missing = memory_recall("deploy", "--json", cwd=root)
+    assert missing.returncode == 0 and json.loads(missing.stdout)["count"] == 0
