@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from corpus import keyword_queries, records  # noqa: E402
 from report import update_doc  # noqa: E402
-from speed import isolated_env, machine, run_cli, summary  # noqa: E402
+from speed import isolated_env, machine, recall_latencies, run_cli, summary  # noqa: E402
 
 DIM = 384
 
@@ -173,12 +173,7 @@ def hybrid_store(n: int, work: Path, env: dict, queries: int, processes: int) ->
         memory.recall("warm up", mode="hybrid")  # first sync of the vector index: builds the graph
         out["first_semantic_recall_s"] = round(time.perf_counter() - started, 1)
         for mode in ("hybrid", "approximate"):
-            latencies = []
-            for query in qs:
-                started = time.perf_counter()
-                memory.recall(query, mode=mode, top_k=10)
-                latencies.append((time.perf_counter() - started) * 1000)
-            out[f"{mode}_in_process"] = summary(latencies)
+            out[f"{mode}_in_process"] = recall_latencies(memory, mode, qs)
             print(f"  {mode} in-process at {n}: {out[f'{mode}_in_process']}", flush=True)
     walls = [run_cli(["recall", q, "--mode", "hybrid", "--json"], env)[0] * 1000 for q in qs[:processes]]
     out["hybrid_cli_process"] = summary(walls)

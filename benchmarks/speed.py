@@ -65,6 +65,16 @@ def isolated_env(work: Path) -> dict:
     return installed_env(env)
 
 
+def recall_latencies(memory, mode: str, queries: list[str]) -> dict:
+    """p50/p95 of in-process top-10 recalls, one per query."""
+    latencies = []
+    for query in queries:
+        started = time.perf_counter()
+        memory.recall(query, mode=mode, top_k=10)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return summary(latencies)
+
+
 def run_cli(args: list[str], env: dict, stdin=None) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "eidetic", *args], env=env, stdin=stdin,
@@ -134,12 +144,7 @@ def main() -> None:
     with Memory.open() as memory:
         memory.recall("warm up", mode="keyword")
         for mode, queries in (("keyword", kw_queries), ("exact", ex_queries)):
-            latencies = []
-            for query in queries:
-                started = time.perf_counter()
-                memory.recall(query, mode=mode, top_k=10)
-                latencies.append((time.perf_counter() - started) * 1000)
-            result[f"{mode}_in_process"] = summary(latencies)
+            result[f"{mode}_in_process"] = recall_latencies(memory, mode, queries)
             print(f"  {mode} in-process: {result[f'{mode}_in_process']}", flush=True)
 
     for mode, queries in (("keyword", kw_queries), ("exact", ex_queries)):
