@@ -79,10 +79,12 @@ def test_explain_every_topic(cli):
     assert cli("explain").out.startswith("# eidetic")
     missing = cli("explain", "nonsense", "--json")
     assert missing.code == 1 and "recall" in missing.err_json["remediation"]
-    for verb in ("remember", "recall", "sweep", "forget", "restore", "overview", "doctor", "export",
+    for verb in ("remember", "recall", "sweep", "forget", "restore", "overview", "doctor", "audit", "export",
                  "index", "watch", "explain", "demo"):
         assert verb in TOPICS
         assert cli(verb, "--help").code == 0
+    concepts = TOPICS["eidetic"].split("Concepts: ")[1].split(".")[0].split(", ")
+    assert concepts and all(concept in TOPICS for concept in concepts)
 
 
 def test_doctor_and_overview_report_an_unavailable_embedder(cli, store, monkeypatch):

@@ -10,11 +10,12 @@ from .output import emit_json, emit_text
 TOPICS: dict[str, str] = {
     "eidetic": """# eidetic
 A memory store for AI agents and their teams. Agents `remember` short records with provenance and
-`recall` them verbatim, by keyword (and, soon, by meaning): ranked, each hit with a score, a
-freshness signal and full metadata. Records are markdown files; the search index is derived.
+`recall` them verbatim, by keyword or by meaning: ranked, each hit with a score, a freshness
+signal and full metadata. Records are markdown files; the search index is derived.
 
-Verbs: remember, recall, sweep, forget, restore, overview, doctor, export, index, watch, explain, demo.
-Concepts: records, stores, modes, scope, lifecycle, freshness, traversal, errors.
+Verbs: remember, recall, sweep, forget, restore, overview, doctor, audit, export, index, watch,
+explain, demo; and the `memory-recall` command.
+Concepts: records, stores, modes, fields, context, scope, lifecycle, freshness, traversal, errors.
 Run `eidetic explain TOPIC` for any of them.""",
     "remember": """# eidetic remember
 Store records: one JSON object as an argument, or NDJSON on stdin (one object per line).
@@ -43,6 +44,10 @@ parent for linked records). See also: modes, scope, freshness, traversal.""",
 - `approximate`: cosine similarity of all-MiniLM-L6-v2 embeddings (local and offline).
 - `hybrid` (default): alpha * cosine (min-max normalised) + (1 - alpha) * BM25 / max BM25 over
   the union of each signal's top N (N = max(10 * top-k, 100)); `--alpha`, default 0.5.
+- `fields`: the transparent ranking of markdown memory folders (see: fields).
+Vectors are cached per (model, text); each store keeps a vector index per model, searched
+exactly up to `EIDETIC_ANN_THRESHOLD` rows (20000; 0 = always exact), with an HNSW graph
+above (candidates re-scored exactly; recall@10 >= 0.99 measured at 1M vectors).
 `EIDETIC_EMBED_URL` (+ `EIDETIC_EMBED_MODEL`, `EIDETIC_EMBED_API_KEY`, `EIDETIC_EMBED_TIMEOUT`)
 uses any OpenAI-compatible /embeddings endpoint instead of the local model.
 When the model cannot load or the endpoint fails (or `EIDETIC_EMBEDDER=none`), both rank exactly
