@@ -161,3 +161,6 @@ def test_recall_through_the_graph_matches_exact_search(store, monkeypatch):
         top = memory.recall("bird fishing in the river", mode="approximate", top_k=3, depth=0, record=False)
         assert top.items[0].record.id == "r0" and top.items[0].record.text.startswith("a heron catching")
         assert [h.record.id for h in top.items].count("r0") == 1
+        vectors = memory.index_status()[0]["vectors"]
+        assert [(v["model"], v["partition"]) for v in vectors] == [("sentence-transformers/all-MiniLM-L6-v2", "public")]
+        assert vectors[0]["rows"] >= len(texts) and vectors[0]["graph_rows"] >= len(texts)

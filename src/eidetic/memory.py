@@ -688,7 +688,7 @@ class Memory:
             if not store.files.exists():
                 reports.append({"store": str(store.files.root), "index": str(store.index.path),
                                 "records": 0, "current": True, "exists": False,
-                                "unparseable": [], "conflicts": []})
+                                "unparseable": [], "conflicts": [], "vectors": []})
                 continue
             status = store.index.status()
             status["exists"] = True

@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
             continue
         state = "current" if status["current"] else "stale (the next recall updates it)"
         lines.append(f"{status['store']}\n  index: {status['index']}\n  records: {status['records']}\n  state: {state}")
+        for vectors in status["vectors"]:
+            graph = f", HNSW graph over {vectors['graph_rows']}" if vectors["graph_rows"] else ", exact search"
+            lines.append(f"  vectors ({vectors['model']}, {vectors['partition']}): {vectors['rows']} rows{graph}")
         for item in status["unparseable"]:
             lines.append(f"  unparseable: {item['path']}: {item['error']}")
         for item in status["conflicts"]:

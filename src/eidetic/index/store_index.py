@@ -669,8 +669,21 @@ class StoreIndex:
                 # again from 1, so its vectors live in a folder of their own.
                 folder = (self.path.with_suffix(".vectors") / (self._get_meta("instance") or "none")
                           / hashlib.sha256(model.encode()).hexdigest()[:16] / hashlib.sha256(key.encode()).hexdigest()[:16])
-                index = self._vector_indexes[(model, key)] = VectorIndex(folder)
+                index = self._vector_indexes[(model, key)] = VectorIndex(folder, model, key)
             found.append(index)
+        return found
+
+    def vector_status(self) -> list[dict[str, Any]]:
+        """Each vector index of this index instance: model, partition, rows, rows under the graph."""
+        root = self.path.with_suffix(".vectors") / (self._get_meta("instance") or "none")
+        found = []
+        for state_file in sorted(root.glob("*/*/state.json")):
+            try:
+                state = json.loads(state_file.read_text())
+            except (OSError, ValueError):
+                continue
+            found.append({"model": state.get("model"), "partition": state.get("partition"),
+                          "rows": state.get("rows", 0), "graph_rows": state.get("ann_rows", 0)})
         return found
 
     def reach(self, access: Access) -> list[str]:
@@ -902,6 +915,7 @@ class StoreIndex:
             "index": str(self.path),
             "records": self.count(),
             "current": not stale,
+            "vectors": self.vector_status(),
             "unparseable": [{"path": p, "error": e} for p, e in self.broken()],
             "conflicts": [{"id": i, "path": p} for i, p in self.conflicts()],
         }

@@ -44,8 +44,9 @@ def ann_threshold() -> int:
 
 
 class VectorIndex:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, model: str = "", partition: str = "") -> None:
         self.folder = folder
+        self.labels = {"model": model, "partition": partition}  # kept in the state, for status
         self._state: dict[str, Any] | None = None
         self._stamp: tuple[int, int] | None = None
         self._matrix: Any = None
@@ -126,6 +127,7 @@ class VectorIndex:
                     handle.truncate()
             state["rows"] += len(docs)
         state["last_doc"] = max(state["last_doc"], last_doc)
+        state.update({k: v for k, v in self.labels.items() if v})
         self._write_state(state)
 
     def compact(self, keep: set[int]) -> None:
