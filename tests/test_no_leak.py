@@ -44,7 +44,8 @@ def stores(draw):
             lifecycle=draw(st.sampled_from(("active", "active", "shadowed", "archived"))),
             links=draw(st.lists(st.sampled_from(pool), max_size=3, unique=True)),
             supersedes=draw(st.none() | st.sampled_from(pool)),
-            metadata={"source": draw(st.sampled_from(("x", "y")))},
+            metadata={"source": draw(st.sampled_from(("x", "y"))),  # threads: context must not leak either
+                      **{"thread": t for t in [draw(st.sampled_from((None, "t1", "t2")))] if t}},
             created="2026-11-01T00:00:00+00:00"))
     return records
 
