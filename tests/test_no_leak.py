@@ -38,14 +38,17 @@ def stores(draw):
     records = []
     for rid in ids:
         words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
+        metadata = {"source": draw(st.sampled_from(("x", "y")))}
+        thread = draw(st.sampled_from((None, "t1", "t2")))  # conversation context must not leak either
+        if thread:
+            metadata["thread"] = thread
         records.append(Record(
             id=rid, text=" ".join(words) + f" {rid}",
             scope=Scope(draw(st.sampled_from(NAMES)), draw(st.sampled_from(("public", "private")))),
             lifecycle=draw(st.sampled_from(("active", "active", "shadowed", "archived"))),
             links=draw(st.lists(st.sampled_from(pool), max_size=3, unique=True)),
             supersedes=draw(st.none() | st.sampled_from(pool)),
-            metadata={"source": draw(st.sampled_from(("x", "y"))),  # threads: context must not leak either
-                      **{"thread": t for t in [draw(st.sampled_from((None, "t1", "t2")))] if t}},
+            metadata=metadata,
             created="2026-11-01T00:00:00+00:00"))
     return records
 

@@ -424,8 +424,7 @@ class Memory:
         if not isinstance(query, str) or not (query.strip() or browse):
             raise user_error("the query is empty", "give the words or phrase to look for"
                              + (" (or, in fields mode, only --type to browse that type)" if mode == "fields" else ""))
-        if isinstance(stale_months, bool) or not isinstance(stale_months, (int, float)) or not stale_months > 0:
-            raise user_error(f"--stale-months must be a number > 0 (got {stale_months!r})", "e.g. --stale-months 6")
+        _check_stale_months(stale_months)
         access = Access(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility),
                         scope_only, include_shadowed, include_archived)
         flt = Filters.build(filters, source, types, since, until)
@@ -588,29 +587,18 @@ class Memory:
                 min_score: float, stale_months: float, now: datetime, explain: bool) -> list[Hit]:
         """The ``fields`` ranking (``ranking.fields``): its score is the whole score (its recency
         factor takes the place of the freshness blend); the freshness signal is still reported."""
-        from datetime import timezone
-
         import heapq
 
         # Keyword points for every candidate, then exact scores (which need dates) only while a
         # candidate's upper bound can still reach the top k.
         candidates: list[tuple[float, str, _Store, tuple[Any, ...], tuple[float, str | None]]] = []
-        for position, store in enumerate(stores):
-            rows = store.index.fields_candidates(terms, access, flt)
-            hidden: set[str] = set()
-            for other in stores[:position]:  # an earlier store's copy of an id is the one that resolves
-                hidden |= set(other.index.by_ids(row[1] for row in rows))
-            usage = self.usage.get(store.key, (row[1] for row in rows))
-            for row in rows:
-                _, rid, name, description, text, rtype = row[:6]
-                if rid in hidden:
-                    continue
-                keyword, hits = fields.keyword_points(terms, name, description, text) if terms else (0.0, {1: 1})
-                if hits:
-                    count_last = usage.get(rid, (0.0, None))
-                    bound = fields.upper_bound(terms, keyword, rtype, count_last[0])
-                    if bound >= min_score:
-                        candidates.append((bound, rid, store, row, count_last))
+        for store, row, count_last in self._field_rows(stores, terms, access, flt):
+            _, rid, name, description, text, rtype = row[:6]
+            keyword, hits = fields.keyword_points(terms, name, description, text) if terms else (0.0, {1: 1})
+            if hits:
+                bound = fields.upper_bound(terms, keyword, rtype, count_last[0])
+                if bound >= min_score:
+                    candidates.append((bound, rid, store, row, count_last))
         candidates.sort(key=lambda entry: (-entry[0], entry[1]))
         scored: list[tuple[float, str, _Store, int, fields.Breakdown, tuple[float, str | None]]] = []
         best: list[float] = []  # min-heap of the top k exact scores so far
@@ -618,9 +606,8 @@ class Memory:
             if len(best) >= top_k and bound < best[0]:
                 break
             doc, _, name, description, text, rtype, updated, mtime_ns, _ = row
-            mtime = datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc) if mtime_ns else None
             breakdown = fields.score(terms, name, description, text, rtype, count,
-                                     fields.last_touched(mtime, updated, text), now, stale_months)
+                                     fields.last_touched(mtime_ns, updated, text), now, stale_months)
             if breakdown is not None and breakdown.score >= min_score:
                 scored.append((breakdown.score, rid, store, doc, breakdown, (count, last)))
                 heapq.heappush(best, breakdown.score)
@@ -637,6 +624,18 @@ class Memory:
                 hit.explain = {"engine": "fields", **breakdown.to_dict()}
             hits.append(hit)
         return hits
+
+    def _field_rows(self, stores: list[_Store], terms: list[str], access: Access, flt: Filters
+                    ) -> Iterator[tuple[_Store, tuple[Any, ...], tuple[float, str | None]]]:
+        """(store, ``fields_candidates`` row, (recall_count, last_recall)) of every record the
+        caller may see that contains a term (all of them without terms), store precedence applied."""
+        for position, store in enumerate(stores):
+            rows = store.index.fields_candidates(terms, access, flt)
+            hidden = _hidden(stores[:position], [row[1] for row in rows])
+            usage = self.usage.get(store.key, (row[1] for row in rows))
+            for row in rows:
+                if row[1] not in hidden:
+                    yield store, row, usage.get(row[1], (0.0, None))
 
     def _rank(self, stores: list[_Store], source: Callable[[_Store], Any], top_k: int,
               min_score: float | None, now: datetime) -> list[tuple[Hit, float, int]]:
@@ -657,9 +656,7 @@ class Memory:
                       earlier: tuple[_Store, ...] = tuple(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
                 facts = store.index.ranking_facts([doc for doc, _ in rows])
                 ids = [rid for rid, _ in facts.values()]
-                hidden: set[str] = set()
-                for other in earlier:  # an earlier store's copy of an id is the one that resolves
-                    hidden |= set(other.index.by_ids(ids))
+                hidden = _hidden(earlier, ids)
                 usage = self.usage.get(store.key, ids)
                 out = []
                 for doc, raw in rows:
@@ -761,38 +758,26 @@ class Memory:
         """Grade every record the caller may see: fresh, stale or dead-reference (``audit``).
         Read-only: it reads the index and stats the paths the records name."""
         from collections import Counter
-        from datetime import timezone
 
         from . import audit as rules
         from .locations import repo_root as find_repo_root
 
-        if isinstance(stale_months, bool) or not isinstance(stale_months, (int, float)) or not stale_months > 0:
-            raise user_error(f"--stale-months must be a number > 0 (got {stale_months!r})", "e.g. --stale-months 6")
+        _check_stale_months(stale_months)
         root = (repo_root or find_repo_root() or Path.cwd()).resolve()
         moment = now or now_utc()
         no_filters = Filters.build(None, None, None, None, None)
         memories: list[dict[str, Any]] = []
-        stores = self._synced()
-        for position, store in enumerate(stores):
-            rows = store.index.fields_candidates([], access, no_filters)
-            hidden: set[str] = set()
-            for other in stores[:position]:
-                hidden |= set(other.index.by_ids(row[1] for row in rows))
-            usage = self.usage.get(store.key, (row[1] for row in rows))
-            for _, rid, name, description, text, _, updated, mtime_ns, path in rows:
-                if rid in hidden:
-                    continue
-                named = rules.references("\n".join(filter(None, (description, text))))
-                missing = [ref for ref in named if not _exists_under(root, ref)]
-                mtime = datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc) if mtime_ns else None
-                touched = fields.last_touched(mtime, updated, text)
-                count, last = usage.get(rid, (0.0, None))
-                grade, reasons = rules.grade(touched, last, missing, moment, float(stale_months))
-                months = rules.months_since(touched, moment)
-                memories.append({"id": rid, "name": name, "path": str(store.files.root / path), "grade": grade,
-                                 "reasons": reasons, "references": named, "missing": missing,
-                                 "months_since_touched": None if months is None else round(months, 2),
-                                 "recall_count": count, "last_recall": last})
+        for store, row, (count, last) in self._field_rows(self._synced(), [], access, no_filters):
+            _, rid, name, description, text, _, updated, mtime_ns, path = row
+            named = rules.references("\n".join(filter(None, (description, text))))
+            missing = [ref for ref in named if not _exists_under(root, ref)]
+            touched = fields.last_touched(mtime_ns, updated, text)
+            grade, reasons = rules.grade(touched, last, missing, moment, float(stale_months))
+            months = rules.months_since(touched, moment)
+            memories.append({"id": rid, "name": name, "path": str(store.files.root / path), "grade": grade,
+                             "reasons": reasons, "references": named, "missing": missing,
+                             "months_since_touched": None if months is None else round(months, 2),
+                             "recall_count": count, "last_recall": last})
         order = {grade: i for i, grade in enumerate(reversed(rules.GRADES))}
         memories.sort(key=lambda m: (order[m["grade"]], m["id"]))
         counts = Counter(m["grade"] for m in memories)
@@ -954,6 +939,19 @@ class Memory:
             store.index.sync()
         self.usage.forget(store.key, rid)
         return {"id": rid, "purged": True, "path": str(store.files.root / item.path)}
+
+def _hidden(earlier: Iterable[_Store], ids: list[str]) -> set[str]:
+    """The ids an earlier store also has: its copy is the one that resolves (store precedence)."""
+    hidden: set[str] = set()
+    for other in earlier:
+        hidden |= set(other.index.by_ids(ids))
+    return hidden
+
+
+def _check_stale_months(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise user_error(f"--stale-months must be a number > 0 (got {value!r})", "e.g. --stale-months 6")
+
 
 def _exists_under(root: Path, reference: str) -> bool:
     """Whether a path a record names exists inside the repository (a path leading outside it,

@@ -665,19 +665,21 @@ class StoreIndex:
         for key in keys:
             index = self._vector_indexes.get((model, key))
             if index is None:
-                # Doc numbers belong to this instance of the index: a recreated index starts
-                # again from 1, so its vectors live in a folder of their own.
-                folder = (self.path.with_suffix(".vectors") / (self._get_meta("instance") or "none")
-                          / hashlib.sha256(model.encode()).hexdigest()[:16] / hashlib.sha256(key.encode()).hexdigest()[:16])
+                folder = (self._vectors_root() / hashlib.sha256(model.encode()).hexdigest()[:16]
+                          / hashlib.sha256(key.encode()).hexdigest()[:16])
                 index = self._vector_indexes[(model, key)] = VectorIndex(folder, model, key)
             found.append(index)
         return found
 
+    def _vectors_root(self) -> Path:
+        """Doc numbers belong to this instance of the index (a recreated index starts again
+        from 1), so its vector indexes live in a folder of their own."""
+        return self.path.with_suffix(".vectors") / (self._get_meta("instance") or "none")
+
     def vector_status(self) -> list[dict[str, Any]]:
         """Each vector index of this index instance: model, partition, rows, rows under the graph."""
-        root = self.path.with_suffix(".vectors") / (self._get_meta("instance") or "none")
         found = []
-        for state_file in sorted(root.glob("*/*/state.json")):
+        for state_file in sorted(self._vectors_root().glob("*/*/state.json")):
             try:
                 state = json.loads(state_file.read_text())
             except (OSError, ValueError):
@@ -685,10 +687,6 @@ class StoreIndex:
             found.append({"model": state.get("model"), "partition": state.get("partition"),
                           "rows": state.get("rows", 0), "graph_rows": state.get("ann_rows", 0)})
         return found
-
-    def reach(self, access: Access) -> list[str]:
-        """The partitions a caller may search: the public one, and its own private one."""
-        return self._reach(access)
 
     def partition_keys(self) -> list[str]:
         return sorted(self._partitions())
@@ -818,7 +816,7 @@ class StoreIndex:
         want = offset + limit
         window = max(2 * want, 100)
         while True:
-            ranked = self.text.search(self._reach(access), terms, window)
+            ranked = self.text.search(self.reach(access), terms, window)
             admitted = self._admitted([doc for doc, _ in ranked], where, params)
             rows = [(doc, score) for doc, score in ranked if doc in admitted]
             if len(rows) >= want or len(ranked) < window:
@@ -826,7 +824,7 @@ class StoreIndex:
             window *= 4
 
     @staticmethod
-    def _reach(access: Access) -> list[str]:
+    def reach(access: Access) -> list[str]:
         """The text indexes a caller may search: the public one, and its own private one."""
         keys = ["public"]
         if access.scope.visibility == "private":
@@ -881,7 +879,7 @@ class StoreIndex:
         if query.isascii() and qlen >= MIN_CHUNKED_QUERY:
             window = max(2 * want, 50)
             while True:
-                ranked = self.text.shortest_containing(self._reach(access), query, window)
+                ranked = self.text.shortest_containing(self.reach(access), query, window)
                 confirmed = self._admitted([doc for doc, _ in ranked], f"{where} AND {check}", [*params, needle])
                 rows = [(doc, length) for doc, length in ranked if doc in confirmed]
                 if len(rows) >= want or len(ranked) < window:

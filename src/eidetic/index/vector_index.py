@@ -35,6 +35,11 @@ ANN_EXPANSION_SEARCH = 256
 ANN_DTYPE = "i8"
 
 
+def _empty(gen: int) -> dict[str, Any]:
+    """The state of a generation with no rows yet."""
+    return {"gen": gen, "rows": 0, "dim": 0, "last_doc": 0, "ann_rows": 0}
+
+
 def ann_threshold() -> int:
     """Rows from which a partition gets an HNSW graph (``EIDETIC_ANN_THRESHOLD``; 0: never)."""
     try:
@@ -64,7 +69,7 @@ class VectorIndex:
         except FileNotFoundError:
             stamp = None
         if stamp != self._stamp or self._state is None:
-            state = {"gen": 0, "rows": 0, "dim": 0, "last_doc": 0, "ann_rows": 0}
+            state = _empty(0)
             if stamp is not None:
                 try:
                     state.update(json.loads(path.read_text()))
@@ -73,7 +78,7 @@ class VectorIndex:
             self._state, self._stamp = state, stamp
             self._matrix = self._docs = self._ann = None
             if not self._valid(state):
-                self._state = {"gen": state["gen"] + 1, "rows": 0, "dim": 0, "last_doc": 0, "ann_rows": 0}
+                self._state = _empty(state["gen"] + 1)
         return self._state
 
     def _valid(self, state: dict[str, Any]) -> bool:
@@ -117,7 +122,7 @@ class VectorIndex:
         if docs:
             matrix = np.ascontiguousarray(vectors, dtype=np.float32)
             if state["rows"] and matrix.shape[1] != state["dim"]:  # a model changed dimension
-                state = {"gen": state["gen"] + 1, "rows": 0, "dim": 0, "last_doc": 0, "ann_rows": 0}
+                state = _empty(state["gen"] + 1)
             state["dim"] = int(matrix.shape[1])
             self.folder.mkdir(parents=True, exist_ok=True)
             for kind, data in (("vectors", matrix), ("docs", np.asarray(docs, dtype=np.int64))):
@@ -140,7 +145,7 @@ class VectorIndex:
             return
         docs, matrix = self.docs(), self.matrix()
         wanted = np.fromiter(keep, dtype=np.int64, count=len(keep))
-        state = {"gen": old["gen"] + 1, "rows": 0, "dim": old["dim"], "last_doc": old["last_doc"], "ann_rows": 0}
+        state = dict(_empty(old["gen"] + 1), dim=old["dim"], last_doc=old["last_doc"])
         self.folder.mkdir(parents=True, exist_ok=True)
         with open(self._file("vectors", state), "wb") as vectors_out, open(self._file("docs", state), "wb") as docs_out:
             for start in range(0, old["rows"], 100_000):
