@@ -109,3 +109,12 @@ def test_thread_and_order_helpers():
     assert thread_of({"thread": True, "thread_id": ""}) is None
     assert order_key(None, "t-2") < order_key(None, "t-10") < order_key(0.0, "t-1")
     assert order_key(-5.0, "x") < order_key(5.0, "x")
+
+
+def test_unknown_lifecycle_states_are_refused_and_nothing_changes(memory, store):
+    memory.remember([turn("t-1", "Pottery is my new hobby.")])
+    path = rec(store, "t-1")
+    before = path.read_bytes()
+    with pytest.raises(Exception, match="cannot set lifecycle 'forgotten'"):
+        memory.set_lifecycle("t-1", "forgotten")
+    assert path.read_bytes() == before

@@ -101,3 +101,13 @@ def test_project_folders_named_the_agents_way_are_found(env):
     assert memory_dir_for(root) == plain
     missing = memory_recall("deploy", "--json", cwd=root)
     assert missing.returncode == 0 and json.loads(missing.stdout)["count"] == 0
+
+
+def test_bad_limits_are_clear_errors_and_write_nothing(project, env):
+    _, folder = project
+    before = snapshot(folder)
+    for args in (("deploy", "--limit", "0"), ("deploy", "--stale-months", "0"), ("deploy", "--min-score", "x")):
+        proc = memory_recall(*args, "--memory-dir", str(folder))
+        assert proc.returncode in (1, 2) and proc.stdout == ""
+        assert "limit" in proc.stderr or "stale-months" in proc.stderr or "min-score" in proc.stderr
+    assert snapshot(folder) == before and not (env / "state").exists()
