@@ -41,7 +41,7 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     from eidetic.embed import default_embedder
     from eidetic.index import text_index
     from eidetic.index.analyzer import query_terms
-    from eidetic.memory import _nearest, _query_vector
+    from eidetic.memory import _query_vector
     from eidetic.ranking.access import Access
     from eidetic.ranking.filters import Filters
     from eidetic.records import DEFAULT_SCOPE
@@ -50,15 +50,12 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     store = memory.stores()[0]
     access, flt = Access(DEFAULT_SCOPE), Filters.build(None, None, None, None, None)
     text_index.FIELDS = tuple(zip(("name", "description", "text", "context"), weights))
-    keyword = dict(store.index.keyword(query_terms(query), access, flt, POOL))
+    keyword = dict(store.keyword(query_terms(query), access, flt, POOL))
     q = _query_vector(embedder, query)
-    keys = store.index.reach(access)
-    store.index.sync_vectors(embedder.name, keys, lambda rows: memory._vectors(store, embedder, rows))
-    indexes = store.index.vector_indexes(embedder.name, keys)
-    semantic = _nearest(store, indexes, q, access, flt, POOL)
-    for index in indexes:
-        semantic.update(index.cosines(q, [d for d in keyword if d not in semantic]))
-    ids = {doc: rid for doc, (rid, _) in store.index.ranking_facts(list(set(keyword) | set(semantic))).items()}
+    store.sync_vectors(embedder.name, access, lambda rows: memory._vectors(store, embedder, rows))
+    semantic = store.nearest(embedder.name, q, access, flt, POOL)
+    semantic.update(store.cosines(embedder.name, q, access, [d for d in keyword if d not in semantic]))
+    ids = {doc: rid for doc, (rid, _) in store.ranking_facts(list(set(keyword) | set(semantic))).items()}
     return keyword, semantic, ids
 
 

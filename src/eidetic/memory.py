@@ -11,17 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
 from functools import lru_cache
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import frontmatter, lifecycle
+from . import lifecycle
 from .errors import ENV_ERROR, EideticError, user_error
-from .index.store_index import IndexedRecord, StoreIndex
-from .locations import (StorePlan, cache_dir, culture_nick, index_path_for, plan_stores, store_key,
-                        usage_db_path)
+from .locations import StorePlan, cache_dir, culture_nick, plan_stores, usage_db_path
 from .embed import Embedder, default_embedder
 from .embed.cache import VectorCache
 from .ranking import fields, freshness, fusion, traverse
@@ -29,21 +26,14 @@ from .ranking.access import Access
 from .ranking.filters import Filters
 from .ranking.topk import top_k_blended
 from .records import (DEFAULT_MAX_TEXT_BYTES, DEFAULT_SCOPE, Record, Scope, check_scope,
-                      record_from_input, record_path, text_hash)
+                      record_from_input, text_hash)
 from .results import Hit, RecallResult, RememberResult
-from .stores.files import FilesStore
+from .stores.base import BACKENDS, IndexedRecord, RecordStore
 from .timeutil import format_ts, now_utc
 from .usage import UsageState
 
 MODES = ("exact", "keyword", "approximate", "hybrid", "fields")
 EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little lost if interrupted
-
-
-@dataclass
-class _Store:
-    files: FilesStore
-    index: StoreIndex
-    key: str
 
 
 def max_text_bytes() -> int:
@@ -69,24 +59,52 @@ class Memory:
     'n1'
     """
 
-    def __init__(self, plan: StorePlan, usage: UsageState | None = None) -> None:
-        self.plan = plan
+    def __init__(self, plan: StorePlan | None = None, usage: UsageState | None = None, *,
+                 backend: str = "files", location: str | Path | None = None) -> None:
+        """``plan`` names the folders of the ``files`` backend; ``location`` is the database
+        file (``sqlite``) or the DSN (``postgres``) of the others, which are one store each."""
+        if backend not in BACKENDS:
+            raise user_error(f"unknown backend {backend!r}", "available backends: " + ", ".join(BACKENDS)
+                             + " (mongo and neo4j are not provided)")
+        self.backend = backend
+        self.plan = plan if plan is not None or backend != "files" else plan_stores()
+        self.location = location
         self.usage = usage or UsageState(usage_db_path())
         self.vectors = VectorCache(cache_dir() / "vectors.sqlite")
         self.progress: Any = None  # optional callback(done, total) for long embedding runs
-        self._stores: dict[Path, _Store] = {}
+        self._stores: dict[str, RecordStore] = {}
         self._executor: Any = None  # one background thread, for the query embedding
 
     @classmethod
-    def open(cls, memory_dirs: list[str | Path] | None = None, cwd: Path | None = None) -> "Memory":
-        return cls(plan_stores(memory_dirs, cwd))
+    def open(cls, memory_dirs: list[str | Path] | None = None, cwd: Path | None = None, *,
+             backend: str = "files", db: str | Path | None = None, dsn: str | None = None) -> "Memory":
+        """The caller's stores: for ``files``, the repository and home folders (or
+        ``memory_dirs``); for ``sqlite``, the database ``db`` (default ``EIDETIC_SQLITE_PATH``,
+        else ``~/.eidetic/memory.sqlite``); for ``postgres``, the server at ``dsn`` (default
+        ``EIDETIC_PG_DSN``)."""
+        if backend == "files":
+            return cls(plan_stores(memory_dirs, cwd))
+        if memory_dirs:
+            raise user_error(f"--memory-dir names folders of the files backend, not of {backend}",
+                             "use --db for sqlite, --dsn for postgres" if backend in BACKENDS else "")
+        if backend == "sqlite":
+            from .stores.sqlite import default_database
+
+            return cls(backend=backend, location=Path(db).expanduser() if db else default_database())
+        if backend == "postgres":
+            dsn = dsn or os.environ.get("EIDETIC_PG_DSN", "").strip()
+            if not dsn:
+                raise user_error("the postgres backend needs a server address",
+                                 "set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic")
+            return cls(backend=backend, location=dsn)
+        return cls(backend=backend)  # raises: unknown backend
 
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
         for store in self._stores.values():
-            store.index.close()
+            store.close()
         self.usage.close()
         self.vectors.close()
 
@@ -96,27 +114,49 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _store(self, root: Path) -> _Store:
-        store = self._stores.get(root)
+    def _store(self, where: Path | None = None) -> RecordStore:
+        """The store at a files root (``files``), or the one store of the other backends."""
+        name = str(where) if where is not None else ""
+        store = self._stores.get(name)
         if store is None:
-            files = FilesStore(root)
-            store = _Store(files, StoreIndex(files, index_path_for(root)), store_key(root))
-            self._stores[root] = store
+            if where is not None:
+                from .stores.files_backend import FilesBackend
+
+                store = FilesBackend(where, self.usage)
+            elif self.backend == "sqlite":
+                from .stores.sqlite import SqliteStore
+
+                store = SqliteStore(Path(str(self.location)), self.usage)
+            else:
+                from .stores.postgres import PostgresStore
+
+                store = PostgresStore(str(self.location))
+            self._stores[name] = store
         return store
 
-    def stores(self) -> list[_Store]:
+    def stores(self) -> list[RecordStore]:
         """The read stores, in precedence order (an id in an earlier store hides later copies)."""
+        if self.backend != "files":
+            return [self._store()]
+        assert self.plan is not None
         return [self._store(root) for root in self.plan.read]
 
-    def _synced(self, warnings: list[str] | None = None, full: bool = False) -> list[_Store]:
+    def _write_store(self, scope: Scope) -> RecordStore:
+        """Where a new record of ``scope`` goes."""
+        if self.backend != "files":
+            return self._store()
+        assert self.plan is not None
+        return self._store(self.plan.write_target(scope))
+
+    def _synced(self, warnings: list[str] | None = None, full: bool = False) -> list[RecordStore]:
         stores = []
         for store in self.stores():
-            if not store.files.exists():
+            if not store.exists():
                 continue
-            store.index.sync(full=full)
+            store.sync(full=full)
             if warnings is not None:
-                for path, error in store.index.broken()[:5]:
-                    warnings.append(f"skipped unparseable record file {store.files.root / path}: {error}")
+                for where, error in store.broken()[:5]:
+                    warnings.append(f"skipped unparseable record file {where}: {error}")
             stores.append(store)
         return stores
 
@@ -204,9 +244,8 @@ class Memory:
                     self.progress(min(start + EMBED_CHUNK, len(missing)), len(missing))
             # The vector indexes take the new rows now, not at the first recall (which would
             # otherwise pay for appending them, or for growing the graph of a big store).
-            for store in {store.files.root: store for store, _ in self._locate(result.ids, synced=False).values()}.values():
-                store.index.sync_vectors(embedder.name, store.index.partition_keys(),
-                                         lambda rows, store=store: self._vectors(store, embedder, rows))
+            for store in {store.key: store for store, _ in self._locate(result.ids, synced=False).values()}.values():
+                store.sync_vectors(embedder.name, None, lambda rows, store=store: self._vectors(store, embedder, rows))
         except EideticError as exc:
             if exc.code != ENV_ERROR:
                 raise
@@ -219,55 +258,55 @@ class Memory:
         stamp = format_ts(now)
         for _ in range(5):
             targets, _ = self._targets(batch, synced=False)
+            involved = {store.key: store for store in [*targets.values(), *self._shadow_stores(batch)]}
             with ExitStack() as locks:
-                for root in sorted(set(targets.values()) | self._shadow_roots(batch, targets), key=str):
-                    locks.enter_context(self._store(root).files.lock())
-                    self._store(root).files.remove_abandoned_staging()  # a crashed writer's leftovers
+                for key in sorted(involved):
+                    locks.enter_context(involved[key].lock())
                 decided, existing = self._targets(batch, synced=True)
-                if set(decided.values()) - set(targets.values()):
+                if {store.key for store in decided.values()} - {store.key for store in targets.values()}:
                     continue  # a concurrent writer moved an id: take the right locks and retry
                 return self._write_batch(batch, decided, existing, stamp)
         raise EideticError("the stores kept changing under this remember", "try again", 2)
 
-    def _locate(self, ids: Iterable[str], synced: bool) -> dict[str, tuple[_Store, IndexedRecord]]:
+    def _locate(self, ids: Iterable[str], synced: bool) -> dict[str, tuple[RecordStore, IndexedRecord]]:
         """Where each id lives now: the first read store that has it."""
-        found: dict[str, tuple[_Store, IndexedRecord]] = {}
+        found: dict[str, tuple[RecordStore, IndexedRecord]] = {}
         wanted = list(dict.fromkeys(ids))
         for store in self.stores():
-            if not store.files.exists():
+            if not store.exists():
                 continue
             if synced:
-                store.index.sync()
-            for rid, item in store.index.by_ids([i for i in wanted if i not in found]).items():
+                store.sync()
+            for rid, item in store.by_ids([i for i in wanted if i not in found]).items():
                 found[rid] = (store, item)
         return found
 
     def _targets(self, batch: list[tuple[Record, bool]], synced: bool
-                 ) -> tuple[dict[str, Path], dict[str, tuple[_Store, IndexedRecord]]]:
+                 ) -> tuple[dict[str, RecordStore], dict[str, tuple[RecordStore, IndexedRecord]]]:
         """Where each record goes (the store that has its id, else the write target for its
         scope), and the existing copies found on the way."""
         existing = self._locate((record.id for record, _ in batch), synced)
-        return {record.id: existing[record.id][0].files.root if record.id in existing
-                else self.plan.write_target(record.scope) for record, _ in batch}, existing
+        return {record.id: existing[record.id][0] if record.id in existing
+                else self._write_store(record.scope) for record, _ in batch}, existing
 
-    def _shadow_roots(self, batch: list[tuple[Record, bool]], targets: dict[str, Path]) -> set[Path]:
+    def _shadow_stores(self, batch: list[tuple[Record, bool]]) -> list[RecordStore]:
         wanted = [record.supersedes for record, _ in batch if record.supersedes]
-        return {store.files.root for store, _ in self._locate(wanted, synced=False).values()}
+        return [store for store, _ in self._locate(wanted, synced=False).values()]
 
-    def _write_batch(self, batch: list[tuple[Record, bool]], targets: dict[str, Path],
-                     existing: dict[str, tuple[_Store, IndexedRecord]], stamp: str) -> RememberResult:
+    def _write_batch(self, batch: list[tuple[Record, bool]], targets: dict[str, RecordStore],
+                     existing: dict[str, tuple[RecordStore, IndexedRecord]], stamp: str) -> RememberResult:
         hashes = self._hash_owners(record.hash for record, _ in batch)
         ids: list[str] = []
         duplicates: list[dict[str, str]] = []
-        final: dict[str, tuple[Path, str | None, Record]] = {}  # id -> (store, existing path, record)
+        final: dict[str, tuple[RecordStore, IndexedRecord | None, Record]] = {}  # id -> (store, stored copy, record)
         batch_texts: dict[tuple[str, Scope], str] = {}
         for record, created_given in batch:
             if record.id in existing or record.id in final:
                 if record.id in final:
-                    root, path, old = final[record.id]
+                    store, item, old = final[record.id]
                 else:
                     store, item = existing[record.id]
-                    root, path, old = store.files.root, item.path, self._fresh(store, item)
+                    old = store.current(item)
                 if old.scope != record.scope:
                     raise user_error(
                         f"record {record.id!r} exists in scope {old.scope.name}/{old.scope.visibility};"
@@ -278,7 +317,7 @@ class Memory:
                     lifecycle=old.lifecycle, updated=old.updated)
                 if merged.content_key() != old.content_key() or merged.created != old.created:
                     merged = merged.with_changes(updated=stamp)
-                final[record.id] = (root, path, merged)
+                final[record.id] = (store, item, merged)
                 if record.id not in ids:
                     ids.append(record.id)
                 continue
@@ -294,21 +333,12 @@ class Memory:
         self._apply_shadowing(final)
         return RememberResult(ids, duplicates, self._persist(final, existing))
 
-    @staticmethod
-    def _fresh(store: _Store, item: IndexedRecord) -> Record:
-        """The record as its file says now (a hand edit may not be indexed yet)."""
-        try:
-            content, _ = store.files.read_text(item.path)
-            return frontmatter.parse(content, item.path[:-3])
-        except (OSError, ValueError, UnicodeDecodeError):
-            return item.record
-
     def _hash_owners(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
         owners: dict[str, list[tuple[str, Scope]]] = {}
         wanted = list(hashes)
         for store in self.stores():
-            if store.files.exists():
-                for h, entries in store.index.ids_by_hash(wanted).items():
+            if store.exists():
+                for h, entries in store.ids_by_hash(wanted).items():
                     owners.setdefault(h, []).extend(entries)
         return owners
 
@@ -320,7 +350,7 @@ class Memory:
                 return rid
         return batch_texts.get((record.hash, record.scope))
 
-    def _apply_shadowing(self, final: dict[str, tuple[Path, str | None, Record]]) -> None:
+    def _apply_shadowing(self, final: dict[str, tuple[RecordStore, IndexedRecord | None, Record]]) -> None:
         """A record that supersedes another in the same scope shadows it at once (SPEC §8)."""
         targets = [r.supersedes for _, _, r in final.values() if r.supersedes]
         located = self._locate([t for t in targets if t not in final], synced=False)
@@ -329,52 +359,31 @@ class Memory:
             if not old_id or old_id == record.id:
                 continue
             if old_id in final:
-                old_root, old_path, old = final[old_id]
+                old_store, old_item, old = final[old_id]
             elif old_id in located:
-                store, item = located[old_id]
-                old_root, old_path, old = store.files.root, item.path, self._fresh(store, item)
+                old_store, old_item = located[old_id]
+                old = old_store.current(old_item)
             else:
                 continue
             if old.scope != record.scope or old.lifecycle != "active" or lifecycle.protected(old):
                 continue
-            final[old_id] = (old_root, old_path, old.with_changes(lifecycle="shadowed"))
+            final[old_id] = (old_store, old_item, old.with_changes(lifecycle="shadowed"))
 
-    def _persist(self, final: dict[str, tuple[Path, str | None, Record]],
-                 existing: dict[str, tuple[_Store, IndexedRecord]]) -> int:
-        by_root: dict[Path, list[tuple[str, Record]]] = {}
-        for rid, (root, path, record) in final.items():
-            if path is not None and rid in existing:
+    @staticmethod
+    def _persist(final: dict[str, tuple[RecordStore, IndexedRecord | None, Record]],
+                 existing: dict[str, tuple[RecordStore, IndexedRecord]]) -> int:
+        """Write what changed, one atomic write per store; returns the number of records written."""
+        by_store: dict[str, tuple[RecordStore, list[tuple[IndexedRecord | None, Record]]]] = {}
+        for rid, (store, item, record) in final.items():
+            if item is not None and rid in existing:
                 old = existing[rid][1].record
                 if (record.content_key(), record.created, record.lifecycle) == \
                         (old.content_key(), old.created, old.lifecycle):
                     continue  # unchanged: writing would only churn mtimes and git
-            store = self._store(root)
-            by_root.setdefault(root, []).append((path or self._new_path(store, rid), record))
-        count = 0
-        for root, items in by_root.items():
-            store = self._store(root)
-
-            def write(store: _Store = store, items: list[tuple[str, Record]] = items) -> dict:
-                return store.files.write_many([(rel, frontmatter.render(r)) for rel, r in items])
-
-            store.index.apply_writes(items, write)
-            count += len(items)
-        return count
-
-    @staticmethod
-    def _new_path(store: _Store, rid: str) -> str:
-        """The path for a new id; a hash-suffixed name if a hand-written file already has it."""
-        path = record_path(rid)
-        if store.files.stat_file(path) is None:
-            return path
-        import hashlib
-
-        shard, _, name = path.partition("/")
-        alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
-        if store.files.stat_file(alt) is None:
-            return alt
-        raise user_error(f"cannot find a free file name for id {rid!r}",
-                         f"move or rename the file {path} in {store.files.root}")
+            by_store.setdefault(store.key, (store, []))[1].append((item, record))
+        for store, items in by_store.values():
+            store.write(items)
+        return sum(len(items) for _, items in by_store.values())
 
     # -- recall --------------------------------------------------------------------------
 
@@ -463,8 +472,13 @@ class Memory:
         reached, result.truncated = self._traverse(stores, hits, access, flt, depth, max_nodes, moment)
         result.items = hits + reached
         if record and result.items:
-            self.usage.bump({(h.store, h.record.id): traverse.DECAY ** h.depth for h in result.items},
-                            format_ts(moment))
+            by_key = {store.key: store for store in stores}
+            amounts: dict[str, dict[str, float]] = {}
+            for h in result.items:
+                per_store = amounts.setdefault(h.store, {})
+                per_store[h.record.id] = per_store.get(h.record.id, 0.0) + traverse.DECAY ** h.depth
+            for key, per_store in amounts.items():
+                by_key[key].bump_usage(per_store, format_ts(moment))
         return result
 
     def _background(self) -> Any:
@@ -474,7 +488,7 @@ class Memory:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eidetic-embed")
         return self._executor
 
-    def _semantic(self, stores: list[_Store], embedder: Embedder, mode: str, query: str, query_vector: Any,
+    def _semantic(self, stores: list[RecordStore], embedder: Embedder, mode: str, query: str, query_vector: Any,
                   alpha: float,
                   access: Access, flt: Filters, top_k: int, min_score: float | None, now: datetime,
                   explain: bool) -> list[Hit]:
@@ -487,16 +501,13 @@ class Memory:
         terms = query_terms(query)
         signals: dict[tuple[str, int], tuple[float | None, float | None]] = {}  # (store, doc) -> cosine, bm25
 
-        def candidates(store: _Store) -> list[tuple[int, float]]:
-            keys = store.index.reach(access)
-            store.index.sync_vectors(embedder.name, keys, lambda rows: self._vectors(store, embedder, rows))
-            indexes = store.index.vector_indexes(embedder.name, keys)
-            keyword = dict(store.index.keyword(terms, access, flt, pool)) if mode == "hybrid" else {}
+        def candidates(store: RecordStore) -> list[tuple[int, float]]:
+            store.sync_vectors(embedder.name, access, lambda rows: self._vectors(store, embedder, rows))
+            keyword = dict(store.keyword(terms, access, flt, pool)) if mode == "hybrid" else {}
             q = query_vector.result()
-            semantic = _nearest(store, indexes, q, access, flt, pool)
+            semantic = store.nearest(embedder.name, q, access, flt, pool)
             if mode == "hybrid":
-                for index in indexes:
-                    semantic.update(index.cosines(q, [doc for doc in keyword if doc not in semantic]))
+                semantic.update(store.cosines(embedder.name, q, access, [doc for doc in keyword if doc not in semantic]))
                 fused = fusion.fuse(keyword, semantic, alpha)
                 # no keyword match and the weakest meaning of the union: not a hit
                 scores = {doc: raw for doc, raw in fused.items() if raw > 0 or doc in keyword}
@@ -518,29 +529,29 @@ class Memory:
                                            "of each signal's top N" if mode == "hybrid" else "cosine")}
         return [hit for hit, _, _ in hits]
 
-    def _vectors(self, store: _Store, embedder: Embedder, docs: list[tuple[int, str]]) -> dict[str, Any]:
+    def _vectors(self, store: RecordStore, embedder: Embedder, docs: list[tuple[int, str]]) -> dict[str, Any]:
         """hash -> vector for these docs; computes and caches the missing ones (each distinct
         text once)."""
         found = self.vectors.get(embedder.name, (h for _, h in docs))
         missing = [doc for doc, h in docs if h not in found]
         if missing:
             unique: dict[str, str] = {}
-            for text in store.index.texts(missing).values():
+            for text in store.texts(missing).values():
                 unique.setdefault(text_hash(text), text)
             new = dict(zip(unique, embedder.embed(list(unique.values()))))
             self.vectors.put(embedder.name, new.items())
             found.update(new)
         return found
 
-    def _traverse(self, stores: list[_Store], hits: list[Hit], access: Access, flt: Filters,
+    def _traverse(self, stores: list[RecordStore], hits: list[Hit], access: Access, flt: Filters,
                   depth: int, max_nodes: int, now: datetime) -> tuple[list[Hit], bool]:
-        where: dict[str, _Store] = {}
+        where: dict[str, RecordStore] = {}
 
         def fetch(ids: Iterable[str]) -> dict[str, Record]:
             found: dict[str, Record] = {}
             wanted = list(ids)
             for store in stores:  # precedence: an id in an earlier store hides later copies
-                for rid, item in store.index.by_ids(i for i in wanted if i not in found).items():
+                for rid, item in store.by_ids(i for i in wanted if i not in found).items():
                     found[rid] = item.record
                     where[rid] = store
             return found
@@ -553,7 +564,7 @@ class Memory:
         reached: list[Hit] = []
         for node in walk.nodes:
             store = where[node.record.id]
-            usage = self.usage.get(store.key, [node.record.id]).get(node.record.id)
+            usage = store.usage([node.record.id]).get(node.record.id)
             count, last = usage if usage else (0.0, None)
             score = scores[node.parent] * traverse.DECAY
             scores[node.record.id] = score
@@ -563,18 +574,18 @@ class Memory:
                                depth=node.depth, via=node.via, parent=node.parent, store=store.key))
         return reached, walk.truncated
 
-    def _primary(self, stores: list[_Store], engine: str, query: str, case_sensitive: bool,
+    def _primary(self, stores: list[RecordStore], engine: str, query: str, case_sensitive: bool,
                  access: Access, flt: Filters, top_k: int, min_score: float | None,
                  now: datetime, explain: bool) -> list[Hit]:
         from .index.analyzer import query_terms
 
         terms = query_terms(query) if engine == "keyword" else []
 
-        def pages(store: _Store) -> Callable[[int, int], list[tuple[int, float]]]:
+        def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
             def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
                 if engine == "exact":
-                    return store.index.exact(query, case_sensitive, access, flt, limit, offset)
-                return store.index.keyword(terms, access, flt, limit, offset)
+                    return store.exact(query, case_sensitive, access, flt, limit, offset)
+                return store.keyword(terms, access, flt, limit, offset)
             return fetch
 
         hits = self._rank(stores, pages, top_k, min_score, now)
@@ -583,7 +594,7 @@ class Memory:
                 hit.explain = _explain(engine, raw, hit, query, terms)
         return [hit for hit, _, _ in hits]
 
-    def _fields(self, stores: list[_Store], terms: list[str], access: Access, flt: Filters, top_k: int,
+    def _fields(self, stores: list[RecordStore], terms: list[str], access: Access, flt: Filters, top_k: int,
                 min_score: float, stale_months: float, now: datetime, explain: bool) -> list[Hit]:
         """The ``fields`` ranking (``ranking.fields``): its score is the whole score (its recency
         factor takes the place of the freshness blend); the freshness signal is still reported."""
@@ -591,7 +602,7 @@ class Memory:
 
         # Keyword points for every candidate, then exact scores (which need dates) only while a
         # candidate's upper bound can still reach the top k.
-        candidates: list[tuple[float, str, _Store, tuple[Any, ...], tuple[float, str | None]]] = []
+        candidates: list[tuple[float, str, RecordStore, tuple[Any, ...], tuple[float, str | None]]] = []
         for store, row, count_last in self._field_rows(stores, terms, access, flt):
             _, rid, name, description, text, rtype = row[:6]
             keyword, hits = fields.keyword_points(terms, name, description, text) if terms else (0.0, {1: 1})
@@ -600,51 +611,50 @@ class Memory:
                 if bound >= min_score:
                     candidates.append((bound, rid, store, row, count_last))
         candidates.sort(key=lambda entry: (-entry[0], entry[1]))
-        scored: list[tuple[float, str, _Store, int, fields.Breakdown, tuple[float, str | None]]] = []
+        scored: list[tuple[float, str, RecordStore, int, fields.Breakdown, tuple[float, str | None], str | None]] = []
         best: list[float] = []  # min-heap of the top k exact scores so far
         for bound, rid, store, row, (count, last) in candidates:
             if len(best) >= top_k and bound < best[0]:
                 break
-            doc, _, name, description, text, rtype, updated, mtime_ns, _ = row
+            doc, _, name, description, text, rtype, updated, mtime_ns, path = row
             breakdown = fields.score(terms, name, description, text, rtype, count,
                                      fields.last_touched(mtime_ns, updated, text), now, stale_months)
             if breakdown is not None and breakdown.score >= min_score:
-                scored.append((breakdown.score, rid, store, doc, breakdown, (count, last)))
+                scored.append((breakdown.score, rid, store, doc, breakdown, (count, last), path))
                 heapq.heappush(best, breakdown.score)
                 if len(best) > top_k:
                     heapq.heappop(best)
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
         hits = []
-        for value, _, store, doc, breakdown, (count, last) in scored[:top_k]:
-            item = store.index.by_docs([doc])[doc]
-            record = item.record
+        for value, _, store, doc, breakdown, (count, last), path in scored[:top_k]:
+            record = store.by_docs([doc])[doc].record
             hit = Hit(record=record, score=value, signal=freshness.signal(record.created, count, last, now),
-                      recall_count=count, last_recall=last, store=store.key, path=str(store.files.root / item.path))
+                      recall_count=count, last_recall=last, store=store.key, path=path)
             if explain:
                 hit.explain = {"engine": "fields", **breakdown.to_dict()}
             hits.append(hit)
         return hits
 
-    def _field_rows(self, stores: list[_Store], terms: list[str], access: Access, flt: Filters
-                    ) -> Iterator[tuple[_Store, tuple[Any, ...], tuple[float, str | None]]]:
+    def _field_rows(self, stores: list[RecordStore], terms: list[str], access: Access, flt: Filters
+                    ) -> Iterator[tuple[RecordStore, tuple[Any, ...], tuple[float, str | None]]]:
         """(store, ``fields_candidates`` row, (recall_count, last_recall)) of every record the
         caller may see that contains a term (all of them without terms), store precedence applied."""
         for position, store in enumerate(stores):
-            rows = store.index.fields_candidates(terms, access, flt)
+            rows = store.fields_candidates(terms, access, flt)
             hidden = _hidden(stores[:position], [row[1] for row in rows])
-            usage = self.usage.get(store.key, (row[1] for row in rows))
+            usage = store.usage(row[1] for row in rows)
             for row in rows:
                 if row[1] not in hidden:
                     yield store, row, usage.get(row[1], (0.0, None))
 
-    def _rank(self, stores: list[_Store], source: Callable[[_Store], Any], top_k: int,
+    def _rank(self, stores: list[RecordStore], source: Callable[[RecordStore], Any], top_k: int,
               min_score: float | None, now: datetime) -> list[tuple[Hit, float, int]]:
         """The top k (hit, raw score, doc) over all stores after the freshness blend, records
         attached. ``source(store)`` gives a store's candidates, best raw score first: either a
         list, or a ``fetch(limit, offset)`` pager that is read only as far as the blend needs
         (``ranking.topk``). An id found in an earlier store hides later copies (precedence)."""
-        ranked: list[tuple[_Store, int, Hit, float]] = []  # store, doc, hit (no record yet), raw
-        earlier: list[_Store] = []
+        ranked: list[tuple[RecordStore, int, Hit, float]] = []  # store, doc, hit (no record yet), raw
+        earlier: list[RecordStore] = []
         for store in stores:
             found = source(store)
             if callable(found):
@@ -652,12 +662,12 @@ class Memory:
             else:
                 fetch, page = (lambda limit, offset, rows=found: rows[offset:offset + limit]), max(3 * top_k, 30)
 
-            def blend(rows: list[tuple[int, float]], store: _Store = store,
-                      earlier: tuple[_Store, ...] = tuple(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
-                facts = store.index.ranking_facts([doc for doc, _ in rows])
+            def blend(rows: list[tuple[int, float]], store: RecordStore = store,
+                      earlier: tuple[RecordStore, ...] = tuple(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
+                facts = store.ranking_facts([doc for doc, _ in rows])
                 ids = [rid for rid, _ in facts.values()]
                 hidden = _hidden(earlier, ids)
-                usage = self.usage.get(store.key, ids)
+                usage = store.usage(ids)
                 out = []
                 for doc, raw in rows:
                     if doc not in facts or facts[doc][0] in hidden:
@@ -673,7 +683,7 @@ class Memory:
         ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
         out = []
         for store, doc, hit, raw in ranked[:top_k]:
-            hit.record = store.index.by_docs([doc])[doc].record
+            hit.record = store.by_docs([doc])[doc].record
             out.append((hit, raw, doc))
         return out
 
@@ -682,12 +692,12 @@ class Memory:
     def index_status(self) -> list[dict[str, Any]]:
         reports = []
         for store in self.stores():
-            if not store.files.exists():
-                reports.append({"store": str(store.files.root), "index": str(store.index.path),
+            if not store.exists():
+                reports.append({"store": store.location, "backend": store.backend, "index": None,
                                 "records": 0, "current": True, "exists": False,
                                 "unparseable": [], "conflicts": [], "vectors": []})
                 continue
-            status = store.index.status()
+            status = store.status()
             status["exists"] = True
             reports.append(status)
         return reports
@@ -702,15 +712,20 @@ class Memory:
         """
         import watchfiles
 
-        stores = [store for store in self.stores() if store.files.exists()]
+        from .stores.files_backend import FilesBackend
+
+        if self.backend != "files":
+            raise user_error(f"watch follows record files; the {self.backend} backend has none",
+                             "its writes are visible to the next recall already")
+        stores = [store for store in self.stores() if isinstance(store, FilesBackend) and store.exists()]
         if not stores:
             raise user_error("no store folder exists yet to watch",
                              "remember something first, or name one with --memory-dir")
         for store in stores:
-            store.index.sync(full=True)
-        roots = {str(store.files.root.resolve()): store for store in stores}
+            store.sync(full=True)
+        roots = {str(store.root.resolve()): store for store in stores}
         if ready is not None:
-            ready([store.files.root for store in stores])
+            ready([store.root for store in stores])
         for changes in watchfiles.watch(*roots, watch_filter=None, debounce=40, step=10,
                                         stop_event=stop_event, rust_timeout=500,
                                         yield_on_timeout=True):
@@ -721,10 +736,10 @@ class Memory:
                         touched.setdefault(root, []).append(path[len(root) + 1:].replace(os.sep, "/"))
             for root, paths in touched.items():
                 store = roots[root]
-                store.index.mark_dirty(paths)
+                store.mark_dirty(paths)
                 report = store.index.sync()
                 if on_change is not None:
-                    on_change(store.files.root, report)
+                    on_change(store.root, report)
 
     def refresh_index(self) -> None:
         """Stat every file of every store now and index what changed."""
@@ -733,21 +748,16 @@ class Memory:
     def rebuild_index(self) -> list[dict[str, Any]]:
         out = []
         for store in self.stores():
-            if not store.files.exists():
-                continue
-            report = store.index.rebuild()
-            with store.files.lock():
-                store.files.remove_abandoned_staging()
-            out.append({"store": str(store.files.root), "index": str(store.index.path),
-                        "records": store.index.count(), "unparseable": len(report.broken)})
+            if store.exists():
+                out.append(store.rebuild())
         return out
 
-    def _entries(self) -> list[tuple[_Store, IndexedRecord]]:
+    def _entries(self) -> list[tuple[RecordStore, IndexedRecord]]:
         """Every record of every store, an id in an earlier store hiding later copies."""
         seen: set[str] = set()
         out = []
         for store in self._synced():
-            for item in store.index.all_records():
+            for item in store.all_records():
                 if item.record.id not in seen:
                     seen.add(item.record.id)
                     out.append((store, item))
@@ -767,14 +777,14 @@ class Memory:
         moment = now or now_utc()
         no_filters = Filters.build(None, None, None, None, None)
         memories: list[dict[str, Any]] = []
-        for store, row, (count, last) in self._field_rows(self._synced(), [], access, no_filters):
+        for _, row, (count, last) in self._field_rows(self._synced(), [], access, no_filters):
             _, rid, name, description, text, _, updated, mtime_ns, path = row
             named = rules.references("\n".join(filter(None, (description, text))))
             missing = [ref for ref in named if not _exists_under(root, ref)]
             touched = fields.last_touched(mtime_ns, updated, text)
             grade, reasons = rules.grade(touched, last, missing, moment, float(stale_months))
             months = rules.months_since(touched, moment)
-            memories.append({"id": rid, "name": name, "path": str(store.files.root / path), "grade": grade,
+            memories.append({"id": rid, "name": name, "path": path, "grade": grade,
                              "reasons": reasons, "references": named, "missing": missing,
                              "months_since_touched": None if months is None else round(months, 2),
                              "recall_count": count, "last_recall": last})
@@ -819,9 +829,9 @@ class Memory:
                                   [("links", link) for link in record.links]
                                   + ([("supersedes", record.supersedes)] if record.supersedes else [])
                                   if target in ids)
-            index = store.index.status() if store.files.exists() else None
+            index = store.status() if store.exists() else None
             out.append({
-                "store": str(store.files.root), "exists": store.files.exists(), "records": len(records),
+                "store": store.location, "backend": store.backend, "exists": store.exists(), "records": len(records),
                 "scopes": [dict(v, contributors=sorted(v["contributors"])) for _, v in sorted(scopes.items())],
                 "connections": {"links": connections["links"], "supersedes": connections["supersedes"]},
                 "index": None if index is None else {"path": index["index"], "current": index["current"],
@@ -839,18 +849,24 @@ class Memory:
                            "remediation": "" if passed else remediation})
 
         for store in self.stores():
-            root = store.files.root
-            if not store.files.exists():
+            root = store.location
+            try:
+                exists = store.exists()
+            except EideticError as exc:  # a server that cannot be reached
+                check("store_reachable", False, f"{root}: {exc.message}", exc.remediation)
+                continue
+            if not exists:
                 check("store_exists", True, f"{root}: not created yet (created by the first remember)",
                       severity="info")
                 continue
-            readable = os.access(root, os.R_OK | os.X_OK)
-            check("store_readable", readable, f"{root}: {'readable' if readable else 'not readable'}",
-                  f"fix the permissions of {root}")
-            if not readable:
-                continue
-            store.index.sync(full=True)  # a full check: every file is looked at
-            status = store.index.status(verify=False)  # ... so the index is current now
+            if store.backend != "postgres":
+                readable = os.access(root, os.R_OK | (os.X_OK if store.backend == "files" else os.W_OK))
+                check("store_readable", readable, f"{root}: {'readable' if readable else 'not readable'}",
+                      f"fix the permissions of {root}")
+                if not readable:
+                    continue
+            store.sync(full=True)  # a full check: every file is looked at
+            status = store.status(verify=False)  # ... so the index is current now
             broken = status["unparseable"]
             check("records_parse", not broken,
                   f"{root}: {len(broken)} unparseable record file(s)" + "".join(
@@ -884,7 +900,7 @@ class Memory:
         usage: dict[str, lifecycle.Usage] = {}
         for store in {store.key: store for store, _ in entries}.values():
             ids = [item.record.id for s, item in entries if s is store]
-            for rid, (count, last) in self.usage.get(store.key, ids).items():
+            for rid, (count, last) in store.usage(ids).items():
                 usage[rid] = lifecycle.Usage(count, last)
         plan = lifecycle.plan_sweep([item.record for _, item in entries], usage, moment)
         if plan.changes and not dry_run:
@@ -897,19 +913,16 @@ class Memory:
     def _set_lifecycles(self, changes: dict[str, str]) -> None:
         """Rewrite records with a new lifecycle, re-reading each file under the lock so a
         concurrent remember's content is kept."""
-        located = self._locate(changes, synced=False)
-        roots = sorted({store.files.root for store, _ in located.values()}, key=str)
+        involved = {store.key: store for store, _ in self._locate(changes, synced=False).values()}
         with ExitStack() as locks:
-            for root in roots:
-                locks.enter_context(self._store(root).files.lock())
-            final: dict[str, tuple[Path, str | None, Record]] = {}
-            for rid, (store, _) in self._locate(changes, synced=True).items():
-                item = store.index.by_ids([rid])[rid]
-                final[rid] = (store.files.root, item.path,
-                              self._fresh(store, item).with_changes(lifecycle=changes[rid]))
+            for key in sorted(involved):
+                locks.enter_context(involved[key].lock())
+            final: dict[str, tuple[RecordStore, IndexedRecord | None, Record]] = {}
+            for rid, (store, item) in self._locate(changes, synced=True).items():
+                final[rid] = (store, item, store.current(item).with_changes(lifecycle=changes[rid]))
             self._persist(final, {})
 
-    def _visible(self, rid: str, scope: str | None, visibility: str | None) -> tuple[_Store, IndexedRecord]:
+    def _visible(self, rid: str, scope: str | None, visibility: str | None) -> tuple[RecordStore, IndexedRecord]:
         """The record ``rid`` if the caller's scope may see it; the same error either way when
         it is missing or out of scope, so its existence is not revealed."""
         access = Access(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility))
@@ -934,17 +947,15 @@ class Memory:
         """Remove a record's file, index entries and usage for good (a secret remembered by
         mistake). The one deliberate hard delete."""
         store, item = self._visible(rid, scope, visibility)
-        with store.files.lock():
-            store.files.delete(item.path)
-            store.index.sync()
-        self.usage.forget(store.key, rid)
-        return {"id": rid, "purged": True, "path": str(store.files.root / item.path)}
+        store.delete(item)
+        store.forget_usage(rid)
+        return {"id": rid, "purged": True, "store": store.location, "path": store.file_of(item)}
 
-def _hidden(earlier: Iterable[_Store], ids: list[str]) -> set[str]:
+def _hidden(earlier: Iterable[RecordStore], ids: list[str]) -> set[str]:
     """The ids an earlier store also has: its copy is the one that resolves (store precedence)."""
     hidden: set[str] = set()
     for other in earlier:
-        hidden |= set(other.index.by_ids(ids))
+        hidden |= set(other.by_ids(ids))
     return hidden
 
 
@@ -960,22 +971,6 @@ def _exists_under(root: Path, reference: str) -> bool:
     if target != root and root not in target.parents:
         return True
     return target.exists()
-
-
-def _nearest(store: _Store, indexes: list[Any], q: Any, access: Access, flt: Filters,
-             pool: int) -> dict[int, float]:
-    """The ``pool`` admitted docs nearest to ``q`` (cosine), over the caller's partitions.
-    Each index offers candidates best first, in growing pages; SQL admits them."""
-    found: dict[int, float] = {}
-    for index in indexes:
-        admitted: dict[int, float] = {}
-        for page in index.ranked(q, pool):
-            allowed = store.index.admitted_docs([doc for doc, _ in page], access, flt)
-            admitted.update((doc, score) for doc, score in page if doc in allowed)
-            if len(admitted) >= pool:
-                break
-        found.update(admitted)
-    return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
 
 
 @lru_cache(maxsize=256)

@@ -39,6 +39,7 @@ from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..sqlite_db import chunks as _chunks
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
+from ..stores.base import IndexedRecord
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
 from .context import Neighbourhood, order_key, thread_key, thread_of
@@ -96,13 +97,6 @@ class SyncReport:
         return self.added + self.updated + self.removed
 
 
-@dataclass
-class IndexedRecord:
-    doc: int
-    path: str
-    record: Record
-
-
 def _row_to_indexed(row: Sequence[Any]) -> IndexedRecord:
     (doc, rid, path, scope, visibility, lifecycle, rtype, name, description, text, created,
      updated, added_by, supersedes, links, metadata) = row
@@ -110,19 +104,28 @@ def _row_to_indexed(row: Sequence[Any]) -> IndexedRecord:
                     metadata=json.loads(metadata), scope=Scope(scope, visibility), created=created,
                     updated=updated, added_by=added_by, supersedes=supersedes,
                     links=json.loads(links), lifecycle=lifecycle)
-    return IndexedRecord(doc, path, record)
+    return IndexedRecord(doc, path or None, record)
 
 
 class StoreIndex:
-    """Search structures for one :class:`FilesStore`, in one SQLite file."""
+    """Search structures for one :class:`FilesStore`, in one SQLite file; or, with no files
+    store (``store`` None), the SQLite file that *is* the store (the ``sqlite`` backend).
 
-    def __init__(self, store: FilesStore, path: Path, default_scope: Scope = DEFAULT_SCOPE) -> None:
+    In that second role the database is never dropped or recreated: a missing one is created
+    by the first write, an older schema is upgraded in place, and a damaged one is an error
+    that leaves the file alone. Its keyword and vector indexes stay derived, under
+    ``derived`` (a path in the cache folder), and are rebuilt from it whenever they are lost.
+    """
+
+    def __init__(self, store: FilesStore | None, path: Path, default_scope: Scope = DEFAULT_SCOPE,
+                 derived: Path | None = None) -> None:
         self.store = store
         self.path = path
+        self.derived = derived or path  # base name of the derived files: .tantivy, .vectors, .lock
         self.default_scope = default_scope
         self._conn: sqlite3.Connection | None = None
         self._meta_filter: Filters | None = None
-        self.text = TextIndexes(path.with_suffix(".tantivy"))
+        self.text = TextIndexes(self.derived.with_suffix(".tantivy"))
         self._retext: set[int] = set()  # docs whose keyword entry must be (re)written
         self._fresh: set[int] = set()  # of those, docs new in this transaction (none to delete)
         self._moved: set[int] = set()  # docs added or re-elected: their neighbours' contexts change
@@ -137,11 +140,14 @@ class StoreIndex:
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise env_error(f"cannot create the index folder {self.path.parent}: {exc.strerror}",
-                            "set EIDETIC_CACHE_DIR to a writable folder") from None
+        for folder in {self.path.parent, self.derived.parent}:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise env_error(f"cannot create the folder {folder}: {exc.strerror}",
+                                "set EIDETIC_CACHE_DIR (or the database path) to a writable place") from None
+        if self.store is None:
+            return self._open_record_database()
         conn = self._current()
         if conn is not None:
             return conn
@@ -162,6 +168,27 @@ class StoreIndex:
             except sqlite3.DatabaseError as exc:
                 raise env_error(f"the index {self.path} is unusable: {exc}",
                                 "delete it; it is rebuilt from the record files") from None
+
+    def _open_record_database(self) -> sqlite3.Connection:
+        """Open (creating, or upgrading in place) the database that is the store of record."""
+        with self._lock():
+            try:
+                conn = self._connect()
+                version = self._schema_version(conn)
+                if version is None:
+                    if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                        conn.close()
+                        raise env_error(f"{self.path} is not an eidetic database",
+                                        "name another file with --db or EIDETIC_SQLITE_PATH")
+                    conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
+                                       + f"INSERT INTO meta VALUES('schema', '{SCHEMA_VERSION}');"
+                                       + f"INSERT INTO meta VALUES('instance', '{uuid.uuid4().hex}');COMMIT;")
+                elif version != SCHEMA_VERSION:
+                    _migrate(conn, version, self.path)
+                return conn
+            except sqlite3.DatabaseError as exc:
+                raise env_error(f"the database {self.path} is unreadable: {exc}",
+                                "restore it from a backup (eidetic never deletes or rewrites it)") from None
 
     def _current(self) -> sqlite3.Connection | None:
         """A connection to the index if it exists with this schema version, else None."""
@@ -192,11 +219,14 @@ class StoreIndex:
         return row[0] if row else None
 
     def _drop_files(self) -> None:
+        """Drop what is derived; and the index database itself, unless it is the store."""
         self.text.drop()
         import shutil
 
-        shutil.rmtree(self.path.with_suffix(".vectors"), ignore_errors=True)
+        shutil.rmtree(self.derived.with_suffix(".vectors"), ignore_errors=True)
         self._vector_indexes.clear()
+        if self.store is None:
+            return
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -225,6 +255,8 @@ class StoreIndex:
         the folder check plus one verification slice run (see the module docstring)."""
         report = SyncReport()
         self._check_keyword()
+        if self.store is None:  # the database is the store: nothing outside it to catch up with
+            return report
         if not self.store.exists():
             if self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
                 self._write(lambda: self._forget_all(report))
@@ -339,7 +371,7 @@ class StoreIndex:
     def _lock(self):  # -> filelock.FileLock
         import filelock
 
-        return filelock.FileLock(str(self.path.with_suffix(".lock")), timeout=300)
+        return filelock.FileLock(str(self.derived.with_suffix(".lock")), timeout=300)
 
     def _write(self, action) -> None:
         """Run ``action`` in one write transaction, then commit the keyword index to match.
@@ -629,6 +661,20 @@ class StoreIndex:
                  for doc, (rel, _) in zip(docs, items)])
         self._write(action)
 
+    def put(self, items: Sequence[tuple[int | None, Record]]) -> None:
+        """Insert or replace records in the database that is the store, in one transaction:
+        a replaced record's old doc goes and the new copy gets a new doc number."""
+        def action() -> None:
+            for doc, _ in items:
+                if doc is not None:
+                    self._drop_doc(doc)
+            self._insert_docs([("", record) for _, record in items])
+        self._write(action)
+
+    def drop_doc(self, doc: int) -> None:
+        """Remove one record for good (``forget --purge`` in the database that is the store)."""
+        self._write(lambda: self._drop_doc(doc))
+
     def _index_written(self, items: list[tuple[str, Record]]) -> list[int]:
         conn = self.conn
         known: set[str] = set()
@@ -674,7 +720,7 @@ class StoreIndex:
     def _vectors_root(self) -> Path:
         """Doc numbers belong to this instance of the index (a recreated index starts again
         from 1), so its vector indexes live in a folder of their own."""
-        return self.path.with_suffix(".vectors") / (self._get_meta("instance") or "none")
+        return self.derived.with_suffix(".vectors") / (self._get_meta("instance") or "none")
 
     def vector_status(self) -> list[dict[str, Any]]:
         """Each vector index of this index instance: model, partition, rows, rows under the graph."""
@@ -855,7 +901,7 @@ class StoreIndex:
         match = f" AND ({' OR '.join(checks)})" if checks else ""
         return list(self.conn.execute(
             f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, d.updated, f.mtime_ns, d.path "
-            f"FROM docs d JOIN files f ON f.path = d.path WHERE {where}{match}", params))
+            f"FROM docs d LEFT JOIN files f ON f.path = d.path WHERE {where}{match}", params))
 
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
@@ -895,21 +941,27 @@ class StoreIndex:
     # -- maintenance ---------------------------------------------------------------------
 
     def rebuild(self) -> SyncReport:
-        """Drop everything and index the files again."""
+        """Drop everything derived and index the records again (from the files, or from the
+        database that is the store)."""
         self.close()
         with self._lock():
             self._drop_files()
+        if self.store is None:
+            self._check_keyword()
+            return SyncReport()
         return self.sync(full=True)
 
     def status(self, verify: bool = True) -> dict[str, Any]:
         """Counts, problems and whether the index matches the files (``verify``: stat every
         file to tell; a caller that has just run a full sync already knows)."""
-        plan = self._plan(True) if verify and self.store.exists() else None
-        stale = plan is not None and bool(plan["changed"] or plan["drop"] or plan["gone"])
-        if not self.store.exists():
+        stale = False
+        if self.store is not None and self.store.exists():
+            plan = self._plan(True) if verify else None
+            stale = plan is not None and bool(plan["changed"] or plan["drop"] or plan["gone"])
+        elif self.store is not None:
             stale = self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
         return {
-            "store": str(self.store.root),
+            "store": str(self.store.root if self.store is not None else self.path),
             "index": str(self.path),
             "records": self.count(),
             "current": not stale,
@@ -917,6 +969,21 @@ class StoreIndex:
             "unparseable": [{"path": p, "error": e} for p, e in self.broken()],
             "conflicts": [{"id": i, "path": p} for i, p in self.conflicts()],
         }
+
+
+# Upgrades of a database that is the store, from each old schema version to the next. A change
+# to _SCHEMA must add its step here: such a database is never dropped and rebuilt.
+MIGRATIONS: dict[str, tuple[str, str]] = {}  # from version -> (to version, SQL script)
+
+
+def _migrate(conn: sqlite3.Connection, version: str, path: Path) -> None:
+    while version != SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            conn.close()
+            raise env_error(f"the database {path} has schema version {version}, which this eidetic "
+                            f"(schema {SCHEMA_VERSION}) cannot read", "upgrade eidetic; the file was left as it was")
+        version, script = MIGRATIONS[version]
+        conn.executescript(f"BEGIN IMMEDIATE;{script};UPDATE meta SET value='{version}' WHERE key='schema';COMMIT;")
 
 
 def _parent(rel: str) -> str:

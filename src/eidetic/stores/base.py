@@ -1,0 +1,145 @@
+"""The storage interface every backend implements: ``files``, ``sqlite`` and ``postgres``.
+
+``Memory`` decides (validation, duplicates, shadowing, ranking, traversal, usage policy); a
+store keeps records and answers narrow questions about them. Each record has a ``doc``: an
+integer the store assigns, never reused, that changes whenever the record is rewritten. Search
+methods return docs with raw scores, best first, with the caller's scope, lifecycle and filters
+already applied inside the store (the no-leak rule lives in ``ranking.access``; every backend
+turns it into its own SQL), so nothing out of scope ever reaches the ranking code.
+
+One contract test suite (``tests/test_contract.py``) runs unchanged against every backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..records import Record, Scope
+
+BACKENDS = ("files", "sqlite", "postgres")
+
+# (doc, id, name, description, text, type, updated, file mtime ns or None, path or None)
+FieldsRow = tuple[int, str, "str | None", "str | None", str, str, "str | None", "int | None", "str | None"]
+
+
+@dataclass
+class IndexedRecord:
+    """A record as a store holds it: its doc number and, for files, its file's relative path."""
+
+    doc: int
+    path: str | None
+    record: Record
+
+
+class RecordStore(Protocol):
+    """What ``Memory`` needs from a backend."""
+
+    backend: str  # "files", "sqlite" or "postgres"
+    key: str  # names the store in hits (``store``) and keys its usage; stable across processes
+    location: str  # shown to people: a folder, a database file, or a DSN without its password
+
+    def exists(self) -> bool:
+        """Whether the store holds anything yet (reads never create it)."""
+
+    def sync(self, full: bool = False) -> None:
+        """Catch up with changes made outside eidetic (hand-edited files); cheap when none."""
+
+    def broken(self) -> list[tuple[str, str]]:
+        """(where, why) of stored items that could not be read as records."""
+
+    def close(self) -> None: ...
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def lock(self) -> AbstractContextManager[Any]:
+        """Held while a remember or lifecycle change decides and writes: concurrent writers of
+        one store are serialised, so duplicate checks and the writes they guard are one step."""
+
+    def current(self, item: IndexedRecord) -> Record:
+        """The record as stored right now (a hand edit may be newer than the index)."""
+
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+        """Insert or replace records atomically: all of them or none. ``IndexedRecord`` is the
+        stored copy being replaced (None for a new id). Called with :meth:`lock` held."""
+
+    def delete(self, item: IndexedRecord) -> None:
+        """Remove one record for good, with its index entries (``forget --purge``)."""
+
+    def file_of(self, item: IndexedRecord) -> str | None:
+        """The record's file, for stores of files (shown by ``fields`` output and ``purge``)."""
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]: ...
+
+    def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]: ...
+
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        """(id, created) per doc: all the freshness blend needs."""
+
+    def texts(self, docs: Sequence[int]) -> dict[int, str]: ...
+
+    def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
+        """Per text hash, the (id, scope) of the records with exactly that text."""
+
+    def all_records(self) -> list[IndexedRecord]:
+        """Every record, by id."""
+
+    def count(self) -> int: ...
+
+    # -- search (scope, lifecycle and filters applied inside) ------------------------------
+
+    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
+                offset: int = 0) -> list[tuple[int, float]]:
+        """(doc, BM25-like score) of records sharing an analysed term, best first."""
+
+    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """(doc, min(1, len(query) / len(text))) of texts containing ``query``, shortest first."""
+
+    def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
+        """Records containing any term (lower-cased substring) in name, description or text;
+        all admitted records when ``terms`` is empty."""
+
+    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]: ...
+
+    # -- vectors ---------------------------------------------------------------------------
+
+    def sync_vectors(self, model: str, access: Access | None,
+                     vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+        """Bring the vectors of ``model`` up to date for what ``access`` may see (everything
+        when None). ``vectors_for`` maps (doc, text hash) pairs to float32 vectors by hash."""
+
+    def nearest(self, model: str, query: Any, access: Access, filters: Filters,
+                pool: int) -> dict[int, float]:
+        """The ``pool`` admitted docs with the highest cosine to ``query``."""
+
+    def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
+        """The cosine of each doc's vector to ``query`` (docs ``access`` may not see, or without
+        a vector, are left out)."""
+
+    # -- usage (recall_count, last_recall) -------------------------------------------------
+
+    def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]: ...
+
+    def bump_usage(self, amounts: dict[str, float], when: str) -> None:
+        """Atomically add to each id's recall_count and set last_recall: no lost increments."""
+
+    def set_usage(self, rid: str, recall_count: float, last_recall: str | None) -> None: ...
+
+    def forget_usage(self, rid: str) -> None: ...
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def status(self, verify: bool = True) -> dict[str, Any]:
+        """``store``, ``backend``, ``index``, ``records``, ``current``, ``unparseable``,
+        ``conflicts``, ``vectors`` (see ``eidetic index``). ``verify``: check for changes made
+        outside eidetic (a caller that has just run a full sync knows there are none)."""
+
+    def rebuild(self) -> dict[str, Any]:
+        """Rebuild what is derived (never the records themselves)."""

@@ -1,0 +1,97 @@
+"""The ``files`` backend: records are markdown files in a folder (``stores.files``), searched
+through a derived SQLite + tantivy index in the cache folder (``index.store_index``) that
+catches up with hand edits on every sync and can be dropped at any time."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from .. import frontmatter
+from ..errors import user_error
+from ..index.store_index import StoreIndex
+from ..locations import index_path_for, store_key
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..records import Record, record_path
+from ..usage import UsageState
+from .base import FieldsRow, IndexedRecord
+from .files import FilesStore
+from .indexed import IndexedStore
+
+
+class FilesBackend(IndexedStore):
+    backend = "files"
+
+    def __init__(self, root: Path, usage: UsageState) -> None:
+        self.root = root
+        self.files = FilesStore(root)
+        super().__init__(StoreIndex(self.files, index_path_for(root)), store_key(root), str(root), usage)
+
+    def exists(self) -> bool:
+        return self.files.exists()
+
+    def broken(self) -> list[tuple[str, str]]:
+        return [(str(self.root / path), error) for path, error in self.index.broken()]
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        with self.files.lock():
+            self.files.remove_abandoned_staging()  # a crashed writer's leftovers
+            yield
+
+    def current(self, item: IndexedRecord) -> Record:
+        """The record as its file says now (a hand edit may not be indexed yet)."""
+        assert item.path is not None
+        try:
+            content, _ = self.files.read_text(item.path)
+            return frontmatter.parse(content, item.path[:-3])
+        except (OSError, ValueError, UnicodeDecodeError):
+            return item.record
+
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+        """Each record to its file (new ids to a fresh path), files and index written together."""
+        placed = [(old.path if old is not None and old.path else self._new_path(record.id), record)
+                  for old, record in items]
+
+        def write_files() -> dict:
+            return self.files.write_many([(rel, frontmatter.render(record)) for rel, record in placed])
+
+        self.index.apply_writes(placed, write_files)
+
+    def _new_path(self, rid: str) -> str:
+        """The path for a new id; a hash-suffixed name if a hand-written file already has it."""
+        path = record_path(rid)
+        if self.files.stat_file(path) is None:
+            return path
+        shard, _, name = path.partition("/")
+        alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
+        if self.files.stat_file(alt) is None:
+            return alt
+        raise user_error(f"cannot find a free file name for id {rid!r}", f"move or rename the file {path} in {self.root}")
+
+    def delete(self, item: IndexedRecord) -> None:
+        assert item.path is not None
+        with self.files.lock():
+            self.files.delete(item.path)
+            self.index.sync()
+
+    def file_of(self, item: IndexedRecord) -> str | None:
+        return str(self.root / item.path) if item.path else None
+
+    def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
+        return [(*row[:8], str(self.root / row[8])) for row in self.index.fields_candidates(terms, access, filters)]
+
+    def mark_dirty(self, rel_paths: Iterable[str]) -> None:
+        """Files a watcher saw change: checked by content on the next sync."""
+        self.index.mark_dirty(rel_paths)
+
+    def rebuild(self) -> dict[str, Any]:
+        report = self.index.rebuild()
+        with self.files.lock():
+            self.files.remove_abandoned_staging()
+        return {"store": self.location, "index": str(self.index.path), "records": self.index.count(),
+                "unparseable": len(report.broken)}

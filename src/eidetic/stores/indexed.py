@@ -1,0 +1,119 @@
+"""What the ``files`` and ``sqlite`` backends share: a :class:`StoreIndex` answers every search
+and lookup, vectors live in memory-mapped per-partition indexes, and usage lives in the
+per-user usage state keyed by the store. They differ only in where records are kept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ..index.store_index import StoreIndex
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..records import Scope
+from ..usage import UsageState
+from .base import FieldsRow, IndexedRecord
+
+
+class IndexedStore:
+    """The shared half of :class:`~eidetic.stores.base.RecordStore` for SQLite-indexed stores."""
+
+    backend = ""
+
+    def __init__(self, index: StoreIndex, key: str, location: str, usage: UsageState) -> None:
+        self.index = index
+        self.key = key
+        self.location = location
+        self._usage = usage
+
+    def close(self) -> None:
+        self.index.close()
+
+    def sync(self, full: bool = False) -> None:
+        self.index.sync(full=full)
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
+        return self.index.by_ids(ids)
+
+    def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
+        return self.index.by_docs(docs)
+
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        return self.index.ranking_facts(docs)
+
+    def texts(self, docs: Sequence[int]) -> dict[int, str]:
+        return self.index.texts(docs)
+
+    def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
+        return self.index.ids_by_hash(hashes)
+
+    def all_records(self) -> list[IndexedRecord]:
+        return self.index.all_records()
+
+    def count(self) -> int:
+        return self.index.count()
+
+    # -- search ----------------------------------------------------------------------------
+
+    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
+                offset: int = 0) -> list[tuple[int, float]]:
+        return self.index.keyword(terms, access, filters, limit, offset)
+
+    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        return self.index.exact(query, case_sensitive, access, filters, limit, offset)
+
+    def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
+        return self.index.fields_candidates(terms, access, filters)
+
+    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
+        return self.index.admitted_docs(docs, access, filters)
+
+    # -- vectors ---------------------------------------------------------------------------
+
+    def sync_vectors(self, model: str, access: Access | None,
+                     vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+        keys = self.index.partition_keys() if access is None else self.index.reach(access)
+        self.index.sync_vectors(model, keys, vectors_for)
+
+    def nearest(self, model: str, query: Any, access: Access, filters: Filters,
+                pool: int) -> dict[int, float]:
+        """Each partition's index offers candidates best first, in growing pages; SQL admits
+        them, until ``pool`` are admitted."""
+        found: dict[int, float] = {}
+        for index in self.index.vector_indexes(model, self.index.reach(access)):
+            admitted: dict[int, float] = {}
+            for page in index.ranked(query, pool):
+                allowed = self.index.admitted_docs([doc for doc, _ in page], access, filters)
+                admitted.update((doc, score) for doc, score in page if doc in allowed)
+                if len(admitted) >= pool:
+                    break
+            found.update(admitted)
+        return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
+
+    def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
+        found: dict[int, float] = {}
+        for index in self.index.vector_indexes(model, self.index.reach(access)):
+            found.update(index.cosines(query, [doc for doc in docs if doc not in found]))
+        return found
+
+    # -- usage -----------------------------------------------------------------------------
+
+    def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:
+        return self._usage.get(self.key, ids)
+
+    def bump_usage(self, amounts: dict[str, float], when: str) -> None:
+        self._usage.bump({(self.key, rid): amount for rid, amount in amounts.items()}, when)
+
+    def set_usage(self, rid: str, recall_count: float, last_recall: str | None) -> None:
+        self._usage.set(self.key, rid, recall_count, last_recall)
+
+    def forget_usage(self, rid: str) -> None:
+        self._usage.forget(self.key, rid)
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def status(self, verify: bool = True) -> dict[str, Any]:
+        return dict(self.index.status(verify=verify), backend=self.backend)

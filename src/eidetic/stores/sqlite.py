@@ -1,0 +1,78 @@
+"""The ``sqlite`` backend: one database file is the store (for large private stores, 1M+
+records). It has the same schema as the files backend's index, so the same SQL answers every
+query, but here it is the store of record: writes are SQLite transactions (WAL, busy timeout:
+concurrent writers queue, a crash loses nothing committed) and it is never dropped. Its keyword
+and vector indexes are derived, kept in the cache folder, and rebuilt from it when lost."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..index.store_index import StoreIndex
+from ..locations import cache_dir, store_key
+from ..records import Record
+from ..usage import UsageState
+from .base import IndexedRecord
+from .indexed import IndexedStore
+
+LOCK_TIMEOUT_SECONDS = 60.0
+
+
+def default_database() -> Path:
+    """``EIDETIC_SQLITE_PATH``, else ``$HOME/.eidetic/memory.sqlite``."""
+    value = os.environ.get("EIDETIC_SQLITE_PATH", "").strip()
+    return Path(value).expanduser() if value else Path.home() / ".eidetic" / "memory.sqlite"
+
+
+def derived_path_for(database: Path) -> Path:
+    """Where the database's derived indexes live: the cache folder, one name per database."""
+    digest = hashlib.sha256(store_key(database).encode("utf-8")).hexdigest()[:16]
+    safe = "".join(ch if ch.isalnum() else "-" for ch in database.stem)[:40] or "db"
+    return cache_dir() / "sqlite" / f"{safe}-{digest}"
+
+
+class SqliteStore(IndexedStore):
+    backend = "sqlite"
+
+    def __init__(self, database: Path, usage: UsageState) -> None:
+        self.database = database.expanduser().absolute()
+        derived = derived_path_for(self.database)
+        super().__init__(StoreIndex(None, self.database, derived=derived), store_key(self.database),
+                         str(self.database), usage)
+
+    def exists(self) -> bool:
+        return self.database.is_file()
+
+    def broken(self) -> list[tuple[str, str]]:
+        return []  # rows are written whole by transactions: nothing can be half-parsed
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Serialises writers' decide-then-write steps (the transaction serialises the writes)."""
+        import filelock
+
+        self.index.derived.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(str(self.index.derived.with_suffix(".write.lock")), timeout=LOCK_TIMEOUT_SECONDS):
+            yield
+
+    def current(self, item: IndexedRecord) -> Record:
+        return item.record
+
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+        self.index.put([(old.doc if old is not None else None, record) for old, record in items])
+
+    def delete(self, item: IndexedRecord) -> None:
+        self.index.drop_doc(item.doc)
+
+    def file_of(self, item: IndexedRecord) -> str | None:
+        return None
+
+    def rebuild(self) -> dict[str, Any]:
+        self.index.rebuild()
+        return {"store": self.location, "index": str(self.index.derived), "records": self.index.count(),
+                "unparseable": 0}
