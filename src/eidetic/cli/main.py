@@ -17,7 +17,7 @@ from . import audit, demo, explain, index, inspect, lifecycle, recall, remember,
 from .output import report_error
 
 VERBS = (remember, recall, lifecycle, inspect, audit, index, watch, explain, demo)
-BACKENDS = ("files",)
+BACKENDS = ("files", "sqlite", "postgres")  # as stores.base.BACKENDS, without importing it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +31,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.add_argument("--memory-dir", action="append", metavar="DIR",
                         help="use this store folder (repeatable); default: repo and home stores")
-    parser.add_argument("--backend", default="files", help="storage backend (default: files)")
+    parser.add_argument("--backend", default=os.environ.get("EIDETIC_BACKEND", "").strip() or "files",
+                        help="storage backend: files (default; EIDETIC_BACKEND), sqlite or postgres")
+    parser.add_argument("--db", metavar="PATH",
+                        help="sqlite backend: the database file (default: EIDETIC_SQLITE_PATH, "
+                             "else ~/.eidetic/memory.sqlite)")
+    parser.add_argument("--dsn", help="postgres backend: the server (default: EIDETIC_PG_DSN), "
+                                      "e.g. postgresql://eidetic@db.internal/eidetic")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top_k < 1:
         raise user_error(f"--top-k must be >= 1 (got {args.top_k})", "e.g. --top-k 5")
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         result = memory.recall(
             args.query, mode=args.mode, top_k=args.top_k, alpha=args.alpha,
             case_sensitive=args.case_sensitive, filters=args.filter, source=args.source,

@@ -51,7 +51,7 @@ def add_parser(sub, add_common) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         memory.progress = _progress_bar()
         options = {"scope": args.scope, "visibility": args.visibility, "added_by": args.added_by,
                    "embed": not args.no_embed}

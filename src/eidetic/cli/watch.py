@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
                              f"{report.removed} removed\n")
             sys.stderr.flush()
 
-    with Memory.open(args.memory_dir) as memory:
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
         try:
             memory.watch(on_change=changed, ready=ready)
         except KeyboardInterrupt:

@@ -1,0 +1,274 @@
+"""The storage contract: every behaviour of remember, recall, lifecycle, traversal, scope and
+usage, run unchanged against each backend (``files``, ``sqlite``, ``postgres``; the
+``backend`` fixture points the CLI and ``Memory.open()`` at a fresh store of each)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from eidetic.memory import Memory
+
+
+def ndjson(*records):
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def ids(run):
+    assert run.code == 0, run.err
+    return [item["id"] for item in run.json["items"]]
+
+
+CORPUS = (
+    {"id": "nano", "text": "The Orin Nano draws 7W", "metadata": {"source": "discord", "priority": 3}},
+    {"id": "agx", "text": "Jetson AGX power budget is 65W", "metadata": {"source": "docs", "priority": 1}},
+    {"id": "cat", "text": "cat"},
+    {"id": "hat", "text": "cat in the hat sat on a mat", "type": "story"},
+    {"id": "ban1", "text": "banana split is sweet", "metadata": {"due": "2026-12-01", "done": True}},
+    {"id": "ban2", "text": "banana banana bread", "metadata": {"due": "2026-10-01", "done": False}},
+    {"id": "pie", "text": "apple cherry pie", "created": "2024-01-01T00:00:00+00:00"},
+)
+
+
+@pytest.fixture
+def corpus(cli, backend):
+    run = cli("remember", stdin=ndjson(*CORPUS))
+    assert run.code == 0, run.err
+    return backend
+
+
+def test_exact_and_keyword_rank_alike_on_every_backend(cli, corpus):
+    hits = cli("recall", "cat", "--mode", "exact", "--json").json["items"]
+    assert [h["id"] for h in hits] == ["cat", "hat"]
+    assert hits[0]["score"] == pytest.approx(1.0 * (1 + 0.25 * (hits[0]["signal"] - 0.5)))
+    assert ids(cli("recall", "ORIN nano", "--mode", "exact", "--json")) == ["nano"]
+    assert ids(cli("recall", "Orin", "--mode", "exact", "--case-sensitive", "--json")) == ["nano"]
+    assert ids(cli("recall", "orin", "--mode", "exact", "--case-sensitive", "--json")) == []
+    assert ids(cli("recall", "banana", "--mode", "keyword", "--json")) == ["ban2", "ban1"]
+    assert ids(cli("recall", "gamma", "--mode", "keyword", "--json")) == []
+    # hybrid without an embedder is keyword, and says so
+    run = cli("recall", "banana", "--json")
+    assert ids(run) == ["ban2", "ban1"] and run.json["embedder"]["online"] is False
+
+
+def test_json_items_carry_the_whole_record_and_ranking_facts(cli, corpus):
+    item = cli("recall", "orin", "--mode", "keyword", "--json").json["items"][0]
+    assert item["id"] == "nano" and item["metadata"] == {"source": "discord", "priority": 3}
+    assert item["scope"] == {"name": "default", "visibility": "public"}
+    assert item["lifecycle"] == "active" and item["tier"] == "primary" and item["depth"] == 0
+    for key in ("score", "signal", "recall_count", "last_recall", "created", "links", "supersedes"):
+        assert key in item
+
+
+def test_filters_are_typed_and_pushed_down(cli, corpus):
+    assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority=3", "--json")) == ["nano"]
+    assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority>=1", "--json")) == ["nano", "agx"]
+    assert ids(cli("recall", "w", "--mode", "exact", "--source", "docs", "--json")) == ["agx"]
+    assert ids(cli("recall", "cat", "--mode", "exact", "--type", "story", "--json")) == ["hat"]
+    assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "done=true", "--json")) == ["ban1"]
+    assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "due<=2026-11-01", "--json")) == ["ban2"]
+    assert ids(cli("recall", "pie", "--mode", "keyword", "--until", "2025-01-01", "--json")) == ["pie"]
+    assert ids(cli("recall", "pie", "--mode", "keyword", "--since", "2025-01-01", "--json")) == []
+
+
+def test_upsert_replaces_and_an_unchanged_remember_writes_nothing(cli, backend):
+    with Memory.open() as memory:
+        assert memory.remember([{"id": "x", "text": "first version about otters"}]).written == 1
+        assert memory.remember([{"id": "x", "text": "second version about beavers"}]).written == 1
+        assert memory.remember([{"id": "x", "text": "second version about beavers"}]).written == 0
+        assert [h.record.id for h in memory.recall("otters", mode="keyword").items] == []
+        [hit] = memory.recall("beavers", mode="keyword").items
+        assert hit.record.text == "second version about beavers" and hit.record.updated is not None
+        assert sum(1 for _ in memory.iter_records(_public())) == 1
+
+
+def test_duplicates_are_per_scope_and_scope_never_moves(cli, backend):
+    first = cli("remember", "--json", stdin=ndjson({"id": "a", "text": "same words"},
+                                                   {"id": "b", "text": "same words"}))
+    assert first.json["duplicates"] == [{"id": "b", "duplicate_of": "a"}]
+    other = cli("remember", "--json", "--scope", "team", stdin=ndjson({"id": "c", "text": "same words"}))
+    assert other.json["duplicates"] == [] and other.json["ids"] == ["c"]
+    moved = cli("remember", "--json", "--scope", "team", stdin=ndjson({"id": "a", "text": "moved"}))
+    assert moved.code == 1 and "cannot move" in moved.err_json["message"]
+    assert sorted(ids(cli("recall", "same words", "--mode", "exact", "--json"))) == ["a", "c"]
+
+
+def test_a_bad_batch_writes_nothing(cli, backend):
+    run = cli("remember", stdin=ndjson({"id": "ok", "text": "fine"}, {"id": "bad", "text": ""}))
+    assert run.code == 1 and "line 2" in run.err
+    assert ids(cli("recall", "fine", "--mode", "exact", "--json")) == []
+
+
+def test_private_records_never_leave_their_scope(cli, backend):
+    cli("remember", "--scope", "alice", "--visibility", "private",
+        stdin=ndjson({"id": "secret", "text": "alice private zebra note", "links": []}))
+    cli("remember", stdin=ndjson({"id": "pub", "text": "public zebra note", "links": ["secret"]}))
+    for mode in ("exact", "keyword", "hybrid", "fields"):
+        query = "zebra note"
+        assert ids(cli("recall", query, "--mode", mode, "--json")) == ["pub"], mode
+        assert ids(cli("recall", query, "--mode", mode, "--scope", "bob", "--visibility", "private",
+                       "--json")) == ["pub"], mode
+        assert ids(cli("recall", query, "--mode", mode, "--scope", "alice", "--json")) == ["pub"], mode
+        mine = ids(cli("recall", query, "--mode", mode, "--scope", "alice", "--visibility", "private", "--json"))
+        assert sorted(mine) == ["pub", "secret"], mode
+    assert cli("forget", "secret", "--json").code == 1  # same error as a missing id
+    with Memory.open() as memory:
+        from eidetic.ranking.access import Access
+        from eidetic.records import Scope
+
+        assert [r.id for _, r in memory.iter_records(Access(Scope("bob", "private")))] == ["pub"]
+        overview = memory.overview(Access(Scope("bob", "private")))
+        assert sum(store["records"] for store in overview) == 1
+
+
+def test_private_bm25_statistics_do_not_move_public_scores(cli, backend):
+    cli("remember", stdin=ndjson({"id": "p1", "text": "walrus facts and figures"},
+                                 {"id": "p2", "text": "walrus walrus tusks"}))
+    before = cli("recall", "walrus", "--mode", "keyword", "--no-record", "--json").json["items"]
+    cli("remember", "--scope", "carol", "--visibility", "private",
+        stdin=ndjson(*({"id": f"c{i}", "text": f"walrus private {i}"} for i in range(20))))
+    after = cli("recall", "walrus", "--mode", "keyword", "--no-record", "--json").json["items"]
+    assert [(h["id"], h["score"]) for h in after] == [(h["id"], h["score"]) for h in before]
+
+
+def test_supersedes_shadows_at_once_and_sweep_archives(cli, backend):
+    cli("remember", stdin=ndjson({"id": "old", "text": "the build uses make"}))
+    cli("remember", stdin=ndjson({"id": "new", "text": "the build uses ninja now", "supersedes": "old"}))
+    assert ids(cli("recall", "build", "--mode", "keyword", "--depth", "0", "--json")) == ["new"]
+    shadowed = cli("recall", "build", "--mode", "keyword", "--depth", "0", "--include-shadowed", "--json")
+    assert sorted(ids(shadowed)) == ["new", "old"]
+    cli("remember", stdin=ndjson({"id": "ancient", "text": "the build once used scons",
+                                  "created": "2020-01-01T00:00:00+00:00"},
+                                 {"id": "kept", "text": "the build once used autotools",
+                                  "created": "2020-01-01T00:00:00+00:00", "metadata": {"protected": True}}))
+    sweep = cli("sweep", "--json").json
+    assert {c["id"]: c["lifecycle"] for c in sweep["changed"]} == {"ancient": "archived"}
+    assert ids(cli("recall", "build once", "--mode", "exact", "--json")) == ["kept"]
+
+
+def test_forget_restore_and_purge(cli, backend):
+    cli("remember", stdin=ndjson({"id": "pw", "text": "the wifi password is hunter2"}))
+    cli("recall", "wifi", "--mode", "keyword")  # some usage to purge too
+    assert cli("forget", "pw").code == 0
+    assert ids(cli("recall", "wifi", "--mode", "keyword", "--json")) == []
+    assert ids(cli("recall", "wifi", "--mode", "keyword", "--include-archived", "--json")) == ["pw"]
+    assert cli("restore", "pw").code == 0
+    assert ids(cli("recall", "wifi", "--mode", "keyword", "--json")) == ["pw"]
+    assert cli("forget", "pw", "--purge", "--yes").code == 0
+    assert ids(cli("recall", "hunter2", "--mode", "exact", "--include-archived", "--json")) == []
+    cli("remember", stdin=ndjson({"id": "pw", "text": "the wifi is now open"}))
+    [item] = cli("recall", "wifi", "--mode", "keyword", "--no-record", "--json").json["items"]
+    assert item["recall_count"] == 0 and item["last_recall"] is None
+
+
+def test_links_are_traversed_breadth_first_within_scope(cli, backend):
+    cli("remember", stdin=ndjson({"id": "a", "text": "root topic quasar", "links": ["b"]},
+                                 {"id": "b", "text": "second hop", "links": ["c", "a"]},
+                                 {"id": "c", "text": "third hop"}))
+    one = cli("recall", "quasar", "--mode", "keyword", "--json").json
+    assert [(i["id"], i["tier"], i["depth"]) for i in one["items"]] == [("a", "primary", 0), ("b", "traversal", 1)]
+    assert one["items"][1]["score"] == pytest.approx(one["items"][0]["score"] * 0.5)
+    assert one["items"][1]["via"] == "links" and one["items"][1]["parent"] == "a"
+    two = cli("recall", "quasar", "--mode", "keyword", "--depth", "2", "--json").json
+    assert [i["id"] for i in two["items"]] == ["a", "b", "c"]
+    capped = cli("recall", "quasar", "--mode", "keyword", "--depth", "2", "--max-nodes", "1", "--json").json
+    assert [i["id"] for i in capped["items"]] == ["a", "b"] and capped["truncated"] is True
+
+
+def test_usage_is_reinforced_by_recall(cli, backend):
+    cli("remember", stdin=ndjson({"id": "u", "text": "usage probe narwhal", "links": ["v"]},
+                                 {"id": "v", "text": "linked"}))
+    for _ in range(2):
+        cli("recall", "narwhal", "--mode", "keyword")
+    cli("recall", "narwhal", "--mode", "keyword", "--no-record")
+    items = cli("recall", "narwhal", "--mode", "keyword", "--no-record", "--json").json["items"]
+    assert [(i["id"], i["recall_count"]) for i in items] == [("u", 2), ("v", 1)]
+    assert items[0]["last_recall"] is not None
+
+
+def test_fields_mode_scores_name_description_and_body(cli, backend):
+    cli("remember", stdin=ndjson(
+        {"id": "f1", "name": "deploy checklist", "description": "steps before a release", "text": "tag, build, push",
+         "type": "project"},
+        {"id": "f2", "text": "we talked about the deploy once", "type": "user"}))
+    items = cli("recall", "deploy", "--mode", "fields", "--json").json["items"]
+    assert [i["id"] for i in items] == ["f1", "f2"] and items[0]["score"] > items[1]["score"]
+    assert ids(cli("recall", "", "--mode", "fields", "--type", "project", "--json")) == ["f1"]
+
+
+def test_hostile_ids_and_unicode_round_trip(cli, backend):
+    weird = ["../../etc/passwd", "a/b\\c", "ünïcødé id", "x" * 200, "DROP TABLE docs; --", "%s %(x)s ?"]
+    run = cli("remember", "--json", stdin=ndjson(*({"id": rid, "text": f"hostile id probe {n}"}
+                                                    for n, rid in enumerate(weird))))
+    assert run.code == 0, run.err
+    found = {i["id"] for i in cli("recall", "hostile id probe", "--mode", "exact", "--top-k", "10", "--json")
+             .json["items"]}
+    assert found == set(weird)
+
+
+def test_status_and_overview_count_what_is_stored(cli, corpus):
+    index = cli("index", "--json").json["stores"]
+    assert sum(s["records"] for s in index) == len(CORPUS) and all(s["current"] for s in index)
+    overview = cli("overview", "--json").json["stores"]
+    assert sum(s["records"] for s in overview) == len(CORPUS)
+    assert cli("doctor", "--json").json["healthy"] is True
+    assert cli("index", "--rebuild", "--json").code == 0
+    assert ids(cli("recall", "banana", "--mode", "keyword", "--json")) == ["ban2", "ban1"]
+
+
+def test_semantic_recall_with_the_real_model(cli, backend, monkeypatch):
+    monkeypatch.delenv("EIDETIC_EMBEDDER")
+    cli("remember", stdin=ndjson({"id": "pet", "text": "The cat sleeps on the sofa all afternoon"},
+                                 {"id": "money", "text": "Quarterly revenue grew five percent"},
+                                 {"id": "code", "text": "The Rust compiler rejected the borrow"}))
+    approx = cli("recall", "a kitten napping on the couch", "--mode", "approximate", "--json").json
+    assert approx["embedder"]["online"] is True and approx["items"][0]["id"] == "pet"
+    hybrid = cli("recall", "revenue kitten", "--json", "--explain").json["items"]
+    assert {i["id"] for i in hybrid[:2]} == {"pet", "money"}
+    assert hybrid[0]["explain"]["engine"] == "hybrid"
+
+
+def _public():
+    from eidetic.ranking.access import Access
+
+    return Access()
+
+
+def _spawn(args: list[str], stdin: str | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "eidetic", *args], stdin=subprocess.PIPE if stdin else None,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
+def test_eight_writers_and_four_recallers_lose_nothing(cli, backend):
+    """Concurrent processes: every record remembered is there once, recalls never fail, and
+    concurrent usage bumps add up exactly."""
+    cli("remember", stdin=ndjson({"id": "hot", "text": "shared hot record walrus"}))
+    writers = []
+    for w in range(8):
+        lines = ndjson(*({"id": f"w{w}-r{i}", "text": f"writer {w} record {i} quokka"} for i in range(100)))
+        proc = _spawn(["remember", "--json", "--no-embed"], stdin=lines)
+        proc.stdin.write(lines)
+        proc.stdin.close()
+        writers.append(proc)
+    script = ("from eidetic.memory import Memory\n"
+              "with Memory.open() as m:\n"
+              "    for _ in range(10):\n"
+              "        assert [h.record.id for h in m.recall('walrus', mode='keyword').items] == ['hot']\n")
+    recallers = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
+                                  env=os.environ.copy()) for _ in range(4)]
+    for proc in writers:
+        assert proc.wait(timeout=300) == 0, proc.stderr.read()
+        assert json.loads(proc.stdout.read())["upserted"] == 100
+    for proc in recallers:
+        assert proc.wait(timeout=300) == 0, proc.stderr.read()
+    with Memory.open() as memory:
+        records = [r for _, r in memory.iter_records(_public())]
+        assert len(records) == 801 and len({r.id for r in records}) == 801
+        found = memory.recall("writer 5 record 99", mode="exact", record=False).items
+        assert [h.record.id for h in found] == ["w5-r99"]
+        [hot] = memory.recall("walrus", mode="keyword", record=False).items
+        assert hot.recall_count == 40
