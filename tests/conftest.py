@@ -123,7 +123,7 @@ def fresh_database(dsn: str, name: str) -> str:
     return make_conninfo(dsn, dbname=name)
 
 
-BACKENDS = ("files", "sqlite", "postgres")
+BACKENDS = ("files", "sqlite")  # postgres joins when its backend lands
 
 
 @pytest.fixture(params=BACKENDS)
