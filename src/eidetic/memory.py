@@ -269,6 +269,43 @@ class Memory:
                 return self._write_batch(batch, decided, existing, stamp)
         raise EideticError("the stores kept changing under this remember", "try again", 2)
 
+    def restore(self, items: Iterable[tuple[Record, tuple[float, str | None] | None]]) -> dict[str, int]:
+        """Write records exactly as given (lifecycle, created, updated and all) with their usage:
+        how ``migrate`` and ``import`` carry a store across. Idempotent: a record already stored
+        the same is not rewritten, and usage is set, not added. No duplicate or shadowing rules
+        run: the records were already decided in their source."""
+        batch = list(items)
+        if not batch:
+            return {"records": 0, "written": 0}
+        pairs = [(record, True) for record, _ in batch]
+        for _ in range(5):
+            targets, _ = self._targets(pairs, synced=False)
+            involved = {store.key: store for store in targets.values()}
+            with ExitStack() as locks:
+                for key in sorted(involved):
+                    locks.enter_context(involved[key].lock())
+                decided, existing = self._targets(pairs, synced=True)
+                if {store.key for store in decided.values()} - set(involved):
+                    continue  # a concurrent writer moved an id: take the right locks and retry
+                final = {record.id: (decided[record.id], existing[record.id][1] if record.id in existing else None,
+                                     record) for record, _ in batch}
+                written = self._persist(final, existing)
+            for record, usage in batch:
+                if usage is not None and (usage[0] or usage[1]):
+                    decided[record.id].set_usage(record.id, usage[0], usage[1])
+            return {"records": len(batch), "written": written}
+        raise EideticError("the stores kept changing under this copy", "try again", 2)
+
+    def export_all(self) -> Iterator[tuple[Record, tuple[float, str | None] | None]]:
+        """Every record of every store, whatever its scope and lifecycle, with its usage
+        (store precedence applied): what ``migrate`` copies."""
+        entries = self._entries()
+        for store in {store.key: store for store, _ in entries}.values():
+            mine = [item.record for s, item in entries if s is store]
+            usage = store.usage(record.id for record in mine)
+            for record in mine:
+                yield record, usage.get(record.id)
+
     def _locate(self, ids: Iterable[str], synced: bool) -> dict[str, tuple[RecordStore, IndexedRecord]]:
         """Where each id lives now: the first read store that has it."""
         found: dict[str, tuple[RecordStore, IndexedRecord]] = {}

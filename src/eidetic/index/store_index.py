@@ -899,8 +899,10 @@ class StoreIndex:
                           " OR instr(lower(coalesce(d.description, '')), ?) OR instr(lower(d.text), ?)")
             params += [spaced, term, term, term]
         match = f" AND ({' OR '.join(checks)})" if checks else ""
+        # A record without a file was last touched when it was last written: updated, else created.
+        touched = "d.updated" if self.store is not None else "coalesce(d.updated, d.created)"
         return list(self.conn.execute(
-            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, d.updated, f.mtime_ns, d.path "
+            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, {touched}, f.mtime_ns, d.path "
             f"FROM docs d LEFT JOIN files f ON f.path = d.path WHERE {where}{match}", params))
 
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
