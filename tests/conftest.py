@@ -123,7 +123,7 @@ def fresh_database(dsn: str, name: str) -> str:
     return make_conninfo(dsn, dbname=name)
 
 
-BACKENDS = ("files", "sqlite")  # postgres joins when its backend lands
+BACKENDS = ("files", "sqlite", "postgres")
 
 
 @pytest.fixture(params=BACKENDS)

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import fresh_database
 
-PAIRS = [("files", "sqlite"), ("sqlite", "files")]
+PAIRS = [("files", "sqlite"), ("sqlite", "files"), ("files", "postgres"), ("postgres", "sqlite")]
 
 
 def ndjson(*records):

@@ -1,0 +1,941 @@
+"""The ``postgres`` backend: a shared PostgreSQL server (with pgvector) is the store, for teams.
+
+Everything lives in the server, so every agent of a team sees one store: records (``docs``),
+their keyword postings, text embeddings (shared by text hash, so a team embeds each text once
+per model) and usage counters (bumped with atomic upserts, so concurrent recalls lose nothing).
+Tables are prefixed ``eidetic_`` and created in the connection's current schema (pick another
+with ``options=-csearch_path=...`` in the DSN); eidetic creates and upgrades them itself.
+
+Keyword ranking is BM25 (k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5))) over the same
+analysed terms and field weights as the embedded backends (``index.analyzer``,
+``index.text_index.FIELDS``), with statistics per visibility partition so another scope's private
+records never shift a caller's scores. Ranking every record that shares a term took ~300 ms at
+100k records (``research/spike-search.md``), so each posting carries a precomputed *impact* (its
+BM25 term-frequency part) and a query takes only the top-M postings of each term by impact,
+then scores that union exactly; M grows when too few candidates survive scope and filters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import env_error
+from ..index.analyzer import analyze
+from ..index.context import order_key, thread_key, thread_of
+from ..index.text_index import FIELDS, partition_of
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..records import Record, Scope
+from ..timeutil import to_epoch
+from .base import FieldsRow, IndexedRecord
+
+SCHEMA_VERSION = 1
+K1, B = 1.2, 0.75
+WEIGHTS = dict(FIELDS)  # name, description, text, context
+MAX_TF = 32767  # term frequencies are stored as smallint; BM25 saturates long before this
+# Postings taken per query term before exact scoring. At 100k records (benchmarks/postgres_speed.py)
+# this gave keyword p50 34 ms against 600 ms for exhaustive BM25, with 83% of the top 10 the same
+# (multi-term queries miss records that are middling for every term). Grows x4 while too few
+# candidates pass scope and filters; a store smaller than the depth is ranked exhaustively.
+KEYWORD_DEPTH = 400
+# hnsw.ef_search for nearest(): the smallest value measured to reach recall@10 >= 0.95 against
+# exact search at 100k embedding-like vectors (0.966; 100 gave 0.992; benchmarks/postgres_speed.py).
+# A recall asks for a pool of 100+, and ef_search is never below the pool.
+EF_SEARCH = 40
+HNSW_BUILD_MEMORY = "512MB"  # maintenance_work_mem for a graph build: 100k x 384-d fits
+EXACT_PAGE = 200  # rows per page when metadata facets are checked in Python
+LOCK_TIMEOUT = "60s"
+# Advisory lock keys (any bigint; these spell "eidetic" + a purpose in their low bytes).
+SCHEMA_LOCK = 0x6569_6465_7469_6301
+WRITE_LOCK = 0x6569_6465_7469_6302
+WRITERS_LOCK = 0x6569_6465_7469_6303
+VECTOR_LOCK = 0x6569_6465_7469_6304
+
+_DOC_COLUMNS = ("d.doc, d.id, d.scope, d.visibility, d.lifecycle, d.type, d.name, d.description, d.text, "
+                "d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata")
+
+# Ordered upgrades: (version, statements). Version 1 creates everything; a later change appends
+# a step, never edits one, because a team's server keeps its data across eidetic upgrades.
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (1, [
+        "CREATE TABLE IF NOT EXISTS eidetic_meta(key text PRIMARY KEY, value text NOT NULL)",
+        "CREATE SEQUENCE IF NOT EXISTS eidetic_doc_seq",
+        """CREATE TABLE eidetic_partitions(
+            part serial PRIMARY KEY, key text NOT NULL UNIQUE, visibility text NOT NULL, scope text,
+            docs bigint NOT NULL DEFAULT 0, len_name bigint NOT NULL DEFAULT 0,
+            len_description bigint NOT NULL DEFAULT 0, len_text bigint NOT NULL DEFAULT 0,
+            len_context bigint NOT NULL DEFAULT 0)""",
+        """CREATE TABLE eidetic_docs(
+            doc bigint PRIMARY KEY, id text NOT NULL UNIQUE, part int NOT NULL REFERENCES eidetic_partitions,
+            scope text NOT NULL, visibility text NOT NULL, lifecycle text NOT NULL, type text NOT NULL,
+            name text, description text, text text NOT NULL, hash text NOT NULL, len int NOT NULL,
+            created text, created_ts double precision, updated text, added_by text, supersedes text,
+            links jsonb NOT NULL, metadata jsonb NOT NULL, source text, thread_key text, thread_order text,
+            tl_name int NOT NULL DEFAULT 0, tl_description int NOT NULL DEFAULT 0,
+            tl_text int NOT NULL DEFAULT 0, tl_context int NOT NULL DEFAULT 0,
+            indexed boolean NOT NULL DEFAULT false)""",
+        "CREATE INDEX eidetic_docs_hash ON eidetic_docs(hash)",
+        'CREATE INDEX eidetic_docs_len ON eidetic_docs(len, id COLLATE "C")',
+        ('CREATE INDEX eidetic_docs_thread ON eidetic_docs(thread_key, thread_order COLLATE "C", doc) '
+         "WHERE thread_key IS NOT NULL"),
+        """CREATE TABLE eidetic_postings(
+            doc bigint NOT NULL, term text NOT NULL, part int NOT NULL,
+            tf_name smallint NOT NULL, tf_description smallint NOT NULL, tf_text smallint NOT NULL,
+            tf_context smallint NOT NULL, impact real NOT NULL, PRIMARY KEY(doc, term))""",
+        "CREATE INDEX eidetic_postings_impact ON eidetic_postings(part, term, impact DESC) INCLUDE (doc)",
+        """CREATE TABLE eidetic_terms(
+            part int NOT NULL, term text NOT NULL, df int NOT NULL, df_name int NOT NULL,
+            df_description int NOT NULL, df_text int NOT NULL, df_context int NOT NULL,
+            PRIMARY KEY(part, term))""",
+        ("CREATE TABLE eidetic_embeddings(model text NOT NULL, hash text NOT NULL, embedding vector NOT NULL, "
+         "PRIMARY KEY(model, hash))"),
+        "CREATE TABLE eidetic_vector_models(model text PRIMARY KEY, dims int NOT NULL, graph text)",
+        ("CREATE TABLE eidetic_vector_marks(model text NOT NULL, part int NOT NULL, last_doc bigint NOT NULL, "
+         "PRIMARY KEY(model, part))"),
+        "CREATE TABLE eidetic_usage(id text PRIMARY KEY, recall_count double precision NOT NULL, last_recall text)",
+    ]),
+]
+
+
+def _driver() -> Any:
+    """psycopg, imported only by the postgres backend (an optional extra)."""
+    try:
+        import psycopg
+    except ImportError:
+        raise env_error("the postgres backend needs the psycopg driver, which is not installed",
+                        "pip install 'eidetic[postgres]'") from None
+    return psycopg
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a DSN points, without credentials: what ``key``, ``location`` and errors show."""
+
+    host: str
+    port: str
+    dbname: str
+
+    @classmethod
+    def of(cls, dsn: str) -> Target:
+        psycopg = _driver()
+        from psycopg.conninfo import conninfo_to_dict
+
+        try:
+            params = conninfo_to_dict(dsn)
+        except psycopg.ProgrammingError:  # not echoed: the DSN may hold a password
+            raise env_error("the PostgreSQL DSN is malformed",
+                            "check EIDETIC_PG_DSN / --dsn, e.g. postgresql://user@host:5432/dbname") from None
+        host = str(params.get("host") or os.environ.get("PGHOST") or "localhost")
+        port = str(params.get("port") or os.environ.get("PGPORT") or "5432")
+        dbname = str(params.get("dbname") or os.environ.get("PGDATABASE") or params.get("user") or "postgres")
+        return cls(host, port, dbname)
+
+    def __str__(self) -> str:
+        return f"postgres://{self.host}:{self.port}/{self.dbname}"
+
+
+@dataclass
+class Analysed:
+    """One record's keyword entry: per-field term counts and token lengths."""
+
+    doc: int
+    part: int
+    fields: tuple[Counter[str], Counter[str], Counter[str], Counter[str]]  # name, description, text, context
+
+    @property
+    def lengths(self) -> tuple[int, int, int, int]:
+        return tuple(sum(c.values()) for c in self.fields)  # type: ignore[return-value]
+
+
+def analyse(doc: int, part: int, name: str | None, description: str | None, text: str,
+            context: str) -> Analysed:
+    """Mirror ``TextIndex.add``: a record outside a thread is indexed once, in ``context``; a
+    thread member's own text goes to ``text`` too, so its words weigh more than its neighbours'."""
+    return Analysed(doc, part, (Counter(analyze(name or "")), Counter(analyze(description or "")),
+                                Counter(analyze(text)) if context != text else Counter(),
+                                Counter(analyze(context))))
+
+
+def _tf_part(tf: int, length: int, average: float) -> float:
+    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average)) if tf else 0.0
+
+
+def _idf(n: int, df: int) -> float:
+    import math
+
+    return math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
+
+
+def _pg(condition: str) -> str:
+    """SQLite-style SQL from ``Access.sql``/``Filters.sql`` for psycopg: ``?`` marks become
+    ``%s`` (neither produces a literal question mark), and an empty filter's ``1`` becomes TRUE."""
+    return "TRUE" if condition == "1" else condition.replace("?", "%s")
+
+
+def _record(row: Sequence[Any]) -> IndexedRecord:
+    (doc, rid, scope, visibility, lifecycle, rtype, name, description, text, created, updated,
+     added_by, supersedes, links, metadata) = row
+    record = Record(id=rid, text=text, type=rtype, name=name, description=description, metadata=metadata,
+                    scope=Scope(scope, visibility), created=created, updated=updated, added_by=added_by,
+                    supersedes=supersedes, links=list(links), lifecycle=lifecycle)
+    return IndexedRecord(doc, None, record)
+
+
+class PostgresStore:
+    """A :class:`~eidetic.stores.base.RecordStore` kept in a PostgreSQL database."""
+
+    backend = "postgres"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.target = Target.of(dsn)
+        self.key = str(self.target)
+        self.location = self.key
+        self._conn: Any = None
+        self._ready = False  # the schema exists at this version (checked once per store)
+        self._vector_ready = False
+        self._lock_depth = 0
+        self._parts: dict[str, int] = {}  # partition key -> id: never change once created
+        self._lower = "lower(d.text)"
+
+    # -- connection and schema -------------------------------------------------------------
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise env_error(f"cannot connect to the PostgreSQL server at {self.target}: {self._scrub(reason)}",
+                            "check EIDETIC_PG_DSN / --dsn (host, port, database, user, password) "
+                            "and that the server is running and reachable") from None
+        # Plans for the values at hand: a cached generic plan of the keyword query (psycopg
+        # prepares statements run 5+ times) ignored its LIMIT and arrays and ran 5x slower; and no
+        # JIT, whose compile time exceeds these short queries' run time.
+        conn.execute("SET plan_cache_mode = force_custom_plan")
+        conn.execute("SET jit = off")
+        collations = {name for (name,) in conn.execute(
+            "SELECT collname FROM pg_collation WHERE collname IN ('pg_unicode_fast', 'pg_c_utf8')")}
+        for name in ("pg_unicode_fast", "pg_c_utf8"):  # Unicode case mapping, as Python's str.lower
+            if name in collations:
+                self._lower = f'lower(d.text COLLATE "{name}")'
+                break
+        return conn
+
+    def _scrub(self, message: str) -> str:
+        """Never echo a password, even if a driver message quotes the DSN."""
+        from psycopg.conninfo import conninfo_to_dict
+
+        password = conninfo_to_dict(self.dsn).get("password")
+        return message.replace(str(password), "***") if password else message
+
+    def _schema(self, create: bool) -> bool:
+        """Whether the schema is there (upgrading an older one); ``create`` makes it if absent.
+        Reads pass False: they never create tables on a team's server."""
+        if self._ready:
+            return True
+        version = self._version()
+        if version is None and not create:
+            return False
+        if version != SCHEMA_VERSION:
+            self._migrate()
+        self._ready = True
+        self._register_vector()
+        return True
+
+    def _version(self) -> int | None:
+        # pg_class through a fresh snapshot, not to_regclass: that reads a catalog cache which an
+        # advisory lock does not refresh, so a writer that waited for another to create the
+        # schema would not see it yet.
+        if self.conn.execute(
+                "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relname = 'eidetic_meta' AND n.nspname = ANY(current_schemas(false))").fetchone() is None:
+            return None
+        row = self.conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()
+        return int(row[0]) if row else None
+
+    def _migrate(self) -> None:
+        """Apply the pending steps in one transaction, under an advisory lock, so several first
+        writers starting at once create the schema exactly once."""
+        conn = self.conn
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            version = self._version() or 0
+            if version > SCHEMA_VERSION:
+                raise env_error(f"the eidetic tables at {self.target} have schema version {version}, newer than "
+                                f"this eidetic understands ({SCHEMA_VERSION})", "upgrade eidetic")
+            if version < SCHEMA_VERSION:
+                self._ensure_vector_extension()
+            for step, statements in MIGRATIONS:
+                if step > version:
+                    for statement in statements:
+                        conn.execute(statement)
+                    conn.execute("INSERT INTO eidetic_meta VALUES('schema', %s) ON CONFLICT (key) "
+                                 "DO UPDATE SET value = excluded.value", (str(step),))
+
+    def _ensure_vector_extension(self) -> None:
+        import psycopg
+
+        conn = self.conn
+        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+            return
+        try:
+            with conn.transaction():
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise env_error(f"the pgvector extension is missing at {self.target} and could not be created: "
+                            f"{str(exc).strip().splitlines()[0]}",
+                            "ask the database administrator to run CREATE EXTENSION vector") from None
+
+    def _register_vector(self) -> None:
+        if not self._vector_ready:
+            from pgvector.psycopg import register_vector
+
+            register_vector(self.conn)
+            self._vector_ready = True
+
+    def exists(self) -> bool:
+        return self._version() is not None
+
+    def sync(self, full: bool = False) -> None:
+        """Nothing to catch up with: every change goes through the server."""
+
+    def broken(self) -> list[tuple[str, str]]:
+        return []  # rows are written whole by transactions
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+            self._vector_ready = False
+
+    def file_of(self, item: IndexedRecord) -> str | None:
+        return None
+
+    # -- partitions --------------------------------------------------------------------------
+
+    def _part_ids(self, keys: Iterable[str], create: bool) -> dict[str, int]:
+        wanted = [key for key in set(keys) if key not in self._parts]
+        if wanted and create:
+            self.conn.execute(
+                "INSERT INTO eidetic_partitions(key, visibility, scope) SELECT k, v, s FROM "
+                "unnest(%s::text[], %s::text[], %s::text[]) AS t(k, v, s) ON CONFLICT (key) DO NOTHING",
+                (wanted, ["public" if k == "public" else "private" for k in wanted],
+                 [None if k == "public" else k[len("private:"):] for k in wanted]))
+        if wanted:
+            self._parts.update(self.conn.execute(
+                "SELECT key, part FROM eidetic_partitions WHERE key = ANY(%s)", (wanted,)).fetchall())
+        return {key: self._parts[key] for key in keys if key in self._parts}
+
+    @staticmethod
+    def _reach(access: Access) -> list[str]:
+        """The partitions a caller may see: the public one, and its own private one."""
+        keys = ["public"]
+        if access.scope.visibility == "private":
+            keys.append(partition_of("private", access.scope.name))
+        return keys
+
+    @staticmethod
+    def _where(access: Access, filters: Filters) -> tuple[str, list[Any]]:
+        """Scope, lifecycle and column filters as SQL over ``d``; metadata facets are checked in
+        Python (``Filters.matches_meta``), the one definition of their typed comparisons."""
+        scope_sql, scope_params = access.sql("d")
+        filter_sql, filter_params = replace(filters, meta=()).sql("d")
+        return f"{_pg(scope_sql)} AND {_pg(filter_sql)}", scope_params + filter_params
+
+    # -- writes ------------------------------------------------------------------------------
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """A session advisory lock: one writer of this store at a time across processes and
+        machines; nested use by the same store is a no-op, and a lost connection releases it."""
+        import psycopg
+
+        self._schema(create=True)
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        conn = self.conn
+        try:
+            conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
+            conn.execute("SELECT pg_advisory_lock(%s)", (WRITERS_LOCK,))
+        except psycopg.errors.LockNotAvailable:
+            raise env_error(f"another writer held the store at {self.target} for over {LOCK_TIMEOUT}",
+                            "try again; if it persists, look for a stuck eidetic process") from None
+        finally:
+            conn.execute("RESET lock_timeout")
+        self._lock_depth = 1
+        try:
+            yield
+        finally:
+            self._lock_depth = 0
+            conn.execute("SELECT pg_advisory_unlock(%s)", (WRITERS_LOCK,))
+
+    def current(self, item: IndexedRecord) -> Record:
+        found = self.by_ids([item.record.id]).get(item.record.id)
+        return found.record if found is not None else item.record
+
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+        """Upsert in one transaction: a replaced record's row and postings go, the new copy
+        gets a new doc number, and thread neighbours whose context changed are re-indexed."""
+        records = list({record.id: record for _, record in items}.values())
+        if not records:
+            return
+        self._schema(create=True)
+        conn = self.conn
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            old = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE id = ANY(%s)",
+                                                  ([r.id for r in records],))]
+            retext = self._remove(old)
+            retext |= self._insert(records)
+            self._retext(retext)
+
+    def delete(self, item: IndexedRecord) -> None:
+        """Hard delete (``forget --purge``): the row, its postings, its usage, and its vectors
+        unless another record has the same text."""
+        if not self._schema(create=False):
+            return
+        conn = self.conn
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            rows = conn.execute("SELECT doc, hash FROM eidetic_docs WHERE id = %s", (item.record.id,)).fetchall()
+            self._retext(self._remove([doc for doc, _ in rows]))
+            conn.execute("DELETE FROM eidetic_usage WHERE id = %s", (item.record.id,))
+            conn.execute("DELETE FROM eidetic_embeddings e WHERE e.hash = ANY(%s) AND NOT EXISTS "
+                         "(SELECT 1 FROM eidetic_docs d WHERE d.hash = e.hash)", ([h for _, h in rows],))
+
+    def _remove(self, docs: list[int]) -> set[int]:
+        """Drop docs and their keyword entries; returns the thread neighbours that quoted them."""
+        if not docs:
+            return set()
+        quoting = {n for ns in self._neighbours(docs).values() for n in ns} - set(docs)
+        self._unindex(docs)
+        self.conn.execute("DELETE FROM eidetic_docs WHERE doc = ANY(%s)", (docs,))
+        return quoting
+
+    def _insert(self, records: list[Record]) -> set[int]:
+        """Insert rows; records outside a live thread are indexed at once (their context is their
+        text). Returns the thread members, whose context needs their neighbours' rows."""
+        conn = self.conn
+        docs = [doc for (doc,) in conn.execute(
+            "SELECT nextval('eidetic_doc_seq') FROM generate_series(1, %s)", (len(records),))]
+        parts = self._part_ids({partition_of(r.scope.visibility, r.scope.name) for r in records}, create=True)
+        threaded: set[int] = set()
+        lone: list[Analysed] = []
+        rows = []
+        for doc, r in zip(docs, records):
+            part = parts[partition_of(r.scope.visibility, r.scope.name)]
+            ts = to_epoch(r.created)
+            tkey = thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata))
+            lengths, indexed = (0, 0, 0, 0), False
+            if tkey is not None and r.lifecycle == "active":
+                threaded.add(doc)
+            else:
+                entry = analyse(doc, part, r.name, r.description, r.text, r.text)
+                lone.append(entry)
+                lengths, indexed = entry.lengths, True
+            rows.append((doc, r.id, part, r.scope.name, r.scope.visibility, r.lifecycle, r.type, r.name,
+                         r.description, r.text, r.hash, len(r.text), r.created, ts, r.updated, r.added_by,
+                         r.supersedes, json.dumps(r.links, ensure_ascii=False),
+                         json.dumps(r.metadata, ensure_ascii=False),
+                         r.metadata.get("source") if isinstance(r.metadata.get("source"), str) else None,
+                         tkey, order_key(ts, r.id) if tkey else None, *lengths, indexed))
+        with conn.cursor() as cur, cur.copy(
+                "COPY eidetic_docs(doc, id, part, scope, visibility, lifecycle, type, name, description, text, "
+                "hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, "
+                "thread_key, thread_order, tl_name, tl_description, tl_text, tl_context, indexed) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        self._index(lone, lengths_stored=True)
+        return threaded
+
+    def _retext(self, docs: set[int]) -> None:
+        """(Re)index thread members and the neighbours around them: each one's context is its
+        text plus the texts of the active records just before and after it in its thread."""
+        conn = self.conn
+        live = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))]
+        if not live:
+            return
+        around = self._neighbours(live)
+        todo = set(live) | {n for ns in around.values() for n in ns}
+        around.update(self._neighbours(sorted(todo - set(around))))
+        rows = {doc: rest for doc, *rest in conn.execute(
+            "SELECT doc, part, name, description, text FROM eidetic_docs WHERE doc = ANY(%s)",
+            (sorted(todo | {n for ns in around.values() for n in ns}),))}
+        entries = []
+        for doc in sorted(todo):
+            part, name, description, text = rows[doc]
+            context = "\n".join([text, *(rows[n][3] for n in around.get(doc, ()))])
+            entries.append(analyse(doc, part, name, description, text, context))
+        self._unindex(sorted(todo))
+        self._index(entries, lengths_stored=False)
+
+    def _neighbours(self, docs: Sequence[int]) -> dict[int, list[int]]:
+        """Each active thread member's neighbours (before, after), as ``index.context`` defines
+        them: same thread key (which includes the partition), by order key then doc."""
+        if not docs:
+            return {}
+        result: dict[int, list[int]] = {}
+        for doc, before, after in self.conn.execute(
+                """SELECT doc, prev, next FROM (
+                       SELECT doc, lag(doc) OVER w AS prev, lead(doc) OVER w AS next FROM eidetic_docs
+                       WHERE lifecycle = 'active' AND thread_key IN (
+                           SELECT thread_key FROM eidetic_docs WHERE doc = ANY(%s) AND lifecycle = 'active'
+                           AND thread_key IS NOT NULL)
+                       WINDOW w AS (PARTITION BY thread_key ORDER BY thread_order COLLATE "C", doc)) t
+                   WHERE doc = ANY(%s)""", (list(docs), list(docs))):
+            result[doc] = [n for n in (before, after) if n is not None]
+        return result
+
+    # -- keyword index maintenance -----------------------------------------------------------
+
+    def _unindex(self, docs: Sequence[int]) -> None:
+        """Take docs out of the postings and out of their partitions' statistics."""
+        if not docs:
+            return
+        conn = self.conn
+        conn.execute(
+            """UPDATE eidetic_partitions p SET docs = p.docs - s.n, len_name = p.len_name - s.ln,
+                   len_description = p.len_description - s.ld, len_text = p.len_text - s.lt,
+                   len_context = p.len_context - s.lc
+               FROM (SELECT part, count(*) AS n, sum(tl_name) AS ln, sum(tl_description) AS ld,
+                            sum(tl_text) AS lt, sum(tl_context) AS lc
+                     FROM eidetic_docs WHERE doc = ANY(%s) AND indexed GROUP BY part) s
+               WHERE p.part = s.part""", (list(docs),))
+        conn.execute(
+            """WITH gone AS (DELETE FROM eidetic_postings WHERE doc = ANY(%s)
+                             RETURNING part, term, tf_name, tf_description, tf_text, tf_context),
+                    agg AS (SELECT part, term, count(*) AS df, count(*) FILTER (WHERE tf_name > 0) AS dn,
+                                   count(*) FILTER (WHERE tf_description > 0) AS dd,
+                                   count(*) FILTER (WHERE tf_text > 0) AS dt,
+                                   count(*) FILTER (WHERE tf_context > 0) AS dc
+                            FROM gone GROUP BY part, term)
+               UPDATE eidetic_terms t SET df = t.df - agg.df, df_name = t.df_name - agg.dn,
+                   df_description = t.df_description - agg.dd, df_text = t.df_text - agg.dt,
+                   df_context = t.df_context - agg.dc
+               FROM agg WHERE t.part = agg.part AND t.term = agg.term""", (list(docs),))
+        conn.execute("UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, tl_text = 0, "
+                     "tl_context = 0 WHERE doc = ANY(%s) AND indexed", (list(docs),))
+
+    def _index(self, entries: list[Analysed], lengths_stored: bool) -> None:
+        """Add keyword entries: postings with their impact, document frequencies and partition
+        totals (every record counts in N, as every document does in tantivy, even one whose
+        text is all stop words). ``lengths_stored``: the rows already say so (fresh inserts)."""
+        if not entries:
+            return
+        conn = self.conn
+        totals: dict[int, list[int]] = {}
+        for e in entries:
+            row = totals.setdefault(e.part, [0, 0, 0, 0, 0])
+            row[0] += 1
+            for i, length in enumerate(e.lengths):
+                row[i + 1] += length
+        parts = sorted(totals)
+        conn.execute(
+            """UPDATE eidetic_partitions p SET docs = p.docs + t.n, len_name = p.len_name + t.ln,
+                   len_description = p.len_description + t.ld, len_text = p.len_text + t.lt,
+                   len_context = p.len_context + t.lc
+               FROM unnest(%s::int[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])
+                    AS t(part, n, ln, ld, lt, lc) WHERE p.part = t.part""",
+            [parts, *([totals[p][i] for p in parts] for i in range(5))])
+        averages = {part: [total / max(docs, 1) for total in lens] for part, docs, *lens in conn.execute(
+            "SELECT part, docs, len_name, len_description, len_text, len_context FROM eidetic_partitions "
+            "WHERE part = ANY(%s)", (parts,))}
+        weights = [WEIGHTS[name] for name in ("name", "description", "text", "context")]
+        dfs: dict[tuple[int, str], list[int]] = {}
+        with conn.cursor() as cur, cur.copy(
+                "COPY eidetic_postings(doc, term, part, tf_name, tf_description, tf_text, tf_context, impact) "
+                "FROM STDIN") as copy:
+            for e in entries:
+                lengths, average = e.lengths, averages[e.part]
+                for term in set().union(*e.fields):
+                    tfs = [min(field[term], MAX_TF) for field in e.fields]
+                    impact = sum(w * _tf_part(tf, length, avg or 1.0)
+                                 for w, tf, length, avg in zip(weights, tfs, lengths, average))
+                    copy.write_row((e.doc, term, e.part, *tfs, impact))
+                    df = dfs.setdefault((e.part, term), [0, 0, 0, 0, 0])
+                    df[0] += 1
+                    for i, tf in enumerate(tfs):
+                        df[i + 1] += tf > 0
+        keys = sorted(dfs)
+        conn.execute(
+            """INSERT INTO eidetic_terms(part, term, df, df_name, df_description, df_text, df_context)
+               SELECT * FROM unnest(%s::int[], %s::text[], %s::int[], %s::int[], %s::int[], %s::int[], %s::int[])
+               ON CONFLICT (part, term) DO UPDATE SET df = eidetic_terms.df + excluded.df,
+                   df_name = eidetic_terms.df_name + excluded.df_name,
+                   df_description = eidetic_terms.df_description + excluded.df_description,
+                   df_text = eidetic_terms.df_text + excluded.df_text,
+                   df_context = eidetic_terms.df_context + excluded.df_context""",
+            [[p for p, _ in keys], [t for _, t in keys], *([dfs[k][i] for k in keys] for i in range(5))])
+        if not lengths_stored:
+            conn.execute(
+                """UPDATE eidetic_docs d SET indexed = true, tl_name = t.ln, tl_description = t.ld,
+                       tl_text = t.lt, tl_context = t.lc
+                   FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[], %s::int[]) AS t(doc, ln, ld, lt, lc)
+                   WHERE d.doc = t.doc""",
+                [[e.doc for e in entries], *([e.lengths[i] for e in entries] for i in range(4))])
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read, or none when the schema does not exist yet (reads never create it)."""
+        if not self._schema(create=False):
+            return []
+        return self.conn.execute(sql, params).fetchall()
+
+    def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
+        rows = self._rows(f"SELECT {_DOC_COLUMNS} FROM eidetic_docs d WHERE d.id = ANY(%s)", (list(set(ids)),))
+        return {item.record.id: item for item in map(_record, rows)}
+
+    def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
+        rows = self._rows(f"SELECT {_DOC_COLUMNS} FROM eidetic_docs d WHERE d.doc = ANY(%s)", (list(docs),))
+        return {item.doc: item for item in map(_record, rows)}
+
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        rows = self._rows("SELECT doc, id, created FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))
+        return {doc: (rid, created) for doc, rid, created in rows}
+
+    def texts(self, docs: Sequence[int]) -> dict[int, str]:
+        return dict(self._rows("SELECT doc, text FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),)))
+
+    def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
+        result: dict[str, list[tuple[str, Scope]]] = {}
+        for h, rid, scope, visibility in self._rows(
+                "SELECT hash, id, scope, visibility FROM eidetic_docs WHERE hash = ANY(%s)", (list(set(hashes)),)):
+            result.setdefault(h, []).append((rid, Scope(scope, visibility)))
+        return result
+
+    def all_records(self) -> list[IndexedRecord]:
+        return [_record(row) for row in self._rows(
+            f'SELECT {_DOC_COLUMNS} FROM eidetic_docs d ORDER BY d.id COLLATE "C"')]
+
+    def count(self) -> int:
+        rows = self._rows("SELECT count(*) FROM eidetic_docs")
+        return rows[0][0] if rows else 0
+
+    # -- search ------------------------------------------------------------------------------
+
+    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
+        where, params = self._where(access, filters)
+        rows = self._rows(f"SELECT d.doc, d.metadata FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {where}",
+                          [list(docs), *params])
+        return {doc for doc, metadata in rows if filters.matches_meta(metadata)}
+
+    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
+                offset: int = 0) -> list[tuple[int, float]]:
+        """(doc, BM25) best first: the top postings of each term by impact, scored exactly."""
+        if not terms or not self._schema(create=False):
+            return []
+        parts = list(self._part_ids(self._reach(access), create=False).values())
+        stats = self.conn.execute(
+            """SELECT p.part, p.docs, p.len_name, p.len_description, p.len_text, p.len_context, t.term, t.df,
+                      t.df_name, t.df_description, t.df_text, t.df_context
+               FROM eidetic_partitions p JOIN eidetic_terms t ON t.part = p.part
+               WHERE p.part = ANY(%s) AND t.term = ANY(%s) AND t.df > 0""", (parts, list(terms))).fetchall()
+        if not stats:
+            return []
+        weights = [WEIGHTS[name] for name in ("name", "description", "text", "context")]
+        q: list[list[Any]] = [[], [], [], [], [], []]
+        averages: dict[int, list[float]] = {}
+        for part, n, ln, ld, lt, lc, term, _, dn, dd, dt, dc in stats:
+            averages[part] = [max(length / max(n, 1), 1e-9) for length in (ln, ld, lt, lc)]
+            idfs = [w * (K1 + 1) * _idf(n, df) for w, df in zip(weights, (dn, dd, dt, dc))]
+            for column, value in zip(q, [part, term, *idfs]):
+                column.append(value)
+        a_parts = sorted(averages)
+        a = [a_parts, *([averages[p][i] for p in a_parts] for i in range(4))]
+        deepest = max(row[7] for row in stats)
+        where, params = self._where(access, filters)
+        want = offset + limit
+        depth = max(KEYWORD_DEPTH, 2 * want)
+        while True:
+            ranked = self._keyword_round(q, a, where, params, depth, None if filters.meta else want)
+            rows = [(doc, score) for doc, score, metadata in ranked if filters.matches_meta(metadata)]
+            if len(rows) >= want or depth >= deepest:
+                return rows[offset:want]
+            depth *= 4
+
+    def _keyword_round(self, q: list[list[Any]], a: list[list[Any]], where: str, params: list[Any],
+                       depth: int, limit: int | None) -> list[tuple[int, float, dict[str, Any]]]:
+        fields = ("name", "description", "text", "context")
+        score = " + ".join(
+            f"q.w{i} * p.tf_{f} / (p.tf_{f} + {K1} * (1 - {B} + {B} * d.tl_{f}::float8 / a.a{i}))"
+            for i, f in enumerate(fields))
+        sql = f"""
+            WITH q(part, term, w0, w1, w2, w3) AS (
+                SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[], %s::float8[], %s::float8[], %s::float8[])),
+            a(part, a0, a1, a2, a3) AS (
+                SELECT * FROM unnest(%s::int[], %s::float8[], %s::float8[], %s::float8[], %s::float8[])),
+            cand AS (
+                SELECT DISTINCT c.doc FROM q CROSS JOIN LATERAL (
+                    SELECT p.doc FROM eidetic_postings p WHERE p.part = q.part AND p.term = q.term
+                    ORDER BY p.impact DESC LIMIT %s) c)
+            SELECT d.doc, sum({score}) AS score, d.metadata
+            FROM cand JOIN eidetic_docs d ON d.doc = cand.doc
+            JOIN eidetic_postings p ON p.doc = d.doc
+            JOIN q ON q.part = p.part AND q.term = p.term
+            JOIN a ON a.part = p.part
+            WHERE {where}
+            GROUP BY d.doc ORDER BY score DESC, d.doc {"LIMIT %s" if limit is not None else ""}"""
+        args = [*q, *a, depth, *params, *([limit] if limit is not None else [])]
+        return [(doc, float(s), metadata) for doc, s, metadata in self.conn.execute(sql, args)]
+
+    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """(doc, min(1, len(query)/len(text))) of texts containing ``query``, shortest first
+        (then by id). The server has no substring index to rely on (pg_trgm is optional), so
+        this walks texts by length and stops at the first ``limit`` matches."""
+        if not query or not self._schema(create=False):
+            return []
+        where, params = self._where(access, filters)
+        check, needle = ("strpos(d.text, %s) > 0", query) if case_sensitive else \
+            (f"strpos({self._lower}, %s) > 0", query.lower())
+        sql = (f"SELECT d.doc, d.len, d.metadata FROM eidetic_docs d WHERE {where} AND {check} "
+               f'ORDER BY d.len, d.id COLLATE "C" LIMIT %s OFFSET %s')
+        want = offset + limit
+        if not filters.meta:
+            rows = self.conn.execute(sql, [*params, needle, limit, offset]).fetchall()
+            found = [(doc, length) for doc, length, _ in rows]
+        else:
+            found, start = [], 0
+            while len(found) < want:
+                page = self.conn.execute(sql, [*params, needle, EXACT_PAGE, start]).fetchall()
+                found += [(doc, length) for doc, length, metadata in page if filters.matches_meta(metadata)]
+                if len(page) < EXACT_PAGE:
+                    break
+                start += EXACT_PAGE
+            found = found[offset:want]
+        qlen = len(query)
+        return [(doc, min(1.0, qlen / length) if length else 0.0) for doc, length in found]
+
+    def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
+        """Records with any term as a lower-cased substring of name (hyphens and underscores
+        read as spaces), description or text; every admitted record when ``terms`` is empty."""
+        if not self._schema(create=False):
+            return []
+        where, params = self._where(access, filters)
+        name = "lower(coalesce(d.name, ''))"
+        checks = []
+        for term in terms:
+            spaced = term.replace("-", " ").replace("_", " ")
+            checks.append(f"strpos(replace(replace({name}, '-', ' '), '_', ' '), %s) > 0 OR strpos({name}, %s) > 0"
+                          f" OR strpos(lower(coalesce(d.description, '')), %s) > 0 OR strpos({self._lower}, %s) > 0")
+            params += [spaced, term, term, term]
+        match = f" AND ({' OR '.join(checks)})" if checks else ""
+        rows = self.conn.execute(
+            # last touched: the record's last write (no file, no mtime), as in the sqlite backend
+            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, coalesce(d.updated, d.created), d.metadata "
+            f"FROM eidetic_docs d WHERE {where}{match}", params).fetchall()
+        return [(*row[:7], None, None) for row in rows if filters.matches_meta(row[7])]
+
+    # -- vectors -----------------------------------------------------------------------------
+
+    def sync_vectors(self, model: str, access: Access | None,
+                     vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+        """Store vectors of ``model`` for the docs past each partition's high-water mark that
+        have none yet (by text hash: a text embedded for any record, of any scope, is not
+        embedded again). Docs are numbered in commit order (writers hold WRITE_LOCK when they
+        draw numbers), so a mark never skips a record committed later."""
+        if not self._schema(create=False):
+            return
+        conn = self.conn
+        if access is None:
+            parts = [part for (part,) in conn.execute("SELECT part FROM eidetic_partitions")]
+        else:
+            parts = list(self._part_ids(self._reach(access), create=False).values())
+        marks = dict(conn.execute("SELECT part, last_doc FROM eidetic_vector_marks WHERE model = %s AND "
+                                  "part = ANY(%s)", (model, parts)).fetchall())
+        upto = conn.execute("SELECT coalesce(max(doc), 0) FROM eidetic_docs").fetchone()[0]
+        behind = [part for part in parts if marks.get(part, 0) < upto]
+        if not behind:
+            return
+        rows = conn.execute(
+            """SELECT d.doc, d.hash FROM eidetic_docs d
+               JOIN unnest(%s::int[], %s::bigint[]) AS m(part, last_doc) ON d.part = m.part
+               WHERE d.doc > m.last_doc AND d.doc <= %s AND NOT EXISTS (
+                   SELECT 1 FROM eidetic_embeddings e WHERE e.model = %s AND e.hash = d.hash)
+               ORDER BY d.doc""", (behind, [marks.get(p, 0) for p in behind], upto, model)).fetchall()
+        if rows:
+            found = vectors_for(rows)  # outside any transaction: embedding may take a while
+            self._store_vectors(model, {h: found[h] for _, h in rows})
+        with conn.transaction():
+            conn.execute(
+                """INSERT INTO eidetic_vector_marks(model, part, last_doc) SELECT %s, p, %s FROM unnest(%s::int[]) p
+                   ON CONFLICT (model, part) DO UPDATE
+                   SET last_doc = greatest(eidetic_vector_marks.last_doc, excluded.last_doc)""",
+                (model, upto, behind))
+
+    def _store_vectors(self, model: str, vectors: dict[str, Any]) -> None:
+        """Insert vectors (binary COPY through a temporary table, then an upsert that keeps what
+        a concurrent sync stored first); the model's HNSW graph is built once its first vectors
+        are in (building over a full table is much faster than growing it row by row)."""
+        import numpy as np
+
+        conn = self.conn
+        dims = len(next(iter(vectors.values())))
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (VECTOR_LOCK,))
+            known = conn.execute("SELECT dims, graph FROM eidetic_vector_models WHERE model = %s",
+                                 (model,)).fetchone()
+            if known is not None and known[0] != dims:
+                raise env_error(f"the store at {self.target} holds {known[0]}-dimensional vectors for {model}, "
+                                f"the embedder gave {dims}", "check EIDETIC_EMBED_MODEL")
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS eidetic_incoming(hash text, embedding vector) "
+                         "ON COMMIT DELETE ROWS")
+            with conn.cursor() as cur, cur.copy("COPY eidetic_incoming FROM STDIN WITH (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "vector"])
+                for h, vector in vectors.items():
+                    copy.write_row((h, np.asarray(vector, dtype=np.float32)))
+            conn.execute("INSERT INTO eidetic_embeddings(model, hash, embedding) SELECT %s, hash, embedding "
+                         "FROM eidetic_incoming ON CONFLICT (model, hash) DO NOTHING", (model,))
+            if known is None or known[1] is None:
+                self._build_graph(model, dims)
+
+    def _build_graph(self, model: str, dims: int) -> None:
+        """A partial HNSW index per model, on the vectors cast to its dimensions (pgvector
+        indexes need fixed dimensions; one table holds every model's)."""
+        from psycopg import sql
+
+        name = "eidetic_hnsw_" + hashlib.sha256(model.encode()).hexdigest()[:16]
+        self.conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+        self.conn.execute(sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {} ON eidetic_embeddings USING hnsw ((embedding::vector({})) "
+            "vector_cosine_ops) WHERE model = {}").format(sql.Identifier(name), sql.Literal(dims), sql.Literal(model)))
+        self.conn.execute("INSERT INTO eidetic_vector_models(model, dims, graph) VALUES(%s, %s, %s) "
+                          "ON CONFLICT (model) DO UPDATE SET graph = excluded.graph", (model, dims, name))
+
+    def _model_dims(self, model: str) -> int | None:
+        row = self.conn.execute("SELECT dims FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
+        return row[0] if row else None
+
+    def nearest(self, model: str, query: Any, access: Access, filters: Filters,
+                pool: int) -> dict[int, float]:
+        """The ``pool`` admitted docs nearest to ``query`` by cosine, through the model's HNSW
+        graph with iterative scans (it keeps walking while scope and filters reject rows)."""
+        import numpy as np
+        from psycopg import sql
+
+        if not self._schema(create=False):
+            return {}
+        dims = self._model_dims(model)
+        if dims is None:
+            return {}
+        where, params = self._where(access, filters)
+        q = np.asarray(query, dtype=np.float32)
+        distance = sql.SQL("(e.embedding::vector({dims}) <=> %s::vector({dims}))").format(dims=sql.Literal(dims))
+        statement = sql.SQL(
+            "SELECT d.doc, 1 - {distance}, d.metadata FROM eidetic_embeddings e "
+            "JOIN eidetic_docs d ON d.hash = e.hash WHERE e.model = {model} AND " + where
+            + " ORDER BY {distance} LIMIT %s").format(distance=distance, model=sql.Literal(model))
+        window = pool if not filters.meta else 4 * pool
+        conn = self.conn
+        while True:
+            with conn.transaction():
+                conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                             "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(max(EF_SEARCH, window)),))
+                rows = conn.execute(statement, [q, *params, q, window]).fetchall()
+            found = {doc: float(score) for doc, score, metadata in rows if filters.matches_meta(metadata)}
+            if len(found) >= pool or len(rows) < window:
+                return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
+            window *= 4
+
+    def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
+        """Exact cosines of these docs' vectors, for docs in the caller's reach."""
+        import numpy as np
+
+        if not docs or not self._schema(create=False):
+            return {}
+        parts = list(self._part_ids(self._reach(access), create=False).values())
+        rows = self.conn.execute(
+            "SELECT d.doc, 1 - (e.embedding <=> %s) FROM eidetic_docs d JOIN eidetic_embeddings e "
+            "ON e.model = %s AND e.hash = d.hash WHERE d.doc = ANY(%s) AND d.part = ANY(%s)",
+            (np.asarray(query, dtype=np.float32), model, list(docs), parts)).fetchall()
+        return {doc: float(score) for doc, score in rows}
+
+    # -- usage -------------------------------------------------------------------------------
+
+    def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:
+        rows = self._rows("SELECT id, recall_count, last_recall FROM eidetic_usage WHERE id = ANY(%s)",
+                          (list(set(ids)),))
+        return {rid: (count, last) for rid, count, last in rows}
+
+    def bump_usage(self, amounts: dict[str, float], when: str) -> None:
+        """One upsert adding to the stored counts: concurrent recalls lose no increment. Ids go
+        in sorted order so two bumps of overlapping ids cannot deadlock."""
+        if not amounts:
+            return
+        self._schema(create=True)
+        ids = sorted(amounts)
+        self.conn.execute(
+            """INSERT INTO eidetic_usage(id, recall_count, last_recall)
+               SELECT id, n, %s FROM unnest(%s::text[], %s::float8[]) AS t(id, n)
+               ON CONFLICT (id) DO UPDATE SET recall_count = eidetic_usage.recall_count + excluded.recall_count,
+                   last_recall = greatest(coalesce(eidetic_usage.last_recall, '') COLLATE "C",
+                                          excluded.last_recall COLLATE "C")""",
+            (when, ids, [float(amounts[i]) for i in ids]))
+
+    def set_usage(self, rid: str, recall_count: float, last_recall: str | None) -> None:
+        self._schema(create=True)
+        self.conn.execute("INSERT INTO eidetic_usage VALUES(%s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+                          "recall_count = excluded.recall_count, last_recall = excluded.last_recall",
+                          (rid, float(recall_count), last_recall))
+
+    def forget_usage(self, rid: str) -> None:
+        if self._schema(create=False):
+            self.conn.execute("DELETE FROM eidetic_usage WHERE id = %s", (rid,))
+
+    # -- maintenance -------------------------------------------------------------------------
+
+    def status(self, verify: bool = True) -> dict[str, Any]:
+        vectors = []
+        for model, part_key, rows, graph in self._rows(
+                """SELECT m.model, p.key, count(d.doc), m.graph FROM eidetic_vector_models m
+                   CROSS JOIN eidetic_partitions p
+                   JOIN eidetic_docs d ON d.part = p.part
+                   JOIN eidetic_embeddings e ON e.model = m.model AND e.hash = d.hash
+                   GROUP BY m.model, p.key, m.graph ORDER BY m.model, p.key"""):
+            vectors.append({"model": model, "partition": part_key, "rows": rows,
+                            "graph_rows": rows if graph else 0})
+        return {"store": self.location, "backend": self.backend, "index": self.location,
+                "records": self.count(), "current": True, "unparseable": [], "conflicts": [],
+                "vectors": vectors}
+
+    def rebuild(self) -> dict[str, Any]:
+        """Recompute every keyword entry and statistic from the rows (impacts then use the
+        store's current averages); records, vectors and usage are left as they are."""
+        if self._schema(create=False):
+            conn = self.conn
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                conn.execute("TRUNCATE eidetic_postings, eidetic_terms")
+                conn.execute("UPDATE eidetic_partitions SET docs = 0, len_name = 0, len_description = 0, "
+                             "len_text = 0, len_context = 0")
+                conn.execute("UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, "
+                             "tl_text = 0, tl_context = 0 WHERE indexed")
+                lone = [analyse(doc, part, name, description, text, text) for doc, part, name, description, text
+                        in conn.execute("SELECT doc, part, name, description, text FROM eidetic_docs "
+                                        "WHERE thread_key IS NULL OR lifecycle <> 'active'")]
+                self._index(lone, lengths_stored=False)
+                self._retext({doc for (doc,) in conn.execute(
+                    "SELECT doc FROM eidetic_docs WHERE thread_key IS NOT NULL AND lifecycle = 'active'")})
+        return {"store": self.location, "index": self.location, "records": self.count(), "unparseable": 0}
+

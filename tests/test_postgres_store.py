@@ -1,0 +1,422 @@
+"""The postgres backend against a real server (pgserver: PostgreSQL 18 + pgvector), no mocks.
+
+One server per module; each test gets a database of its own, so tests never see each other's
+records and the schema is created from nothing every time.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+from pg_server import start_postgres
+
+from eidetic.errors import ENV_ERROR, EideticError
+from eidetic.index.analyzer import query_terms
+from eidetic.ranking.access import Access
+from eidetic.ranking.filters import Filters
+from eidetic.records import Record, Scope
+from eidetic.stores.base import IndexedRecord
+from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
+
+PUBLIC = Access()
+A_PRIVATE = Access(Scope("a", "private"))
+B_PRIVATE = Access(Scope("b", "private"))
+NONE = Filters()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    dsn, stop = start_postgres(tmp_path_factory.mktemp("pg"))
+    yield dsn
+    stop()
+
+
+@pytest.fixture
+def dsn(server):
+    """A new, empty database on the module's server."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return make_conninfo(server, dbname=name)
+
+
+@pytest.fixture
+def store(dsn):
+    s = PostgresStore(dsn)
+    yield s
+    s.close()
+
+
+def put(store: PostgresStore, *records: Record) -> None:
+    with store.lock():
+        store.write([(None, r) for r in records])
+
+
+def rec(rid: str, text: str, scope: Scope | None = None, **fields) -> Record:
+    return Record(id=rid, text=text, scope=scope or Scope(), **fields)
+
+
+def ids(store: PostgresStore, hits) -> list[str]:
+    found = store.by_docs([doc for doc, _ in hits])
+    return [found[doc].record.id for doc, _ in hits]
+
+
+def unit(vector):
+    import numpy as np
+
+    v = np.asarray(vector, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+# -- schema ------------------------------------------------------------------------------------
+
+def test_reads_never_create_the_schema_and_the_first_write_does(store, dsn):
+    import psycopg
+
+    assert not store.exists()
+    assert store.count() == 0 and store.all_records() == [] and store.usage(["x"]) == {}
+    assert store.keyword(["x"], PUBLIC, NONE, 5) == [] and store.exact("x", False, PUBLIC, NONE, 5) == []
+    assert not store.exists()
+    put(store, rec("r1", "hello world"))
+    assert store.exists() and store.count() == 1
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == str(SCHEMA_VERSION)
+
+
+def test_concurrent_first_writers_create_the_schema_once(dsn):
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        s = PostgresStore(dsn)
+        try:
+            put(s, rec(f"w{n}", f"writer {n} was here"))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert PostgresStore(dsn).count() == 4
+
+
+def test_key_and_location_name_the_server_without_credentials(server):
+    from psycopg.conninfo import make_conninfo
+
+    s = PostgresStore(make_conninfo(server, password="hunter2-secret", user="postgres"))
+    assert s.backend == "postgres"
+    assert "hunter2" not in s.key and "hunter2" not in s.location and "postgres" in s.key
+    assert s.key == PostgresStore(server).key
+
+
+# -- writes ------------------------------------------------------------------------------------
+
+def test_replace_gets_a_new_doc_and_drops_the_old_postings(store):
+    put(store, rec("r1", "the walrus sings at dawn"))
+    old = store.by_ids(["r1"])["r1"]
+    with store.lock():
+        store.write([(old, rec("r1", "the narwhal dances at dusk"))])
+    new = store.by_ids(["r1"])["r1"]
+    assert new.doc > old.doc and new.record.text == "the narwhal dances at dusk"
+    assert store.keyword(query_terms("walrus"), PUBLIC, NONE, 5) == []
+    assert ids(store, store.keyword(query_terms("narwhal"), PUBLIC, NONE, 5)) == ["r1"]
+    assert store.count() == 1 and store.by_docs([old.doc]) == {}
+    assert store.current(old).text == "the narwhal dances at dusk"
+
+
+def test_write_is_atomic(store):
+    import psycopg
+
+    put(store, rec("r1", "first"))
+    with pytest.raises(psycopg.DataError), store.lock():  # postgres refuses NUL characters in text
+        store.write([(None, rec("r2", "second")), (None, rec("r3", "third\x00nul bytes are rejected by postgres"))])
+    assert [i.record.id for i in store.all_records()] == ["r1"]
+
+
+def test_records_round_trip_and_come_back_by_id(store):
+    r = rec("Zeta", "text é", type="lesson", name="n", description="d", metadata={"a": [1, 2.5, True, None]},
+            created="2026-01-02T03:04:05+00:00", updated="2026-01-03", added_by="bob", supersedes="old",
+            links=["x", "y"], lifecycle="shadowed")
+    put(store, r, rec("alpha", "a"), rec("Beta", "b"))
+    assert store.by_ids(["Zeta"])["Zeta"].record == r
+    assert [i.record.id for i in store.all_records()] == ["Beta", "Zeta", "alpha"]  # code point order
+    assert store.ids_by_hash([r.hash]) == {r.hash: [("Zeta", Scope())]}
+    doc = store.by_ids(["Zeta"])["Zeta"].doc
+    assert store.ranking_facts([doc]) == {doc: ("Zeta", "2026-01-02T03:04:05+00:00")}
+    assert store.texts([doc]) == {doc: "text é"}
+
+
+def test_delete_removes_record_postings_usage_and_vectors(store):
+    import psycopg
+
+    put(store, rec("r1", "secret token abc"), rec("r2", "other note"))
+    store.sync_vectors("m", None, lambda rows: {h: unit([1, 0, i]) for i, (_, h) in enumerate(rows)})
+    store.bump_usage({"r1": 1.0}, "2026-01-01T00:00:00+00:00")
+    item = store.by_ids(["r1"])["r1"]
+    store.delete(item)
+    assert store.by_ids(["r1"]) == {} and store.usage(["r1"]) == {}
+    assert store.keyword(query_terms("secret"), PUBLIC, NONE, 5) == []
+    with psycopg.connect(store.dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM eidetic_postings WHERE doc = %s", (item.doc,)).fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM eidetic_embeddings WHERE hash = %s",
+                            (item.record.hash,)).fetchone()[0] == 0
+
+
+def test_lock_serialises_writers_and_is_released_on_errors(dsn):
+    first, second = PostgresStore(dsn), PostgresStore(dsn)
+    order: list[str] = []
+    with first.lock():
+        with first.lock():  # nested use by one store is fine
+            pass
+        t = threading.Thread(target=lambda: (second.lock().__enter__(), order.append("second")))
+        t.start()
+        t.join(0.5)
+        order.append("first done")
+    t.join(5)
+    assert order == ["first done", "second"]
+    second.close()  # closing the connection releases its session lock
+    with pytest.raises(RuntimeError), first.lock():
+        raise RuntimeError("boom")
+    third = PostgresStore(dsn)
+    with third.lock():
+        pass
+
+
+# -- keyword -----------------------------------------------------------------------------------
+
+def test_rare_term_ranks_first(store):
+    put(store, *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
+        rec("rare", "deploy the zanzibar service"))
+    hits = store.keyword(query_terms("deploy zanzibar"), PUBLIC, NONE, 5)
+    assert ids(store, hits)[0] == "rare"
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    assert len(store.keyword(query_terms("deploy"), PUBLIC, NONE, 10, offset=25)) == 6
+
+
+def test_bm25_matches_the_formula(store):
+    import math
+
+    put(store, rec("a", "apple banana"), rec("b", "apple apple cherry date"), rec("c", "elder"))
+    scores = dict(store.keyword(["appl"], PUBLIC, NONE, 5))
+    n, df, avg = 3, 2, (2 + 4 + 1) / 3
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    docs = {i.record.id: i.doc for i in store.all_records()}
+    for rid, tf, length in (("a", 1, 2), ("b", 2, 4)):
+        expected = 2.0 * idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))  # context weight 2
+        assert scores[docs[rid]] == pytest.approx(expected, rel=1e-6)
+
+
+def test_private_records_do_not_shift_public_scores(store):
+    put(store, rec("p1", "kubernetes upgrade notes"), rec("p2", "upgrade the database"))
+    before = store.keyword(query_terms("kubernetes upgrade"), PUBLIC, NONE, 5)
+    put(store, *[rec(f"s{i}", "kubernetes kubernetes upgrade", Scope("a", "private")) for i in range(20)])
+    assert store.keyword(query_terms("kubernetes upgrade"), PUBLIC, NONE, 5) == before
+    assert store.keyword(query_terms("kubernetes upgrade"), B_PRIVATE, NONE, 5) == before
+    mine = ids(store, store.keyword(query_terms("kubernetes upgrade"), A_PRIVATE, NONE, 30))
+    assert set(mine) == {"p1", "p2", *(f"s{i}" for i in range(20))}
+
+
+def test_filters_and_lifecycle_apply_inside_keyword(store):
+    put(store, rec("n1", "gamma ray", type="note", metadata={"priority": 3, "source": "docs"}),
+        rec("n2", "gamma burst", type="lesson", metadata={"priority": 1}),
+        rec("n3", "gamma old", lifecycle="archived"))
+    terms = query_terms("gamma")
+    assert set(ids(store, store.keyword(terms, PUBLIC, NONE, 5))) == {"n1", "n2"}
+    assert ids(store, store.keyword(terms, PUBLIC, Filters.build(["priority=3"]), 5)) == ["n1"]
+    assert ids(store, store.keyword(terms, PUBLIC, Filters.build(source="docs"), 5)) == ["n1"]
+    assert ids(store, store.keyword(terms, PUBLIC, Filters.build(types=["lesson"]), 5)) == ["n2"]
+    assert "n3" in ids(store, store.keyword(terms, Access(include_archived=True), NONE, 5))
+
+
+def test_many_excluded_candidates_still_fill_the_page(store, monkeypatch):
+    from eidetic.stores import postgres
+
+    monkeypatch.setattr(postgres, "KEYWORD_DEPTH", 4)  # force the candidate window to grow
+    put(store, *[rec(f"x{i:02d}", "comet " * 3, lifecycle="archived") for i in range(20)],
+        *[rec(f"y{i}", "comet tail and a long body of words") for i in range(3)])
+    assert set(ids(store, store.keyword(["comet"], PUBLIC, NONE, 5))) == {"y0", "y1", "y2"}
+
+
+def test_thread_members_are_found_by_their_neighbours_words(store):
+    thread = {"thread": "chat-1"}
+    put(store, rec("t1", "When did we ship the lighthouse release?", metadata=thread, created="2026-01-01"),
+        rec("t2", "Yes, last Tuesday!", metadata=thread, created="2026-01-02"),
+        rec("t3", "Unrelated later turn", metadata=thread, created="2026-01-03"),
+        rec("lone", "lighthouse keeper", metadata={}))
+    found = ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))
+    assert set(found) == {"t1", "t2", "lone"}
+    assert "t3" not in found  # two turns away
+    old = store.by_ids(["t1"])["t1"]
+    with store.lock():
+        store.write([(old, old.record.with_changes(lifecycle="archived"))])  # lends nothing now
+    assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
+    assert store.rebuild()["records"] == 4
+    assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
+
+
+def test_rebuild_reproduces_the_scores(store):
+    put(store, *[rec(f"r{i}", f"note {i} about {'alpha ' * (i % 3)} beta") for i in range(10)])
+    before = store.keyword(query_terms("alpha beta"), PUBLIC, NONE, 10)
+    result = store.rebuild()
+    assert result == {"store": store.location, "index": store.location, "records": 10, "unparseable": 0}
+    assert dict(store.keyword(query_terms("alpha beta"), PUBLIC, NONE, 10)) == pytest.approx(dict(before))
+
+
+# -- exact and fields --------------------------------------------------------------------------
+
+def test_exact_is_case_insensitive_and_shortest_first(store):
+    put(store, rec("long", "the Quick brown fox jumps over the lazy dog"), rec("short", "QUICK brown"),
+        rec("none", "slow"), rec("accent", "Café ÉCLAIR"))
+    hits = store.exact("quick brown", False, PUBLIC, NONE, 5)
+    assert ids(store, hits) == ["short", "long"]
+    assert hits[0][1] == pytest.approx(1.0) and hits[1][1] == pytest.approx(11 / 43)
+    assert store.exact("quick brown", True, PUBLIC, NONE, 5) == []
+    assert ids(store, store.exact("éclair", False, PUBLIC, NONE, 5)) == ["accent"]
+    assert ids(store, store.exact("brown", False, PUBLIC, NONE, 1, offset=1)) == ["long"]
+    assert ids(store, store.exact("brown", False, PUBLIC, Filters.build(["k=v"]), 5)) == []
+
+
+def test_fields_candidates(store):
+    put(store, rec("f1", "body text", name="deploy-checklist", type="feedback", updated="2026-01-01"),
+        rec("f2", "nothing here", description="About the Deploy"), rec("f3", "unrelated"))
+    rows = store.fields_candidates(["deploy checklist"], PUBLIC, NONE)
+    assert [(r[1], r[7], r[8]) for r in rows] == [("f1", None, None)]
+    assert {r[1] for r in store.fields_candidates(["deploy"], PUBLIC, NONE)} == {"f1", "f2"}
+    assert {r[1] for r in store.fields_candidates([], PUBLIC, NONE)} == {"f1", "f2", "f3"}
+
+
+# -- the no-leak rule --------------------------------------------------------------------------
+
+def test_no_search_method_leaks_a_private_record(store):
+    import numpy as np
+
+    secret = rec("secret", "the vault password is swordfish", Scope("a", "private"))
+    put(store, secret, rec("pub", "public note about a vault"))
+    vectors = {secret.hash: unit([1, 0, 0]), rec("x", "public note about a vault").hash: unit([0, 1, 0])}
+    store.sync_vectors("m", None, lambda rows: {h: vectors[h] for _, h in rows})
+    doc = store.by_ids(["secret"])["secret"].doc
+    q = np.asarray(unit([1, 0, 0]))
+    for access in (PUBLIC, B_PRIVATE, Access(Scope("a", "public")), Access(Scope("b", "private"), scope_only=True)):
+        assert doc not in dict(store.keyword(query_terms("vault swordfish"), access, NONE, 10))
+        assert doc not in dict(store.exact("swordfish", False, access, NONE, 10))
+        assert doc not in {r[0] for r in store.fields_candidates(["swordfish"], access, NONE)}
+        assert doc not in store.admitted_docs([doc], access, NONE)
+        assert doc not in store.nearest("m", q, access, NONE, 10)
+        assert doc not in store.cosines("m", q, access, [doc])
+    assert doc in dict(store.keyword(query_terms("swordfish"), A_PRIVATE, NONE, 10))
+    assert doc in dict(store.exact("swordfish", False, A_PRIVATE, NONE, 10))
+    assert doc in {r[0] for r in store.fields_candidates(["swordfish"], A_PRIVATE, NONE)}
+    assert store.admitted_docs([doc], A_PRIVATE, NONE) == {doc}
+    assert doc in store.nearest("m", q, A_PRIVATE, NONE, 10)
+    assert store.cosines("m", q, A_PRIVATE, [doc])[doc] == pytest.approx(1.0, abs=1e-6)
+
+
+# -- vectors -----------------------------------------------------------------------------------
+
+def test_nearest_and_cosines_match_numpy(store):
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    matrix = rng.standard_normal((300, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    records = [rec(f"v{i:03d}", f"vector record {i}") for i in range(300)]
+    put(store, *records)
+    by_hash = {r.hash: matrix[i] for i, r in enumerate(records)}
+    calls: list[int] = []
+
+    def vectors_for(rows):
+        calls.append(len(rows))
+        return {h: by_hash[h] for _, h in rows}
+
+    store.sync_vectors("m16", None, vectors_for)
+    store.sync_vectors("m16", None, vectors_for)  # nothing new: no work
+    assert calls == [300]
+    docs = [store.by_ids([r.id])[r.id].doc for r in records]
+    q = unit(rng.standard_normal(16))
+    exact = matrix @ q
+    truth = {docs[i] for i in np.argsort(-exact)[:10]}
+    found = store.nearest("m16", q, PUBLIC, NONE, 10)
+    assert len(found) == 10 and len(truth & set(found)) >= 9
+    for doc, score in found.items():
+        assert score == pytest.approx(float(exact[docs.index(doc)]), abs=1e-5)
+    cos = store.cosines("m16", q, PUBLIC, docs[:50])
+    assert cos == pytest.approx({docs[i]: float(exact[i]) for i in range(50)}, abs=1e-5)
+    put(store, rec("late", "a record written after the first sync"))
+    store.sync_vectors("m16", PUBLIC, lambda rows: {h: unit(np.ones(16)) for _, h in rows})
+    assert store.status()["vectors"] == [{"model": "m16", "partition": "public", "rows": 301, "graph_rows": 301}]
+
+
+def test_nearest_applies_filters(store):
+    put(store, *[rec(f"v{i}", f"vec {i}", metadata={"keep": i % 2 == 0}) for i in range(40)])
+    store.sync_vectors("m", None, lambda rows: {h: unit([1, i / 40, 0]) for i, (_, h) in enumerate(rows)})
+    found = store.nearest("m", unit([1, 0, 0]), PUBLIC, Filters.build(["keep=true"]), 5)
+    records = store.by_docs(list(found))
+    assert len(found) == 5 and all(item.record.metadata["keep"] for item in records.values())
+
+
+# -- usage -------------------------------------------------------------------------------------
+
+def test_usage_bumps_from_threads_and_processes_lose_nothing(store, dsn):
+    put(store, rec("hot", "often recalled"))
+    store.set_usage("hot", 0.0, None)
+
+    def bump_many() -> None:
+        s = PostgresStore(dsn)
+        for i in range(50):
+            s.bump_usage({"hot": 1.0, "warm": 0.5}, f"2026-01-01T00:00:{i:02d}+00:00")
+        s.close()
+
+    threads = [threading.Thread(target=bump_many) for _ in range(4)]
+    script = ("import sys; from eidetic.stores.postgres import PostgresStore; s = PostgresStore(sys.argv[1])\n"
+              "for i in range(50): s.bump_usage({'warm': 0.5, 'hot': 1.0}, '2026-01-02T00:00:00+00:00')")
+    procs = [subprocess.Popen([sys.executable, "-c", script, dsn], cwd=str(Path(__file__).parent))
+             for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(p.wait(60) == 0 for p in procs)
+    usage = store.usage(["hot", "warm"])
+    assert usage["hot"] == (300.0, "2026-01-02T00:00:00+00:00")
+    assert usage["warm"][0] == pytest.approx(150.0)
+    store.forget_usage("hot")
+    assert "hot" not in store.usage(["hot"])
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+def test_connection_failure_names_the_host_not_the_password():
+    s = PostgresStore("postgresql://eidetic:hunter2-secret@127.0.0.1:1/teamdb?connect_timeout=2")
+    with pytest.raises(EideticError) as caught:
+        s.exists()
+    error = caught.value
+    assert error.code == ENV_ERROR
+    assert "127.0.0.1:1/teamdb" in error.message and "hunter2" not in error.message + error.remediation
+    assert "EIDETIC_PG_DSN" in error.remediation
+
+
+def test_malformed_dsn_is_an_environment_error_without_the_dsn():
+    with pytest.raises(EideticError) as caught:
+        PostgresStore("host=x password=hunter2 nonsense")
+    assert caught.value.code == ENV_ERROR and "hunter2" not in caught.value.message
+
+
+def test_status_of_an_empty_and_a_filled_store(store):
+    assert store.status()["records"] == 0
+    put(store, rec("r1", "x y z"))
+    status = store.status()
+    assert status["backend"] == "postgres" and status["records"] == 1 and status["current"] is True
+    assert status["unparseable"] == [] and status["conflicts"] == [] and status["vectors"] == []
+    assert store.broken() == [] and store.file_of(IndexedRecord(1, None, rec("r1", "x"))) is None
