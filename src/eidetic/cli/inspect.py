@@ -1,5 +1,5 @@
-"""``eidetic overview``, ``doctor`` and ``export``: what is stored, whether it is healthy, and
-all of it as NDJSON. Every one of them shows only what the caller's scope may see."""
+"""``eidetic overview`` and ``doctor``: what is stored and whether it is healthy. Both show only
+what the caller's scope may see (``export``, in ``port``, shares the scope flags)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,6 @@ def add_parser(sub, add_common) -> None:
     doctor = sub.add_parser("doctor", help="check stores, record files, index and embedder (exit 1 if unhealthy)")
     add_common(doctor)
     doctor.set_defaults(run=run_doctor)
-    export = sub.add_parser("export", help="write the records you may see as NDJSON (the remember format)")
-    _scope_flags(export)
-    export.add_argument("--active-only", action="store_true", help="leave out shadowed and archived records")
-    add_common(export)
-    export.set_defaults(run=run_export)
 
 
 def _access(args: argparse.Namespace, all_states: bool = True):
@@ -75,15 +70,3 @@ def run_doctor(args: argparse.Namespace) -> int:
         lines.append("healthy" if report["healthy"] else "UNHEALTHY")
         emit_text("\n".join(lines))
     return 0 if report["healthy"] else 1
-
-
-def run_export(args: argparse.Namespace) -> int:
-    import json
-    import sys
-
-    from ..memory import Memory
-
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
-        for _, record in memory.iter_records(_access(args, all_states=not args.active_only)):
-            sys.stdout.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
-    return 0

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import EideticError, env_error, user_error
-from . import audit, demo, explain, index, inspect, lifecycle, migrate, recall, remember, watch
+from . import audit, demo, explain, index, inspect, lifecycle, mcp, migrate, port, recall, remember, skills, watch
 from .output import report_error
 
-VERBS = (remember, recall, lifecycle, inspect, audit, index, watch, migrate, explain, demo)
+VERBS = (remember, recall, lifecycle, inspect, port, audit, index, watch, migrate, explain, demo, mcp, skills)
 BACKENDS = ("files", "sqlite", "postgres")  # as stores.base.BACKENDS, without importing it
 
 

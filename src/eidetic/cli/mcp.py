@@ -1,0 +1,30 @@
+"""``eidetic mcp``: a Model Context Protocol server over stdio (see ``eidetic.mcp_server``)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub, add_common) -> None:
+    parser = sub.add_parser(
+        "mcp", help="serve remember / recall / sweep / overview to coding agents (MCP over stdio)",
+        description="Run a Model Context Protocol server on stdin/stdout for one session scope. "
+                    "Tools read as that scope unless a call names another; private records are "
+                    "served only for the session's own scope, when it is private.")
+    parser.add_argument("--scope", help="the session's scope name (default: default)")
+    parser.add_argument("--visibility", help="public (default) or private: private also sees, and by "
+                                             "default writes, that scope's private records")
+    add_common(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the SDK and the store stack are heavy, and `eidetic --help` must stay fast.
+    from ..mcp_server import serve
+    from ..memory import Memory
+    from ..records import DEFAULT_SCOPE, check_scope
+
+    scope = check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility)
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+        serve(memory, scope)
+    return 0

@@ -1,0 +1,98 @@
+"""``eidetic import`` and ``eidetic export``: a store in and out as NDJSON, and the stores of
+other tools (eidetic-cli JSONL stores, markdown memory folders) in.
+
+Export writes every field a store holds, usage included, and import keeps them all (lifecycle,
+created, updated, usage) through ``Memory.restore``: export then import is the same store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import user_error
+from ..importers import FORMATS
+from .inspect import _access, _scope_flags
+from .output import emit_json, emit_text, report_error, warn
+
+
+def add_parser(sub, add_common) -> None:
+    importer = sub.add_parser(
+        "import", help="read records from NDJSON, an eidetic-cli store or a markdown memory folder",
+        description="Import records with their lifecycle, dates and usage. Each record is validated as "
+                    "remember validates it; bad lines are reported (file and line) and the good ones "
+                    "imported; importing again writes nothing. Exit 1 when a line was skipped.")
+    importer.add_argument("source", nargs="?", default="-", metavar="FILE|DIR|-",
+                          help="NDJSON file, eidetic-cli store folder, markdown folder; '-' or nothing: stdin")
+    importer.add_argument("--format", choices=FORMATS,
+                          help="default: detected (a folder of *.jsonl: eidetic-cli; of .md: markdown; "
+                               "a file or stdin: ndjson)")
+    importer.add_argument("--scope", help="scope name for records that name none (default: default)")
+    importer.add_argument("--visibility", help="public (default) or private, for records that name no scope")
+    add_common(importer)
+    importer.set_defaults(run=run_import)
+
+    export = sub.add_parser("export", help="write the records you may see as NDJSON (what import reads)",
+                            description="One record per line: the remember format plus lifecycle, updated, "
+                                        "hash and usage (recall_count, last_recall), which import keeps and "
+                                        "remember ignores.")
+    _scope_flags(export)
+    export.add_argument("--active-only", action="store_true", help="leave out shadowed and archived records")
+    export.add_argument("--no-usage", action="store_true",
+                        help="leave out recall_count and last_recall (e.g. to share records, not how you used them)")
+    add_common(export)
+    export.set_defaults(run=run_export)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..importers.ndjson import export_line
+    from ..memory import Memory
+
+    access = _access(args, all_states=not args.active_only)
+    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+        for record, usage in memory.export_all():
+            if access.admits(record.scope, record.lifecycle):
+                sys.stdout.write(export_line(record, usage, with_usage=not args.no_usage))
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from ..importers import detect, import_entries, place, read
+    from ..memory import Memory, max_text_bytes
+    from ..records import DEFAULT_SCOPE, check_scope
+
+    source = None if args.source == "-" else Path(args.source).expanduser()
+    fmt = args.format or detect(source)
+    default_scope = check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility)
+    limit = max_text_bytes()
+    if source is None and (sys.stdin is None or sys.stdin.isatty()):
+        raise user_error("nothing to import", "name a file or folder, or pipe NDJSON on stdin")
+    stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes when it can: a bad line is reported, not fatal
+    entries = read(source, fmt, stdin, default_scope)
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(unit="record", desc="importing", file=sys.stderr)
+    try:
+        with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+            report = import_entries(memory, entries, default_scope, limit, bar.update if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    report = {"format": fmt, "source": args.source, **report}
+    skipped = report["skipped"]
+    if args.json:
+        emit_json(report)
+    else:
+        for item in skipped:
+            warn(f"skipped {place(item)}: {item['error']}")
+        emit_text(f"Imported {report['imported']} record(s) ({fmt}): {report['written']} written, "
+                  f"{report['unchanged']} unchanged, {len(skipped)} skipped.")
+    if not skipped:
+        return 0
+    return report_error(user_error(f"{len(skipped)} item(s) skipped, the others imported",
+                                   "fix the items listed and import again: what is already there is "
+                                   "not written twice"), args.json)
+

@@ -1,0 +1,238 @@
+"""The Model Context Protocol server of ``eidetic mcp``: the Python API as MCP tools and resources.
+
+Imported only by that verb (the ``mcp`` SDK is heavy). One :class:`~eidetic.memory.Memory`
+serves the whole process, so the embedding model, the vector cache and the indexes stay warm
+between calls; every call runs on one worker thread, one at a time, because ``Memory`` is not
+made for concurrent use and the event loop must stay free to answer the client meanwhile.
+
+Scope rule: the server is started for one session scope (``--scope``/``--visibility``, default
+``default``/``public``). Every tool that reads (``recall``, ``overview``) and every resource
+takes the session's scope unless the call names another, and a call may narrow what it sees
+but never widen it: private visibility is honoured only for the session's own scope, and only
+when the session itself is private. A call asking for another scope's private records is
+refused with a tool error, so it gets nothing of them (a prompt-injected agent cannot read
+another agent's private memory through its own server). ``sweep`` applies the lifecycle rules
+to the whole store, as the CLI does, but reports only the records the session may see.
+``remember`` writes where the call says, exactly like ``eidetic remember`` with the session's
+scope as the default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import quote
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.resources import ResourceSecurity
+from pydantic import Field
+
+from . import __version__
+from .errors import EideticError, env_error, user_error
+from .memory import Memory
+from .ranking.access import Access
+from .records import Scope, check_scope
+
+T = TypeVar("T")
+Mode = Literal["exact", "keyword", "approximate", "hybrid", "fields"]
+RECORD_URI = "eidetic://record/{id}"
+RECORDS_URI = "eidetic://records"
+RECORDS_LISTED = 1000  # the records resource is an index for browsing, not an export
+
+ScopeArg = Annotated[str | None, Field(description="scope name; default: the server's --scope")]
+VisibilityArg = Annotated[Literal["public", "private"] | None, Field(
+    description="public sees public records only; private also sees the server's own scope's "
+                "private records (only when the server runs private); default: the server's")]
+
+
+class Session:
+    """The server's one ``Memory``, its session scope, and the worker thread every call runs on."""
+
+    def __init__(self, memory: Memory, scope: Scope) -> None:
+        self.memory = memory
+        self.scope = scope
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eidetic-mcp")
+
+    def read_scope(self, name: str | None, visibility: str | None) -> Scope:
+        """The scope a read runs as: the call's, defaulting to the session's, never wider."""
+        wanted = check_scope(name or self.scope.name, visibility or self.scope.visibility)
+        if wanted.visibility == "private" and wanted != self.scope:
+            raise user_error(
+                f"this server may read private records of {self.scope.name}/{self.scope.visibility} only, "
+                f"not of {wanted.name}/private",
+                f"use visibility public to read scope {wanted.name}'s public records, or start a server "
+                f"with --scope {wanted.name} --visibility private")
+        return wanted
+
+    async def run(self, work: Callable[[], T], failure: type[Exception] = ToolError) -> T:
+        """``work()`` on the worker thread; an eidetic error becomes ``failure`` (a tool or
+        resource error), which the SDK sends back to the client without ending the server."""
+        try:
+            return await asyncio.wrap_future(self._worker.submit(work))
+        except EideticError as exc:
+            raise failure(_error_text(exc)) from None
+        except OSError as exc:  # as the CLI reports it (disk, permissions)
+            raise failure(_error_text(env_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                                                "check the path, free disk space and permissions"))) from None
+
+    def close(self) -> None:
+        self._worker.shutdown(wait=True)
+
+
+def _error_text(error: EideticError) -> str:
+    """The CLI's ``error:``/``hint:`` lines: the SDK puts the text after ``Error executing tool
+    NAME: `` for the model to read and correct its call."""
+    return error.message + (f"\nhint: {error.remediation}" if error.remediation else "")
+
+
+async def _warn(ctx: Context, warnings: list[str]) -> None:
+    """What the CLI prints on stderr goes to the client's log: degradation is never silent."""
+    for message in warnings:
+        await ctx.warning(message, logger_name="eidetic")
+
+
+def _sweep_report(session: Session, dry_run: bool) -> dict[str, Any]:
+    """``Memory.sweep`` over the whole store, its report cut to what the session may see (the
+    CLI's report would name other scopes' private records)."""
+    report = session.memory.sweep(dry_run=dry_run)
+    access = Access(session.scope, include_shadowed=True, include_archived=True)
+    visible = {record.id for _, record in session.memory.iter_records(access)}
+    changed = [change for change in report["changed"] if change["id"] in visible]
+    return dict(report, scanned=len(visible), changed=changed,
+                shadowed=sum(change["lifecycle"] == "shadowed" for change in changed),
+                archived=sum(change["lifecycle"] == "archived" for change in changed),
+                suggestions=[s for s in report["suggestions"] if access.can_serve(Scope(**s["scope"]))])
+
+
+def _record_json(session: Session, rid: str) -> str:
+    """One record by id, if the session's scope may see it (whatever its lifecycle); a missing
+    record and one out of reach give the same error, so existence is not revealed."""
+    _, item = session.memory._visible(rid, session.scope.name, session.scope.visibility)
+    return json.dumps(item.record.to_dict(), ensure_ascii=False)
+
+
+def _records_json(session: Session) -> str:
+    """The active records the session may see, as an index of ids and resource addresses."""
+    visible = session.memory.iter_records(Access(session.scope))
+    records = [record for _, record in islice(visible, RECORDS_LISTED + 1)]
+    listed = [{"id": record.id, "type": record.type, "name": record.name, "description": record.description,
+               "scope": record.scope.to_dict(), "uri": RECORD_URI.replace("{id}", quote(record.id, safe=""))}
+              for record in records[:RECORDS_LISTED]]
+    return json.dumps({"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED,
+                       "records": listed}, ensure_ascii=False)
+
+
+def build_server(session: Session) -> MCPServer:
+    """The tools and resources over ``session``; each is a thin call into the Python API."""
+    scope = f"{session.scope.name}/{session.scope.visibility}"
+    server = MCPServer(
+        "eidetic", version=__version__, log_level="WARNING",
+        instructions=f"eidetic memory store. This session's scope is {scope}: recall and overview "
+                     f"see public records and, when the scope is private, its own private records. "
+                     f"Remember what is worth keeping; recall before answering from memory.")
+
+    @server.tool()
+    async def remember(
+        ctx: Context,
+        records: Annotated[list[dict[str, Any]] | dict[str, Any], Field(
+            description='one record or a list: {"id"?, "text", "type"?, "name"?, "description"?, '
+                        '"metadata"?, "scope"?: {"name", "visibility"}, "created"?, "added_by"?, '
+                        '"supersedes"?, "links"?}; the whole batch is validated before anything is written')],
+        scope: ScopeArg = None,
+        visibility: VisibilityArg = None,
+        added_by: Annotated[str | None, Field(description="attribution; default: the nick from culture.yaml")] = None,
+    ) -> dict[str, Any]:
+        """Store records (an idempotent upsert by id). Returns {"upserted", "ids", "duplicates"},
+        as `eidetic remember --json`."""
+        batch = records if isinstance(records, list) else [records]
+        result = await session.run(lambda: session.memory.remember(
+            batch, scope=scope or session.scope.name, visibility=visibility or session.scope.visibility,
+            added_by=added_by))
+        await _warn(ctx, result.warnings)
+        return result.to_dict()
+
+    @server.tool()
+    async def recall(
+        ctx: Context,
+        query: Annotated[str, Field(description="what to look for (fields mode: may be empty with types, to browse)")],
+        mode: Annotated[Mode, Field(description="exact substring, BM25 keyword, vector, their blend, or fields")] = "hybrid",
+        top_k: Annotated[int, Field(description="number of primary hits, >= 1")] = 5,
+        alpha: Annotated[float, Field(description="hybrid weight of the semantic signal, 0..1")] = 0.5,
+        case_sensitive: Annotated[bool, Field(description="exact mode: match case")] = False,
+        filters: Annotated[list[str] | None, Field(
+            description="metadata facets KEY=VALUE (typed), KEY>=V, KEY<=V")] = None,
+        source: Annotated[str | None, Field(description="only records whose metadata.source is this")] = None,
+        types: Annotated[list[str] | None, Field(description="only records of these types")] = None,
+        since: Annotated[str | None, Field(description="only records created on or after this ISO date")] = None,
+        until: Annotated[str | None, Field(description="only records created on or before this ISO date")] = None,
+        scope: ScopeArg = None,
+        visibility: VisibilityArg = None,
+        scope_only: Annotated[bool, Field(description="only records whose scope name is the query's")] = False,
+        include_shadowed: Annotated[bool, Field(description="include superseded records")] = False,
+        include_archived: Annotated[bool, Field(description="include archived records")] = False,
+        min_score: Annotated[float | None, Field(description="drop hits scoring below this")] = None,
+        depth: Annotated[int, Field(description="follow links/supersedes this many hops (0 = none)")] = 1,
+        max_nodes: Annotated[int, Field(description="at most this many linked records")] = 20,
+        stale_months: Annotated[float, Field(description="fields mode: months over which recency falls")] = 6.0,
+        explain: Annotated[bool, Field(description="add how each score was computed")] = False,
+        record: Annotated[bool, Field(description="count this recall in the records' usage")] = True,
+    ) -> dict[str, Any]:
+        """Find records verbatim, by keyword or by meaning, ranked by relevance and freshness, plus
+        the records linked to the hits. Returns the JSON of `eidetic recall --json`."""
+        def work() -> Any:
+            query_scope = session.read_scope(scope, visibility)
+            return session.memory.recall(
+                query, mode=mode, top_k=top_k, alpha=alpha, case_sensitive=case_sensitive, filters=filters,
+                source=source, types=types, since=since, until=until, scope=query_scope.name,
+                visibility=query_scope.visibility, scope_only=scope_only, include_shadowed=include_shadowed,
+                include_archived=include_archived, min_score=min_score, depth=depth, max_nodes=max_nodes,
+                stale_months=stale_months, explain=explain, record=record)
+
+        result = await session.run(work)
+        await _warn(ctx, result.warnings)
+        return result.to_dict()
+
+    @server.tool()
+    async def sweep(
+        dry_run: Annotated[bool, Field(description="report what would change, write nothing")] = False,
+    ) -> dict[str, Any]:
+        """Apply the lifecycle rules (shadow superseded records, archive stale ones; never deletes).
+        Returns the JSON of `eidetic sweep --json`, listing only records this session may see."""
+        return await session.run(lambda: _sweep_report(session, dry_run))
+
+    @server.tool()
+    async def overview(scope: ScopeArg = None, visibility: VisibilityArg = None) -> dict[str, Any]:
+        """Counts per store, scope and lifecycle, contributors, links, index and embedder state.
+        Returns the JSON of `eidetic overview --json`; others' private scopes are not even counted."""
+        def work() -> dict[str, Any]:
+            access = Access(session.read_scope(scope, visibility), include_shadowed=True, include_archived=True)
+            return {"stores": session.memory.overview(access)}
+
+        return await session.run(work)
+
+    @server.resource(RECORD_URI, name="record", mime_type="application/json",
+                     security=ResourceSecurity(exempt_params={"id"}))  # an id is looked up, never a path
+    async def record_resource(id: str) -> str:
+        """One record's JSON, if this session's scope may see it."""
+        return await session.run(lambda: _record_json(session, id), failure=ResourceError)
+
+    @server.resource(RECORDS_URI, name="records", mime_type="application/json")
+    async def records_resource() -> str:
+        """The active records this session may see (at most 1000): id, type, name, description, uri."""
+        return await session.run(lambda: _records_json(session), failure=ResourceError)
+
+    return server
+
+
+def serve(memory: Memory, scope: Scope) -> None:
+    """Run the server over stdio until the client closes it."""
+    session = Session(memory, scope)
+    try:
+        build_server(session).run("stdio")
+    finally:
+        session.close()

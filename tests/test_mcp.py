@@ -1,0 +1,129 @@
+"""``eidetic mcp`` driven the way a coding agent drives it: the SDK's own client over stdio,
+against a real server subprocess. One agent's server is private to scope ``a``; a second,
+public server shows what another session gets of ``a``'s private records: nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+RECORDS = [
+    {"id": "pub-1", "text": "Deploys run on Tuesdays", "scope": {"name": "a", "visibility": "public"},
+     "links": ["priv-1"]},
+    {"id": "priv-1", "text": "The Tuesday deploy key rotates monthly"},  # the session's a/private
+    {"id": "old-1", "text": "Tuesday standups moved to Wednesday", "created": "2020-01-01T00:00:00Z"},
+]
+
+
+@pytest.fixture
+def server_env(env, monkeypatch) -> dict[str, str]:
+    """The test's HOME, cache and state folders, one store folder, no embedding model (speed);
+    set here too so the in-process CLI reads the same store."""
+    monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "store"))
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    return dict(os.environ)
+
+
+def _server(environ: dict[str, str], *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "eidetic", "mcp", *args], env=environ)
+
+
+async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert json.loads(result.content[0].text) == result.structured_content  # the text is the same JSON
+    return result.structured_content
+
+
+async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
+    """The error text of a refused call: the eidetic message, then its hint."""
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error
+    text = result.content[0].text
+    assert text.startswith(f"Error executing tool {tool}: ") and "\nhint: " in text
+    return text
+
+
+async def _read(session: ClientSession, uri: str) -> Any:
+    return json.loads((await session.read_resource(uri)).contents[0].text)
+
+
+def _ids(bundle: dict[str, Any]) -> list[str]:
+    return [item["id"] for item in bundle["items"]]
+
+
+def test_mcp_server_over_stdio(server_env, cli):
+    async def private_session() -> None:
+        async with stdio_client(_server(server_env, "--scope", "a", "--visibility", "private")) as streams, \
+                ClientSession(*streams) as session:
+            await session.initialize()
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert set(tools) == {"remember", "recall", "sweep", "overview"}
+            assert {"query", "top_k", "scope", "visibility", "filters", "record"} <= set(tools["recall"].input_schema["properties"])
+
+            assert await _call(session, "remember", records=RECORDS) == {
+                "upserted": 3, "ids": ["pub-1", "priv-1", "old-1"], "duplicates": []}
+            assert (await _call(session, "remember", records={"id": "priv-2", "text": "Tuesday"}))["ids"] == ["priv-2"]
+
+            bundle = await _call(session, "recall", query="tuesday deploy", mode="keyword", top_k=1, record=False)
+            cli_bundle = cli("recall", "tuesday deploy", "--mode", "keyword", "--top-k", "1", "--no-record",
+                             "--scope", "a", "--visibility", "private", "--json").json
+            assert set(bundle) == set(cli_bundle) and bundle["mode"] == "keyword"
+            assert [(i["id"], i["tier"], i["depth"]) for i in bundle["items"]] == \
+                   [(i["id"], i["tier"], i["depth"]) for i in cli_bundle["items"]]
+            primary, *linked = bundle["items"]
+            assert primary["tier"] == "primary" and primary["score"] > 0 and primary["scope"]["name"] == "a"
+            assert [(i["tier"], i["via"], i["parent"]) for i in linked] in ([], [("traversal", "links", "pub-1")])
+
+            # No leak: a narrower view of the same session, and another scope, see none of a's private records.
+            assert _ids(await _call(session, "recall", query="tuesday", mode="keyword", visibility="public")) == ["pub-1"]
+            assert _ids(await _call(session, "recall", query="tuesday", mode="keyword", scope="b",
+                                    visibility="public")) == ["pub-1"]
+            assert "a/private only" in await _error(session, "recall", query="tuesday", scope="b", visibility="private")
+
+            record = await _read(session, "eidetic://record/priv-1")
+            assert record["id"] == "priv-1" and record["scope"] == {"name": "a", "visibility": "private"}
+            listed = await _read(session, "eidetic://records")
+            assert {r["id"] for r in listed["records"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
+
+            assert "top-k must be an integer >= 1" in await _error(session, "recall", query="tuesday", top_k=0)
+            assert "nothing was written" in await _error(session, "remember", records={"text": ""})
+            swept = await _call(session, "sweep", dry_run=True)  # the server is still there
+            assert swept["changed"] == [{"id": "old-1", "lifecycle": "archived"}] and swept["scanned"] == 4
+            scopes = (await _call(session, "overview"))["stores"][0]["scopes"]
+            assert {(s["name"], s["visibility"], s["total"]) for s in scopes} == {("a", "public", 1), ("a", "private", 3)}
+
+    async def public_session() -> None:
+        logged: list[str] = []
+
+        async def log(params: Any) -> None:
+            logged.append(f"{params.level}: {params.data}")
+
+        async with stdio_client(_server(server_env)) as streams, \
+                ClientSession(*streams, logging_callback=log) as session:
+            await session.initialize()
+            assert _ids(await _call(session, "recall", query="tuesday")) == ["pub-1"]  # hybrid, without a model
+            assert logged and logged[0].startswith("warning: semantic recall unavailable")
+            assert "default/public only" in await _error(session, "recall", query="x", scope="a", visibility="private")
+            with pytest.raises(MCPError, match="no record 'priv-1' in reach"):
+                await _read(session, "eidetic://record/priv-1")
+            assert [r["id"] for r in (await _read(session, "eidetic://records"))["records"]] == ["pub-1"]
+            swept = await _call(session, "sweep", dry_run=True)
+            assert swept["changed"] == [] and swept["scanned"] == 1 and swept["archived"] == 0
+            scopes = (await _call(session, "overview"))["stores"][0]["scopes"]
+            assert [(s["name"], s["visibility"]) for s in scopes] == [("a", "public")]
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            await private_session()
+            await public_session()
+
+    anyio.run(main)
