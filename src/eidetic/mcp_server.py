@@ -112,8 +112,8 @@ def _sweep_report(session: Session, dry_run: bool) -> dict[str, Any]:
 def _record_json(session: Session, rid: str) -> str:
     """One record by id, if the session's scope may see it (whatever its lifecycle); a missing
     record and one out of reach give the same error, so existence is not revealed."""
-    _, item = session.memory._visible(rid, session.scope.name, session.scope.visibility)
-    return json.dumps(item.record.to_dict(), ensure_ascii=False)
+    record = session.memory.get(rid, scope=session.scope.name, visibility=session.scope.visibility)
+    return json.dumps(record.to_dict(), ensure_ascii=False)
 
 
 def _records_json(session: Session) -> str:

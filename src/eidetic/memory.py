@@ -415,8 +415,8 @@ class Memory:
         for rid, (store, item, record) in final.items():
             if item is not None and rid in existing:
                 old = existing[rid][1].record
-                if (record.content_key(), record.created, record.lifecycle) == \
-                        (old.content_key(), old.created, old.lifecycle):
+                if (record.content_key(), record.created, record.lifecycle, record.updated) == \
+                        (old.content_key(), old.created, old.lifecycle, old.updated):
                     continue  # unchanged: writing would only churn mtimes and git
             by_store.setdefault(store.key, (store, []))[1].append((item, record))
         for store, items in by_store.values():
@@ -969,6 +969,12 @@ class Memory:
             raise user_error(f"no record {rid!r} in reach of scope {access.scope.name}/{access.scope.visibility}",
                              "check the id; a private record needs its --scope and --visibility private")
         return found
+
+    def get(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> Record:
+        """One record by id, if the caller's scope may see it (any lifecycle state); a missing
+        and an out-of-scope id give the same error, so a private record's existence is not
+        revealed."""
+        return self._visible(rid, scope, visibility)[1].record
 
     def set_lifecycle(self, rid: str, state: str, *, scope: str | None = None,
                       visibility: str | None = None) -> dict[str, Any]:

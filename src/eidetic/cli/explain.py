@@ -13,9 +13,10 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 `recall` them verbatim, by keyword or by meaning: ranked, each hit with a score, a freshness
 signal and full metadata. Records are markdown files; the search index is derived.
 
-Verbs: remember, recall, sweep, forget, restore, overview, doctor, audit, export, index, watch,
-explain, demo; and the `memory-recall` command.
-Concepts: records, stores, modes, fields, context, scope, lifecycle, freshness, traversal, errors.
+Verbs: remember, recall, sweep, forget, restore, overview, doctor, audit, import, export, migrate,
+index, watch, mcp, skills, explain, demo; and the `memory-recall` command.
+Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness,
+traversal, errors.
 Run `eidetic explain TOPIC` for any of them.""",
     "remember": """# eidetic remember
 Store records: one JSON object as an argument, or NDJSON on stdin (one object per line).
@@ -134,7 +135,37 @@ non-markdown files are not. A file that cannot be parsed is skipped with a warni
 Public records written inside a git work tree go to `<repo>/.eidetic/memory`; private records
 and everything outside a repository to `$HOME/.eidetic/memory`. `EIDETIC_DATA_DIR` replaces both;
 `--memory-dir DIR` names stores for one command. Recall reads all and merges them (an id in the
-home store wins). The index lives in the user cache folder and can be rebuilt at any time.""",
+home store wins). The index lives in the user cache folder and can be rebuilt at any time.
+That is the `files` backend; see also: backends.""",
+    "backends": """# Backends (`--backend`, or `EIDETIC_BACKEND`)
+- `files` (default): markdown files in the stores above, a derived index in the cache folder.
+- `sqlite`: one database file is the store (`--db PATH`, `EIDETIC_SQLITE_PATH`, else
+  `~/.eidetic/memory.sqlite`): for large private stores. SQLite transactions, never rebuilt;
+  its keyword and vector indexes are derived (cache folder).
+- `postgres`: a PostgreSQL server with pgvector (`--dsn`, `EIDETIC_PG_DSN`;
+  `pip install 'eidetic[postgres]'`): one memory for a team. See docs/team-server.md.
+Same results, scope rule and guarantees on all three. `eidetic migrate` copies between them.""",
+    "migrate": """# eidetic migrate --from BACKEND --to BACKEND
+Copies a whole store, every scope and lifecycle state, with usage counts: `--from-dir`,
+`--from-db`, `--from-dsn` and `--to-dir`, `--to-db`, `--to-dsn` name the two places (default:
+the usual ones). Idempotent: a second run writes only what changed. `--json` gives
+`{"from", "to", "records", "written", "unchanged"}`.""",
+    "import": """# eidetic import [FILE|FOLDER|-]
+Reads NDJSON in the remember format (what `export` writes, usage and lifecycle included), an
+eidetic-cli store (a folder of `<scope>__<visibility>.jsonl` files) or a folder of markdown
+memories (`--format` when detection is not enough). Every record is validated; bad lines are
+reported with file and line and skipped (exit 1), good ones written; importing twice writes
+nothing the second time. `--json` gives `{"format", "source", "imported", "written", "unchanged",
+"skipped"}`.""",
+    "mcp": """# eidetic mcp
+A Model Context Protocol server over stdio: tools remember, recall, sweep, overview; records as
+resources (`eidetic://record/{id}`, `eidetic://records`). Start it for one session scope
+(`--scope`, `--visibility`); a call may read public records of any scope but private ones only
+of the session's own scope. Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
+    "skills": """# eidetic skills install [DIR]
+Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
+`DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every
+flag, and default to the agent's private scope named by the nearest culture.yaml.""",
     "index": """# eidetic index
 Shows where each store's index is, how many records it holds and whether it is current.
 `--refresh` checks every file now; `--rebuild` drops the index and builds it from the files
@@ -151,8 +182,9 @@ recall; others' private scopes are not even counted.""",
 Checks that stores are readable, record files parse, the index is current and ids are unique,
 and reports the embedder. Exit 1 when an error-level check fails.""",
     "export": """# eidetic export
-Writes every record you may see as NDJSON in the remember format (`--active-only` to leave out
-shadowed and archived ones). `--scope`/`--visibility` as for recall.""",
+Writes every record you may see as NDJSON in the remember format, with recall_count and
+last_recall (`--no-usage` leaves them out; `--active-only` leaves out shadowed and archived
+records). `--scope`/`--visibility` as for recall. `eidetic import` reads it back identically.""",
     "explain": """# eidetic explain TOPIC
 This help. `--json` gives `{"topic", "markdown"}`.""",
     "errors": """# Errors and exit codes
