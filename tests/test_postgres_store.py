@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -249,6 +250,81 @@ def test_many_excluded_candidates_still_fill_the_page(store, monkeypatch):
     assert set(ids(store, store.keyword(["comet"], PUBLIC, NONE, 5))) == {"y0", "y1", "y2"}
 
 
+def _bm25(records: list[Record], terms: list[str]) -> dict[str, float]:
+    """Exhaustive BM25 of lone public records, computed here from the formula (per-field idf,
+    weights name 1, description 1, context 2; a lone record's text field is empty)."""
+    import math
+
+    from eidetic.index.analyzer import analyze
+
+    fields = [(1.0, [Counter(analyze(r.name or "")) for r in records]),
+              (1.0, [Counter(analyze(r.description or "")) for r in records]),
+              (2.0, [Counter(analyze(r.text)) for r in records])]
+    n = len(records)
+    scores: dict[str, float] = {}
+    for weight, counts in fields:
+        average = sum(sum(c.values()) for c in counts) / n
+        for term in terms:
+            df = sum(1 for c in counts if c[term])
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for r, c in zip(records, counts):
+                if c[term]:
+                    tf, length = c[term], sum(c.values())
+                    scores[r.id] = scores.get(r.id, 0.0) + weight * idf * tf * 2.2 / (
+                        tf + 1.2 * (0.25 + 0.75 * length / average))
+    return scores
+
+
+def _same_top(store: PostgresStore, hits, expected: dict[str, float], limit: int, offset: int = 0) -> None:
+    """``hits`` are the BM25 top ``offset:offset+limit`` of ``expected``: the same scores, and the
+    same records but for those tied with the page's last score."""
+    best = sorted(expected.items(), key=lambda item: -item[1])[offset:offset + limit]
+    assert [s for _, s in hits] == pytest.approx([s for _, s in best], rel=1e-9)
+    last = best[-1][1]
+    assert {rid for rid, (_, s) in zip(ids(store, hits), hits) if s > last * (1 + 1e-9)} == \
+        {rid for rid, s in best if s > last * (1 + 1e-9)}
+
+
+def test_keyword_is_exhaustive_bm25_with_a_tiny_depth(store, monkeypatch):
+    """The threshold algorithm against exhaustive BM25 computed here, over records whose lengths
+    drift (short ones first, then long ones, then deletions: impacts written against older
+    averages), with common and rare terms mixed. Depth and scored candidates are tiny, so every
+    query goes through several rounds and both bounds decide when to stop."""
+    import random
+
+    from eidetic.stores import postgres
+
+    monkeypatch.setattr(postgres, "KEYWORD_DEPTH", 3)
+    monkeypatch.setattr(postgres, "KEYWORD_SCORED", 2)
+    rng = random.Random(5)
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(300)]
+    weights = [1 / (rank + 1) for rank in range(len(words))]  # Zipf: a few common words, many rare
+
+    def text(length: int) -> str:
+        return " ".join(rng.choices(words, weights=weights, k=length))
+
+    records = [rec(f"s{i:03d}", text(rng.randint(3, 12)), type=("note", "lesson")[i % 2],
+                   name=text(2) if i % 5 == 0 else None) for i in range(150)]
+    put(store, *records)
+    longer = [rec(f"l{i:03d}", text(rng.randint(20, 60)), type=("note", "lesson")[i % 2],
+                  description=text(4) if i % 7 == 0 else None) for i in range(150)]
+    for start in range(0, len(longer), 50):
+        put(store, *longer[start:start + 50])
+    records += longer
+    gone = {r.id for r in records[::9]}
+    for item in store.by_ids(gone).values():
+        store.delete(item)
+    records = [r for r in records if r.id not in gone]
+    lessons = [r for r in records if r.type == "lesson"]
+    for query in (["waa", "wab"], ["waa", "wkz"], ["wab", "wac", "wlb"], ["wad", "wjq", "wka", "waa"],
+                  ["wbz", "wcd"], ["waa"], ["wae", "waf", "wag", "wah", "wai"]):
+        expected = _bm25(records, query)
+        _same_top(store, store.keyword(query, PUBLIC, NONE, 10), expected, 10)
+        _same_top(store, store.keyword(query, PUBLIC, NONE, 5, offset=5), expected, 5, offset=5)
+        in_lessons = {rid: s for rid, s in _bm25(records, query).items() if rid in {r.id for r in lessons}}
+        _same_top(store, store.keyword(query, PUBLIC, Filters.build(types=["lesson"]), 10), in_lessons, 10)
+
+
 def test_thread_members_are_found_by_their_neighbours_words(store):
     thread = {"thread": "chat-1"}
     put(store, rec("t1", "When did we ship the lighthouse release?", metadata=thread, created="2026-01-01"),
@@ -405,6 +481,38 @@ def test_connection_failure_names_the_host_not_the_password():
     assert error.code == ENV_ERROR
     assert "127.0.0.1:1/teamdb" in error.message and "hunter2" not in error.message + error.remediation
     assert "EIDETIC_PG_DSN" in error.remediation
+
+
+def test_a_server_lost_mid_session_is_an_environment_error_and_the_store_reconnects(tmp_path):
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    dsn, stop = start_postgres(tmp_path)
+    stopped = False
+    try:
+        s = PostgresStore(make_conninfo(dsn, password="hunter2-secret"))
+        put(s, rec("r1", "kept across reconnects"))
+
+        def lost(call) -> EideticError:
+            with pytest.raises(EideticError) as caught:
+                call()
+            error = caught.value
+            assert error.code == ENV_ERROR and s.target.host in error.message
+            assert "hunter2" not in error.message + error.remediation
+            return error
+
+        with psycopg.connect(dsn, autocommit=True) as admin:  # what a server restart does to a session
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                          "AND datname = current_database()")
+        assert "lost the connection" in lost(lambda: s.keyword(["kept"], PUBLIC, NONE, 5)).message
+        assert s.count() == 1  # the next call connects afresh
+        stop()
+        stopped = True
+        lost(s.count)
+        assert "cannot connect" in lost(s.count).message
+    finally:
+        if not stopped:
+            stop()
 
 
 def test_malformed_dsn_is_an_environment_error_without_the_dsn():

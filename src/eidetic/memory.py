@@ -715,7 +715,8 @@ class Memory:
                     out.append(((doc, hit), raw, hit.score))
                 return out
 
-            for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score, page=page):
+            factor = freshness.max_blend_factor(store.max_recall_count())
+            for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score, page=page, max_factor=factor):
                 ranked.append((store, doc, hit, raw))
             earlier.append(store)
         ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))

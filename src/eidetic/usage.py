@@ -18,6 +18,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage(
     store TEXT NOT NULL, id TEXT NOT NULL, recall_count REAL NOT NULL, last_recall TEXT,
     PRIMARY KEY(store, id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_count ON usage(store, recall_count);
 """
 
 
@@ -47,6 +48,14 @@ class UsageState:
                     [store, *chunk]):
                 result[rid] = (count, last)
         return result
+
+    def max_count(self, store: str) -> float:
+        """The largest recall_count in ``store`` (0 when nothing was recalled)."""
+        conn = self._connect(create=False)
+        if conn is None:
+            return 0.0
+        row = conn.execute("SELECT max(recall_count) FROM usage WHERE store=?", (store,)).fetchone()
+        return float(row[0] or 0.0)
 
     def bump(self, amounts: dict[tuple[str, str], float], when: str) -> None:
         """Add ``amount`` to each (store, id)'s recall_count and set last_recall to ``when``."""

@@ -860,7 +860,7 @@ class StoreIndex:
             return []
         where, params = self._where(access, filters)
         want = offset + limit
-        window = max(2 * want, 100)
+        window = max(want + want // 4, 50)  # most candidates pass admission: grow only if not
         while True:
             ranked = self.text.search(self.reach(access), terms, window)
             admitted = self._admitted([doc for doc, _ in ranked], where, params)

@@ -37,3 +37,12 @@ def blend(score: float, signal_value: float) -> float:
 
 # The blend multiplies a score by at most this much: bounds for exact top-k under the blend.
 MAX_BLEND_FACTOR = 1.0 + BLEND_BETA * (1.0 - SIGNAL_BASE)
+
+
+def max_blend_factor(max_recall_count: float) -> float:
+    """The most the blend can lift a score in a store whose records were recalled at most
+    ``max_recall_count`` times: staleness only lowers the signal and the age factor is at most
+    1, so the signal is at most 0.5 + access_bonus. In a store nobody has recalled from yet no
+    score can rise at all, and top-k stops at the first raw score below the k-th."""
+    bonus = min(ACCESS_BONUS_CAP, max_recall_count * ACCESS_BONUS_PER_RECALL)
+    return min(MAX_BLEND_FACTOR, 1.0 + BLEND_BETA * (min(1.0, SIGNAL_BASE + bonus) - SIGNAL_BASE))

@@ -1,7 +1,8 @@
 """Exact top-k under the freshness blend, reading an engine's ranked output page by page.
 
 An engine returns candidates by raw score, best first. The blend multiplies a score by at
-most ``MAX_BLEND_FACTOR`` (1.125), so once ``raw x 1.125`` of the next unread candidate is
+most ``max_factor`` (1.125 at most; less in a store with little usage, see
+``freshness.max_blend_factor``), so once ``raw x max_factor`` of the next unread candidate is
 below the k-th best blended score so far (or below ``min_score``), nothing unread can enter
 the top k and reading stops. Pure: the engine and the blend are passed in.
 """
@@ -22,6 +23,7 @@ def top_k_blended(
     k: int,
     min_score: float | None = None,
     page: int | None = None,
+    max_factor: float = MAX_BLEND_FACTOR,
 ) -> list[tuple[T, float, float]]:
     """Return up to k (item, raw, blended), best blended first.
 
@@ -41,7 +43,7 @@ def top_k_blended(
         del kept[k:]
         if len(rows) < size:
             return kept
-        bound = rows[-1][1] * MAX_BLEND_FACTOR
+        bound = rows[-1][1] * max_factor
         threshold = kept[-1][2] if len(kept) >= k else (min_score if min_score is not None else None)
         if threshold is not None and bound < threshold:
             return kept

@@ -127,6 +127,10 @@ class RecordStore(Protocol):
 
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]: ...
 
+    def max_recall_count(self) -> float:
+        """The largest recall_count of any record (0 when none was recalled): it bounds how
+        much the freshness blend can lift a score, so top-k reads stop early."""
+
     def bump_usage(self, amounts: dict[str, float], when: str) -> None:
         """Atomically add to each id's recall_count and set last_recall: no lost increments."""
 

@@ -104,6 +104,9 @@ class IndexedStore:
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:
         return self._usage.get(self.key, ids)
 
+    def max_recall_count(self) -> float:
+        return self._usage.max_count(self.key)
+
     def bump_usage(self, amounts: dict[str, float], when: str) -> None:
         self._usage.bump({(self.key, rid): amount for rid, amount in amounts.items()}, when)
 

@@ -10,21 +10,22 @@ Keyword ranking is BM25 (k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5))) 
 analysed terms and field weights as the embedded backends (``index.analyzer``,
 ``index.text_index.FIELDS``), with statistics per visibility partition so another scope's private
 records never shift a caller's scores. Ranking every record that shares a term took ~300 ms at
-100k records (``research/spike-search.md``), so each posting carries a precomputed *impact* (its
-BM25 term-frequency part) and a query takes only the top-M postings of each term by impact,
-then scores that union exactly; M grows when too few candidates survive scope and filters.
+100k records (``research/spike-search.md``), so ``keyword`` runs the threshold algorithm (Fagin;
+WAND-like) over impact-ordered postings and still returns exactly the BM25 top (see ``keyword``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import env_error
 from ..index.analyzer import analyze
@@ -39,12 +40,23 @@ from .base import FieldsRow, IndexedRecord
 SCHEMA_VERSION = 1
 K1, B = 1.2, 0.75
 WEIGHTS = dict(FIELDS)  # name, description, text, context
+FIELD_NAMES = ("name", "description", "text", "context")
 MAX_TF = 32767  # term frequencies are stored as smallint; BM25 saturates long before this
-# Postings taken per query term before exact scoring. At 100k records (benchmarks/postgres_speed.py)
-# this gave keyword p50 34 ms against 600 ms for exhaustive BM25, with 83% of the top 10 the same
-# (multi-term queries miss records that are middling for every term). Grows x4 while too few
-# candidates pass scope and filters; a store smaller than the depth is ranked exhaustively.
-KEYWORD_DEPTH = 400
+# Postings taken per query term in keyword()'s first round (x4 per round while the bound on records
+# left out is above the k-th score), and candidates scored exactly per round beyond 4 per wanted
+# result (x4 while an unscored candidate's upper bound is above it). At 100k records
+# (benchmarks/postgres_speed.py, 100 queries, top 10): depth 400 needed 3+ rounds for most queries
+# (p50 ~110 ms); 6400-8000 settles 2 in 3 queries in one round (p50 ~42 ms, all exact); 12800
+# settles 9 in 10 but each round costs more (p50 ~66 ms). More scored candidates cost lookups.
+KEYWORD_DEPTH = 8000
+KEYWORD_SCORED = 20
+# Impacts are computed against a partition's *reference* field averages, re-anchored (the
+# partition's impacts recomputed) once a current average leaves [ref / REANCHOR, ref * REANCHOR]:
+# keyword() loosens its bound by up to this factor, and a partition of similar records settles
+# within a few hundred writes, after which re-anchoring is rare.
+REANCHOR = 1.1
+# Impacts are stored as real (float4): a bound scaled by this covers their rounding.
+FLOAT4_SLACK = 1 + 1e-6
 # hnsw.ef_search for nearest(): the smallest value measured to reach recall@10 >= 0.95 against
 # exact search at 100k embedding-like vectors (0.966; 100 gave 0.992; benchmarks/postgres_speed.py).
 # A recall asks for a pool of 100+, and ef_search is never below the pool.
@@ -61,6 +73,11 @@ VECTOR_LOCK = 0x6569_6465_7469_6304
 _DOC_COLUMNS = ("d.doc, d.id, d.scope, d.visibility, d.lifecycle, d.type, d.name, d.description, d.text, "
                 "d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata")
 
+# A posting's impact in SQL (p: postings, d: docs, r: partitions), as ``_impact`` computes it.
+_IMPACT_SQL = " + ".join(
+    f"CASE WHEN p.tf_{f} = 0 THEN 0 ELSE {WEIGHTS[f]} * p.tf_{f} * {K1 + 1} / "
+    f"(p.tf_{f} + {K1} * (1 - {B} + {B} * d.tl_{f} / r.ref_{f})) END" for f in FIELD_NAMES)
+
 # Ordered upgrades: (version, statements). Version 1 creates everything; a later change appends
 # a step, never edits one, because a team's server keeps its data across eidetic upgrades.
 MIGRATIONS: list[tuple[int, list[str]]] = [
@@ -71,7 +88,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             part serial PRIMARY KEY, key text NOT NULL UNIQUE, visibility text NOT NULL, scope text,
             docs bigint NOT NULL DEFAULT 0, len_name bigint NOT NULL DEFAULT 0,
             len_description bigint NOT NULL DEFAULT 0, len_text bigint NOT NULL DEFAULT 0,
-            len_context bigint NOT NULL DEFAULT 0)""",
+            len_context bigint NOT NULL DEFAULT 0, ref_name double precision NOT NULL DEFAULT 0,
+            ref_description double precision NOT NULL DEFAULT 0, ref_text double precision NOT NULL DEFAULT 0,
+            ref_context double precision NOT NULL DEFAULT 0)""",
         """CREATE TABLE eidetic_docs(
             doc bigint PRIMARY KEY, id text NOT NULL UNIQUE, part int NOT NULL REFERENCES eidetic_partitions,
             scope text NOT NULL, visibility text NOT NULL, lifecycle text NOT NULL, type text NOT NULL,
@@ -100,6 +119,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         ("CREATE TABLE eidetic_vector_marks(model text NOT NULL, part int NOT NULL, last_doc bigint NOT NULL, "
          "PRIMARY KEY(model, part))"),
         "CREATE TABLE eidetic_usage(id text PRIMARY KEY, recall_count double precision NOT NULL, last_recall text)",
+        "CREATE INDEX eidetic_usage_count ON eidetic_usage(recall_count)",
     ]),
 ]
 
@@ -163,14 +183,29 @@ def analyse(doc: int, part: int, name: str | None, description: str | None, text
                                 Counter(analyze(context))))
 
 
-def _tf_part(tf: int, length: int, average: float) -> float:
-    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average)) if tf else 0.0
+def _impact(tfs: Sequence[int], lengths: Sequence[int], refs: Sequence[float]) -> float:
+    """A posting's impact: its weighted BM25 term-frequency parts against the partition's
+    reference averages (``_IMPACT_SQL`` in SQL). A field with tokens here has a reference > 0:
+    ``_anchor`` sets one before any such posting is written."""
+    return sum(WEIGHTS[f] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / ref))
+               for f, tf, length, ref in zip(FIELD_NAMES, tfs, lengths, refs) if tf)
 
 
 def _idf(n: int, df: int) -> float:
-    import math
-
     return math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _guarded(method: _Method) -> _Method:
+    """Run a store entry point under ``PostgresStore._guard``: a server lost mid-session becomes
+    an environment error (exit 2) instead of a driver traceback."""
+    @functools.wraps(method)
+    def wrapper(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        with self._guard():
+            return method(self, *args, **kwargs)
+    return wrapper  # type: ignore[return-value]
 
 
 def _pg(condition: str) -> str:
@@ -210,8 +245,36 @@ class PostgresStore:
     @property
     def conn(self) -> Any:
         if self._conn is None:
+            if self._lock_depth:  # a new session would write without the writer lock
+                raise env_error(f"lost the connection to the PostgreSQL server at {self.target} while holding "
+                                "the writer lock", "try the command again")
             self._conn = self._connect()
         return self._conn
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn a connection lost after connecting (server restart or shutdown, network, timeout)
+        into an environment error naming the server, and drop the dead connection so the next
+        call connects afresh. Errors of a statement itself (bad SQL, constraints) pass through."""
+        import psycopg
+
+        try:
+            yield
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            # an operational error on a live session (disk full, statement timeout) is no lost connection
+            what = "lost the connection to" if self._conn is None or self._conn.closed else "a failure at"
+            self._drop()
+            lines = str(exc).strip().splitlines()
+            reason = self._scrub(lines[0]) if lines else type(exc).__name__
+            raise env_error(f"{what} the PostgreSQL server at {self.target}: {reason}",
+                            "check that the server is running and reachable (EIDETIC_PG_DSN / --dsn), "
+                            "then run the command again: eidetic reconnects") from None
+
+    def _drop(self) -> None:
+        """Forget the connection (closing it quietly: it may be dead already)."""
+        conn, self._conn, self._vector_ready = self._conn, None, False
+        if conn is not None:
+            conn.close()
 
     def _connect(self) -> Any:
         import psycopg
@@ -308,6 +371,7 @@ class PostgresStore:
             register_vector(self.conn)
             self._vector_ready = True
 
+    @_guarded
     def exists(self) -> bool:
         return self._version() is not None
 
@@ -318,10 +382,7 @@ class PostgresStore:
         return []  # rows are written whole by transactions
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-            self._vector_ready = False
+        self._drop()
 
     def file_of(self, item: IndexedRecord) -> str | None:
         return None
@@ -365,7 +426,6 @@ class PostgresStore:
         machines; nested use by the same store is a no-op, and a lost connection releases it."""
         import psycopg
 
-        self._schema(create=True)
         if self._lock_depth:
             self._lock_depth += 1
             try:
@@ -373,26 +433,34 @@ class PostgresStore:
             finally:
                 self._lock_depth -= 1
             return
-        conn = self.conn
-        try:
-            conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
-            conn.execute("SELECT pg_advisory_lock(%s)", (WRITERS_LOCK,))
-        except psycopg.errors.LockNotAvailable:
-            raise env_error(f"another writer held the store at {self.target} for over {LOCK_TIMEOUT}",
-                            "try again; if it persists, look for a stuck eidetic process") from None
-        finally:
-            conn.execute("RESET lock_timeout")
+        with self._guard():
+            self._schema(create=True)
+            conn = self.conn
+            try:
+                conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
+                conn.execute("SELECT pg_advisory_lock(%s)", (WRITERS_LOCK,))
+            except psycopg.errors.LockNotAvailable:
+                raise env_error(f"another writer held the store at {self.target} for over {LOCK_TIMEOUT}",
+                                "try again; if it persists, look for a stuck eidetic process") from None
+            finally:
+                if not conn.closed:
+                    conn.execute("RESET lock_timeout")
         self._lock_depth = 1
         try:
             yield
         finally:
             self._lock_depth = 0
-            conn.execute("SELECT pg_advisory_unlock(%s)", (WRITERS_LOCK,))
+            if self._conn is conn:  # else the connection was lost, and the session lock with it
+                try:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (WRITERS_LOCK,))
+                except (psycopg.OperationalError, psycopg.InterfaceError):
+                    self._drop()  # lost just now: the server released the lock
 
     def current(self, item: IndexedRecord) -> Record:
         found = self.by_ids([item.record.id]).get(item.record.id)
         return found.record if found is not None else item.record
 
+    @_guarded
     def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
         """Upsert in one transaction: a replaced record's row and postings go, the new copy
         gets a new doc number, and thread neighbours whose context changed are re-indexed."""
@@ -409,6 +477,7 @@ class PostgresStore:
             retext |= self._insert(records)
             self._retext(retext)
 
+    @_guarded
     def delete(self, item: IndexedRecord) -> None:
         """Hard delete (``forget --purge``): the row, its postings, its usage, and its vectors
         unless another record has the same text."""
@@ -557,21 +626,16 @@ class PostgresStore:
                FROM unnest(%s::int[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])
                     AS t(part, n, ln, ld, lt, lc) WHERE p.part = t.part""",
             [parts, *([totals[p][i] for p in parts] for i in range(5))])
-        averages = {part: [total / max(docs, 1) for total in lens] for part, docs, *lens in conn.execute(
-            "SELECT part, docs, len_name, len_description, len_text, len_context FROM eidetic_partitions "
-            "WHERE part = ANY(%s)", (parts,))}
-        weights = [WEIGHTS[name] for name in ("name", "description", "text", "context")]
+        refs = self._anchor(parts)
         dfs: dict[tuple[int, str], list[int]] = {}
         with conn.cursor() as cur, cur.copy(
                 "COPY eidetic_postings(doc, term, part, tf_name, tf_description, tf_text, tf_context, impact) "
                 "FROM STDIN") as copy:
             for e in entries:
-                lengths, average = e.lengths, averages[e.part]
+                lengths, ref = e.lengths, refs[e.part]
                 for term in set().union(*e.fields):
                     tfs = [min(field[term], MAX_TF) for field in e.fields]
-                    impact = sum(w * _tf_part(tf, length, avg or 1.0)
-                                 for w, tf, length, avg in zip(weights, tfs, lengths, average))
-                    copy.write_row((e.doc, term, e.part, *tfs, impact))
+                    copy.write_row((e.doc, term, e.part, *tfs, _impact(tfs, lengths, ref)))
                     df = dfs.setdefault((e.part, term), [0, 0, 0, 0, 0])
                     df[0] += 1
                     for i, tf in enumerate(tfs):
@@ -594,6 +658,33 @@ class PostgresStore:
                    WHERE d.doc = t.doc""",
                 [[e.doc for e in entries], *([e.lengths[i] for e in entries] for i in range(4))])
 
+    def _anchor(self, parts: list[int]) -> dict[int, list[float]]:
+        """Each partition's reference averages, re-anchored first where a field's current average
+        has left the ``REANCHOR`` band (or has its first tokens): the reference becomes the
+        average, and the impacts of postings with that field are recomputed, so impacts stay
+        close to the true term-frequency parts and keyword()'s bound stays tight."""
+        conn = self.conn
+        refs: dict[int, list[float]] = {}
+        for part, docs, *rest in conn.execute(
+                "SELECT part, docs, " + ", ".join(f"len_{f}" for f in FIELD_NAMES) + ", "
+                + ", ".join(f"ref_{f}" for f in FIELD_NAMES) + " FROM eidetic_partitions WHERE part = ANY(%s)",
+                (parts,)):
+            averages, ref = [total / max(docs, 1) for total in rest[:4]], list(rest[4:])
+            drifted = [i for i, (avg, old) in enumerate(zip(averages, ref))
+                       if avg > 0 and not old / REANCHOR <= avg <= old * REANCHOR]
+            for i in drifted:
+                ref[i] = averages[i]
+            if drifted:
+                conn.execute("UPDATE eidetic_partitions SET " + ", ".join(
+                    f"ref_{FIELD_NAMES[i]} = %s" for i in drifted) + " WHERE part = %s",
+                    [*(ref[i] for i in drifted), part])
+                conn.execute(
+                    f"UPDATE eidetic_postings p SET impact = {_IMPACT_SQL} FROM eidetic_docs d, eidetic_partitions r "
+                    "WHERE p.part = %s AND d.doc = p.doc AND r.part = p.part AND ("
+                    + " OR ".join(f"p.tf_{FIELD_NAMES[i]} > 0" for i in drifted) + ")", (part,))
+            refs[part] = ref
+        return refs
+
     # -- lookups -----------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -602,21 +693,26 @@ class PostgresStore:
             return []
         return self.conn.execute(sql, params).fetchall()
 
+    @_guarded
     def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
         rows = self._rows(f"SELECT {_DOC_COLUMNS} FROM eidetic_docs d WHERE d.id = ANY(%s)", (list(set(ids)),))
         return {item.record.id: item for item in map(_record, rows)}
 
+    @_guarded
     def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
         rows = self._rows(f"SELECT {_DOC_COLUMNS} FROM eidetic_docs d WHERE d.doc = ANY(%s)", (list(docs),))
         return {item.doc: item for item in map(_record, rows)}
 
+    @_guarded
     def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
         rows = self._rows("SELECT doc, id, created FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))
         return {doc: (rid, created) for doc, rid, created in rows}
 
+    @_guarded
     def texts(self, docs: Sequence[int]) -> dict[int, str]:
         return dict(self._rows("SELECT doc, text FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),)))
 
+    @_guarded
     def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
         result: dict[str, list[tuple[str, Scope]]] = {}
         for h, rid, scope, visibility in self._rows(
@@ -624,81 +720,131 @@ class PostgresStore:
             result.setdefault(h, []).append((rid, Scope(scope, visibility)))
         return result
 
+    @_guarded
     def all_records(self) -> list[IndexedRecord]:
         return [_record(row) for row in self._rows(
             f'SELECT {_DOC_COLUMNS} FROM eidetic_docs d ORDER BY d.id COLLATE "C"')]
 
+    @_guarded
     def count(self) -> int:
         rows = self._rows("SELECT count(*) FROM eidetic_docs")
         return rows[0][0] if rows else 0
 
     # -- search ------------------------------------------------------------------------------
 
+    @_guarded
     def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
         where, params = self._where(access, filters)
         rows = self._rows(f"SELECT d.doc, d.metadata FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {where}",
                           [list(docs), *params])
         return {doc for doc, metadata in rows if filters.matches_meta(metadata)}
 
+    @_guarded
     def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
                 offset: int = 0) -> list[tuple[int, float]]:
-        """(doc, BM25) best first: the top postings of each term by impact, scored exactly."""
-        if not terms or not self._schema(create=False):
+        """(doc, BM25) best first, exactly as exhaustive BM25 ranks them (ties aside), without
+        scoring every record that shares a term: the threshold algorithm.
+
+        Each round takes the top M postings of every query term by impact (index only), bounds
+        every record from them, scores exactly the candidates with the best upper bounds, and
+        stops once the (offset+limit)-th admitted exact score reaches both the bound on records
+        outside every term's top M and the best upper bound of the candidates left unscored;
+        otherwise it takes x4 postings or scores x4 candidates, whichever bound is in the way
+        (all postings and all candidates, at worst: exhaustive).
+
+        The bounds: a record's true score for term t is at most ``cap(t) * impact``, where
+        ``cap(t)`` is the largest over fields of ``idf(t, field) * max(1, average / reference)``.
+        An impact is the sum of weighted term-frequency parts against the partition's reference
+        averages (``_anchor``), and a tf part ``tf(k1+1)/(tf + k1(1-b+b*len/avg))`` grows by at
+        most ``avg/ref`` when the reference ``ref`` gives way to a larger current average
+        ``avg`` (and shrinks when it is smaller), so the bound holds however the averages have
+        drifted since the write. A record outside t's top M has an impact at most that of t's
+        (M+1)-th posting; so a record seen in no top M scores at most the sum of those over
+        terms (per partition), and a candidate at most ``cap * impact`` for the terms it was
+        seen with plus that for the others."""
+        if not terms or limit < 1 or not self._schema(create=False):
             return []
         parts = list(self._part_ids(self._reach(access), create=False).values())
         stats = self.conn.execute(
-            """SELECT p.part, p.docs, p.len_name, p.len_description, p.len_text, p.len_context, t.term, t.df,
-                      t.df_name, t.df_description, t.df_text, t.df_context
-               FROM eidetic_partitions p JOIN eidetic_terms t ON t.part = p.part
-               WHERE p.part = ANY(%s) AND t.term = ANY(%s) AND t.df > 0""", (parts, list(terms))).fetchall()
+            "SELECT p.part, p.docs, " + ", ".join(f"p.len_{f}" for f in FIELD_NAMES) + ", "
+            + ", ".join(f"p.ref_{f}" for f in FIELD_NAMES) + ", t.term, t.df, "
+            + ", ".join(f"t.df_{f}" for f in FIELD_NAMES)
+            + " FROM eidetic_partitions p JOIN eidetic_terms t ON t.part = p.part "
+            "WHERE p.part = ANY(%s) AND t.term = ANY(%s) AND t.df > 0", (parts, list(terms))).fetchall()
         if not stats:
             return []
-        weights = [WEIGHTS[name] for name in ("name", "description", "text", "context")]
-        q: list[list[Any]] = [[], [], [], [], [], []]
+        q: list[list[Any]] = [[], [], [], [], [], [], []]  # part, term, 4 field weights, cap
         averages: dict[int, list[float]] = {}
-        for part, n, ln, ld, lt, lc, term, _, dn, dd, dt, dc in stats:
-            averages[part] = [max(length / max(n, 1), 1e-9) for length in (ln, ld, lt, lc)]
-            idfs = [w * (K1 + 1) * _idf(n, df) for w, df in zip(weights, (dn, dd, dt, dc))]
-            for column, value in zip(q, [part, term, *idfs]):
+        for part, n, *rest in stats:
+            lengths, refs, term, dfs = rest[:4], rest[4:8], rest[8], rest[10:]
+            averages[part] = [max(length / max(n, 1), 1e-9) for length in lengths]
+            idfs = [_idf(n, df) for df in dfs]
+            cap = max((idf * (max(1.0, avg / ref) if ref else math.inf)
+                       for idf, avg, ref in zip(idfs, averages[part], refs) if idf), default=0.0)
+            row = [part, term, *(WEIGHTS[f] * (K1 + 1) * idf for f, idf in zip(FIELD_NAMES, idfs)),
+                   cap * FLOAT4_SLACK]
+            for column, value in zip(q, row):
                 column.append(value)
         a_parts = sorted(averages)
         a = [a_parts, *([averages[p][i] for p in a_parts] for i in range(4))]
-        deepest = max(row[7] for row in stats)
         where, params = self._where(access, filters)
         want = offset + limit
-        depth = max(KEYWORD_DEPTH, 2 * want)
+        depth, scored = KEYWORD_DEPTH, KEYWORD_SCORED + 4 * want
         while True:
-            ranked = self._keyword_round(q, a, where, params, depth, None if filters.meta else want)
+            ranked, unseen, unscored = self._keyword_round(q, a, where, params, depth, scored,
+                                                           None if filters.meta else want)
             rows = [(doc, score) for doc, score, metadata in ranked if filters.matches_meta(metadata)]
-            if len(rows) >= want or depth >= deepest:
+            kth = rows[want - 1][1] if len(rows) >= want else -math.inf
+            if kth >= max(unseen, unscored) or unseen == unscored == 0:  # 0: every posting and candidate scored
                 return rows[offset:want]
-            depth *= 4
+            if unseen > kth:
+                depth *= 4
+            if unscored > kth:
+                scored *= 4
 
-    def _keyword_round(self, q: list[list[Any]], a: list[list[Any]], where: str, params: list[Any],
-                       depth: int, limit: int | None) -> list[tuple[int, float, dict[str, Any]]]:
-        fields = ("name", "description", "text", "context")
+    def _keyword_round(self, q: list[list[Any]], a: list[list[Any]], where: str, params: list[Any], depth: int,
+                       scored: int, limit: int | None) -> tuple[list[tuple[int, float, dict[str, Any]]], float, float]:
+        """One round of ``keyword``: the exact scores of the ``scored`` candidates with the best
+        upper bounds (admitted ones only, best first), a bound on records outside every term's
+        top ``depth`` postings, and the best upper bound among the candidates left unscored
+        (each 0 when there are none). A candidate's upper bound is ``cap * impact`` for the
+        terms it was seen with plus the left-out bound of the others, all from the index."""
         score = " + ".join(
             f"q.w{i} * p.tf_{f} / (p.tf_{f} + {K1} * (1 - {B} + {B} * d.tl_{f}::float8 / a.a{i}))"
-            for i, f in enumerate(fields))
+            for i, f in enumerate(FIELD_NAMES))
         sql = f"""
-            WITH q(part, term, w0, w1, w2, w3) AS (
-                SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[], %s::float8[], %s::float8[], %s::float8[])),
+            WITH q(part, term, w0, w1, w2, w3, cap) AS (
+                SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[], %s::float8[], %s::float8[],
+                                     %s::float8[], %s::float8[])),
             a(part, a0, a1, a2, a3) AS (
                 SELECT * FROM unnest(%s::int[], %s::float8[], %s::float8[], %s::float8[], %s::float8[])),
-            cand AS (
-                SELECT DISTINCT c.doc FROM q CROSS JOIN LATERAL (
-                    SELECT p.doc FROM eidetic_postings p WHERE p.part = q.part AND p.term = q.term
-                    ORDER BY p.impact DESC LIMIT %s) c)
-            SELECT d.doc, sum({score}) AS score, d.metadata
-            FROM cand JOIN eidetic_docs d ON d.doc = cand.doc
-            JOIN eidetic_postings p ON p.doc = d.doc
-            JOIN q ON q.part = p.part AND q.term = p.term
-            JOIN a ON a.part = p.part
-            WHERE {where}
-            GROUP BY d.doc ORDER BY score DESC, d.doc {"LIMIT %s" if limit is not None else ""}"""
-        args = [*q, *a, depth, *params, *([limit] if limit is not None else [])]
-        return [(doc, float(s), metadata) for doc, s, metadata in self.conn.execute(sql, args)]
+            top AS MATERIALIZED (
+                SELECT q.part, q.term, q.cap * c.impact AS bound, c.doc, c.rank FROM q CROSS JOIN LATERAL (
+                    SELECT p.doc, p.impact, row_number() OVER (ORDER BY p.impact DESC) AS rank
+                    FROM eidetic_postings p WHERE p.part = q.part AND p.term = q.term
+                    ORDER BY p.impact DESC LIMIT %s) c),
+            rest AS MATERIALIZED (SELECT part, term, bound FROM top WHERE rank > %s),
+            open AS MATERIALIZED (SELECT part, sum(bound) AS bound FROM rest GROUP BY part),
+            upper AS MATERIALIZED (
+                SELECT t.doc, sum(t.bound - coalesce(r.bound, 0)) + coalesce(o.bound, 0) AS bound,
+                       row_number() OVER (ORDER BY sum(t.bound - coalesce(r.bound, 0)) + coalesce(o.bound, 0) DESC)
+                       AS rank
+                FROM top t LEFT JOIN rest r ON r.part = t.part AND r.term = t.term LEFT JOIN open o ON o.part = t.part
+                WHERE t.rank <= %s GROUP BY t.doc, o.bound),
+            bounds AS (SELECT (SELECT coalesce(max(bound), 0) FROM open) AS unseen,
+                              (SELECT coalesce(max(bound), 0) FROM upper WHERE rank > %s) AS unscored)
+            SELECT d.doc, s.score, d.metadata, b.unseen, b.unscored
+            FROM bounds b LEFT JOIN (upper u JOIN eidetic_docs d ON d.doc = u.doc AND u.rank <= %s AND {where}
+                CROSS JOIN LATERAL (
+                    SELECT sum({score}) AS score FROM q JOIN a ON a.part = q.part
+                    JOIN eidetic_postings p ON p.doc = d.doc AND p.term = q.term WHERE q.part = d.part) s) ON TRUE
+            ORDER BY s.score DESC NULLS LAST, d.doc {"LIMIT %s" if limit is not None else ""}"""
+        args = [*q, *a, depth + 1, depth, depth, scored, scored, *params, *([limit] if limit is not None else [])]
+        rows = self.conn.execute(sql, args).fetchall()
+        return ([(doc, float(s), metadata) for doc, s, metadata, _, _ in rows if doc is not None],
+                float(rows[0][3]), float(rows[0][4]))
 
+    @_guarded
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) of texts containing ``query``, shortest first
@@ -727,6 +873,7 @@ class PostgresStore:
         qlen = len(query)
         return [(doc, min(1.0, qlen / length) if length else 0.0) for doc, length in found]
 
+    @_guarded
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
         """Records with any term as a lower-cased substring of name (hyphens and underscores
         read as spaces), description or text; every admitted record when ``terms`` is empty."""
@@ -749,6 +896,7 @@ class PostgresStore:
 
     # -- vectors -----------------------------------------------------------------------------
 
+    @_guarded
     def sync_vectors(self, model: str, access: Access | None,
                      vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
         """Store vectors of ``model`` for the docs past each partition's high-water mark that
@@ -827,6 +975,7 @@ class PostgresStore:
         row = self.conn.execute("SELECT dims FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
         return row[0] if row else None
 
+    @_guarded
     def nearest(self, model: str, query: Any, access: Access, filters: Filters,
                 pool: int) -> dict[int, float]:
         """The ``pool`` admitted docs nearest to ``query`` by cosine, through the model's HNSW
@@ -858,6 +1007,7 @@ class PostgresStore:
                 return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
             window *= 4
 
+    @_guarded
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
         """Exact cosines of these docs' vectors, for docs in the caller's reach."""
         import numpy as np
@@ -873,11 +1023,18 @@ class PostgresStore:
 
     # -- usage -------------------------------------------------------------------------------
 
+    @_guarded
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:
         rows = self._rows("SELECT id, recall_count, last_recall FROM eidetic_usage WHERE id = ANY(%s)",
                           (list(set(ids)),))
         return {rid: (count, last) for rid, count, last in rows}
 
+    @_guarded
+    def max_recall_count(self) -> float:
+        rows = self._rows("SELECT coalesce(max(recall_count), 0) FROM eidetic_usage")
+        return float(rows[0][0]) if rows else 0.0
+
+    @_guarded
     def bump_usage(self, amounts: dict[str, float], when: str) -> None:
         """One upsert adding to the stored counts: concurrent recalls lose no increment. Ids go
         in sorted order so two bumps of overlapping ids cannot deadlock."""
@@ -893,18 +1050,21 @@ class PostgresStore:
                                           excluded.last_recall COLLATE "C")""",
             (when, ids, [float(amounts[i]) for i in ids]))
 
+    @_guarded
     def set_usage(self, rid: str, recall_count: float, last_recall: str | None) -> None:
         self._schema(create=True)
         self.conn.execute("INSERT INTO eidetic_usage VALUES(%s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
                           "recall_count = excluded.recall_count, last_recall = excluded.last_recall",
                           (rid, float(recall_count), last_recall))
 
+    @_guarded
     def forget_usage(self, rid: str) -> None:
         if self._schema(create=False):
             self.conn.execute("DELETE FROM eidetic_usage WHERE id = %s", (rid,))
 
     # -- maintenance -------------------------------------------------------------------------
 
+    @_guarded
     def status(self, verify: bool = True) -> dict[str, Any]:
         vectors = []
         for model, part_key, rows, graph in self._rows(
@@ -919,6 +1079,7 @@ class PostgresStore:
                 "records": self.count(), "current": True, "unparseable": [], "conflicts": [],
                 "vectors": vectors}
 
+    @_guarded
     def rebuild(self) -> dict[str, Any]:
         """Recompute every keyword entry and statistic from the rows (impacts then use the
         store's current averages); records, vectors and usage are left as they are."""
@@ -928,7 +1089,8 @@ class PostgresStore:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 conn.execute("TRUNCATE eidetic_postings, eidetic_terms")
                 conn.execute("UPDATE eidetic_partitions SET docs = 0, len_name = 0, len_description = 0, "
-                             "len_text = 0, len_context = 0")
+                             "len_text = 0, len_context = 0, ref_name = 0, ref_description = 0, ref_text = 0, "
+                             "ref_context = 0")
                 conn.execute("UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, "
                              "tl_text = 0, tl_context = 0 WHERE indexed")
                 lone = [analyse(doc, part, name, description, text, text) for doc, part, name, description, text
