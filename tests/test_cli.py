@@ -117,7 +117,8 @@ def test_keyword_and_exact_recall_do_not_import_heavy_modules(store):
     for mode in ("keyword", "exact"):
         code = ("import sys; from eidetic.cli.main import main; "
                 f"main(['recall', 'quokka', '--mode', '{mode}', '--json']); "
-                "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'httpx', 'psycopg', 'yaml', 'usearch')"
+                "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'httpx', 'psycopg', 'pgvector', 'yaml',"
+                " 'usearch', 'mcp', 'pydantic')"
                 " if m in sys.modules))")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
         assert proc.returncode == 0, proc.stderr

@@ -80,7 +80,7 @@ def test_explain_every_topic(cli):
     missing = cli("explain", "nonsense", "--json")
     assert missing.code == 1 and "recall" in missing.err_json["remediation"]
     for verb in ("remember", "recall", "sweep", "forget", "restore", "overview", "doctor", "audit", "export",
-                 "index", "watch", "explain", "demo"):
+                 "import", "migrate", "index", "watch", "mcp", "skills", "explain", "demo"):
         assert verb in TOPICS
         assert cli(verb, "--help").code == 0
     concepts = TOPICS["eidetic"].split("Concepts: ")[1].split(".")[0].split(", ")

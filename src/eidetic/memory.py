@@ -696,7 +696,7 @@ class Memory:
         for store in stores:
             found = source(store)
             if callable(found):
-                fetch, page = found, max(10 * top_k, 100)  # engine pages: few large reads
+                fetch, page = found, store.first_page(top_k)
             else:
                 fetch, page = (lambda limit, offset, rows=found: rows[offset:offset + limit]), max(3 * top_k, 30)
 

@@ -15,8 +15,7 @@ signal and full metadata. Records are markdown files; the search index is derive
 
 Verbs: remember, recall, sweep, forget, restore, overview, doctor, audit, import, export, migrate,
 index, watch, mcp, skills, explain, demo; and the `memory-recall` command.
-Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness,
-traversal, errors.
+Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness, traversal, errors.
 Run `eidetic explain TOPIC` for any of them.""",
     "remember": """# eidetic remember
 Store records: one JSON object as an argument, or NDJSON on stdin (one object per line).

@@ -98,6 +98,10 @@ class RecordStore(Protocol):
                 offset: int = 0) -> list[tuple[int, float]]:
         """(doc, BM25-like score) of records sharing an analysed term, best first."""
 
+    def first_page(self, top_k: int) -> int:
+        """How many ranked candidates to read first for a top-k (later pages double): what the
+        engine serves cheaply. tantivy returns 100 as fast as 10; SQL BM25 pays per candidate."""
+
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
         """(doc, min(1, len(query) / len(text))) of texts containing ``query``, shortest first."""

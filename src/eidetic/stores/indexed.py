@@ -61,6 +61,9 @@ class IndexedStore:
                 offset: int = 0) -> list[tuple[int, float]]:
         return self.index.keyword(terms, access, filters, limit, offset)
 
+    def first_page(self, top_k: int) -> int:
+        return max(10 * top_k, 100)  # tantivy: a large first read saves later ones
+
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
         return self.index.exact(query, case_sensitive, access, filters, limit, offset)
