@@ -206,6 +206,17 @@ def test_rare_term_ranks_first(store):
     assert len(store.keyword(query_terms("deploy"), PUBLIC, NONE, 10, offset=25)) == 6
 
 
+def test_pages_of_one_query_come_from_its_proven_ranking_until_a_write(store, dsn):
+    put(store, *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)])
+    terms = query_terms("deploy service")
+    whole = store.keyword(terms, PUBLIC, NONE, 30)
+    assert store.keyword(terms, PUBLIC, NONE, 10, offset=10) == whole[10:20]  # a later page, same order
+    other = PostgresStore(dsn)  # another client writes a record that ranks first
+    put(other, rec("new", "deploy service deploy service"))
+    other.close()
+    assert ids(store, store.keyword(terms, PUBLIC, NONE, 1)) == ["new"]
+
+
 def test_bm25_matches_the_formula(store):
     import math
 

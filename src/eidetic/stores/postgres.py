@@ -238,6 +238,9 @@ class PostgresStore:
         self._ready = False  # the schema exists at this version (checked once per store)
         self._vector_ready = False
         self._lock_depth = 0
+        # The last keyword query's ranking, as far as it is proven exact: a recall reads its
+        # pages from it (the freshness blend may ask for a second page of the same query).
+        self._proven: tuple[Any, list[tuple[int, float]]] | None = None
         self._parts: dict[str, int] = {}  # partition key -> id: never change once created
         self._lower = "lower(d.text)"
 
@@ -747,6 +750,11 @@ class PostgresStore:
                           [list(docs), *params])
         return {doc for doc, metadata in rows if filters.matches_meta(metadata)}
 
+    def _generation(self) -> int:
+        """Moves with every write (each written record takes a new doc number): a cached
+        ranking is reused only while it has not moved."""
+        return int(self.conn.execute("SELECT last_value FROM eidetic_doc_seq").fetchone()[0])
+
     def first_page(self, top_k: int) -> int:
         """Small: the exact BM25 below scores more candidates the deeper a page reaches."""
         return max(5 * top_k, 50)
@@ -799,15 +807,20 @@ class PostgresStore:
                 column.append(value)
         a_parts = sorted(averages)
         a = [a_parts, *([averages[p][i] for p in a_parts] for i in range(4))]
-        where, params = self._where(access, filters)
         want = offset + limit
+        key = (tuple(terms), access, filters, self._generation())
+        if self._proven is not None and self._proven[0] == key and len(self._proven[1]) >= want:
+            return self._proven[1][offset:want]
+        where, params = self._where(access, filters)
         depth, scored = KEYWORD_DEPTH, KEYWORD_SCORED + 4 * want
         while True:
-            ranked, unseen, unscored = self._keyword_round(q, a, where, params, depth, scored,
-                                                           None if filters.meta else want)
+            ranked, unseen, unscored = self._keyword_round(q, a, where, params, depth, scored, None)
             rows = [(doc, score) for doc, score, metadata in ranked if filters.matches_meta(metadata)]
             kth = rows[want - 1][1] if len(rows) >= want else -math.inf
             if kth >= max(unseen, unscored) or unseen == unscored == 0:  # 0: every posting and candidate scored
+                # every row scoring at least both bounds is in its final place
+                proven = rows if unseen == unscored == 0 else [r for r in rows if r[1] >= max(unseen, unscored)]
+                self._proven = (key, proven)
                 return rows[offset:want]
             if unseen > kth:
                 depth *= 4
