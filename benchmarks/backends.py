@@ -9,7 +9,8 @@ embedding cache under the real model's name, as in ``semantic.py``: embedding 1M
 NumPy model would take half a day); queries are embedded by the real model inside the measured
 time. Measured: ingest rate, the first semantic recall (vectors indexed, graph built), p50/p95
 of top-10 recall per mode in-process, a hybrid recall as a new process with its peak RSS, and
-disk use. Results go to ``benchmarks/results/backend-<name>.json`` and docs/benchmarks.md.
+disk use. Results go to ``benchmarks/results/backend-<name>-<records>.json`` and
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def main() -> None:
         settings = {"EIDETIC_BACKEND": "postgres", "EIDETIC_PG_DSN": dsn}
     os.environ.update(settings)
     env.update(settings)
-    saved = args.out / f"backend-{args.backend}.json"
+    saved = args.out / f"backend-{args.backend}-{args.records}.json"
     result: dict = {"backend": args.backend, "records": args.records, "machine": machine(),
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
     try:
@@ -157,7 +158,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))
-    update_doc(f"backend-{args.backend}", table(result))
+    update_doc(f"backend-{args.backend}-{args.records}", table(result))
 
 
 def table(r: dict) -> str:
