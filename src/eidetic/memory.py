@@ -257,17 +257,25 @@ class Memory:
         if not batch:
             return RememberResult([], [])
         stamp = format_ts(now)
+        return self._locked(batch, lambda decided, existing: self._write_batch(batch, decided, existing, stamp),
+                            also=self._shadow_stores)
+
+    def _locked(self, batch: list[tuple[Record, bool]], decide: Callable[..., Any],
+                also: Callable[[list[tuple[Record, bool]]], list[RecordStore]] = lambda batch: []) -> Any:
+        """``decide(targets, existing)`` with every store the batch touches locked (its targets,
+        and the stores ``also`` names), so the checks it makes and the writes they guard are one
+        step for concurrent writers. Where each id goes is looked up again under the locks; if a
+        concurrent writer moved an id into a store not locked, the locks are taken again."""
         for _ in range(5):
             targets, _ = self._targets(batch, synced=False)
-            involved = {store.key: store for store in [*targets.values(), *self._shadow_stores(batch)]}
+            involved = {store.key: store for store in [*targets.values(), *also(batch)]}
             with ExitStack() as locks:
                 for key in sorted(involved):
                     locks.enter_context(involved[key].lock())
                 decided, existing = self._targets(batch, synced=True)
-                if {store.key for store in decided.values()} - {store.key for store in targets.values()}:
-                    continue  # a concurrent writer moved an id: take the right locks and retry
-                return self._write_batch(batch, decided, existing, stamp)
-        raise EideticError("the stores kept changing under this remember", "try again", 2)
+                if {store.key for store in decided.values()} <= set(involved):
+                    return decide(decided, existing)
+        raise EideticError("the stores kept changing under this write", "try again", 2)
 
     def restore(self, items: Iterable[tuple[Record, tuple[float, str | None] | None]]) -> dict[str, int]:
         """Write records exactly as given (lifecycle, created, updated and all) with their usage:
@@ -277,24 +285,18 @@ class Memory:
         batch = list(items)
         if not batch:
             return {"records": 0, "written": 0}
-        pairs = [(record, True) for record, _ in batch]
-        for _ in range(5):
-            targets, _ = self._targets(pairs, synced=False)
-            involved = {store.key: store for store in targets.values()}
-            with ExitStack() as locks:
-                for key in sorted(involved):
-                    locks.enter_context(involved[key].lock())
-                decided, existing = self._targets(pairs, synced=True)
-                if {store.key for store in decided.values()} - set(involved):
-                    continue  # a concurrent writer moved an id: take the right locks and retry
-                final = {record.id: (decided[record.id], existing[record.id][1] if record.id in existing else None,
-                                     record) for record, _ in batch}
-                written = self._persist(final, existing)
+
+        def write(decided: dict[str, RecordStore], existing: dict[str, tuple[RecordStore, IndexedRecord]]) -> int:
+            final = {record.id: (decided[record.id], existing[record.id][1] if record.id in existing else None,
+                                 record) for record, _ in batch}
+            written = self._persist(final, existing)
             for record, usage in batch:
                 if usage is not None and (usage[0] or usage[1]):
                     decided[record.id].set_usage(record.id, usage[0], usage[1])
-            return {"records": len(batch), "written": written}
-        raise EideticError("the stores kept changing under this copy", "try again", 2)
+            return written
+
+        written = self._locked([(record, True) for record, _ in batch], write)
+        return {"records": len(batch), "written": written}
 
     def export_all(self) -> Iterator[tuple[Record, tuple[float, str | None] | None]]:
         """Every record of every store, whatever its scope and lifecycle, with its usage
@@ -599,11 +601,13 @@ class Memory:
 
         walk = traverse.traverse([h.record for h in hits], fetch, admits, depth, max_nodes)
         scores = {h.record.id: h.score for h in hits}
+        usage: dict[str, tuple[float, str | None]] = {}
+        for store in {where[node.record.id].key: where[node.record.id] for node in walk.nodes}.values():
+            usage.update(store.usage(node.record.id for node in walk.nodes if where[node.record.id] is store))
         reached: list[Hit] = []
         for node in walk.nodes:
             store = where[node.record.id]
-            usage = store.usage([node.record.id]).get(node.record.id)
-            count, last = usage if usage else (0.0, None)
+            count, last = usage.get(node.record.id, (0.0, None))
             score = scores[node.parent] * traverse.DECAY
             scores[node.record.id] = score
             reached.append(Hit(record=node.record, score=score,

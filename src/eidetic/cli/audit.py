@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from .output import emit_json, emit_text
+from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
@@ -24,12 +25,11 @@ def add_parser(sub, add_common) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..memory import Memory
     from ..ranking.access import Access
     from ..records import DEFAULT_SCOPE, check_scope
 
     access = Access(check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility))
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         report = memory.audit(access, stale_months=args.stale_months,
                               repo_root=Path(args.repo_root) if args.repo_root else None)
     if args.json:

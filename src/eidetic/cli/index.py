@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .output import emit_json, emit_text
+from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
@@ -19,9 +20,7 @@ def add_parser(sub, add_common) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         if args.rebuild:
             memory.rebuild_index()
         elif args.refresh:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .output import emit_json, emit_text
+from .stores import open_memory
 
 
 def _scope_flags(parser: argparse.ArgumentParser) -> None:
@@ -32,9 +33,7 @@ def _access(args: argparse.Namespace, all_states: bool = True):
 
 
 def run_overview(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         stores = memory.overview(_access(args))
     if args.json:
         emit_json({"stores": stores})
@@ -58,9 +57,7 @@ def run_overview(args: argparse.Namespace) -> int:
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         report = memory.doctor()
     if args.json:
         emit_json(report)

@@ -8,6 +8,7 @@ import sys
 
 from ..errors import user_error
 from .output import emit_json, emit_text
+from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
@@ -35,7 +36,6 @@ def add_parser(sub, add_common) -> None:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    from ..memory import Memory
     from ..timeutil import parse_ts
 
     now = None
@@ -43,7 +43,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         now = parse_ts(args.now)
         if now is None:
             raise user_error(f"--now is not an ISO-8601 time: {args.now!r}", "e.g. --now 2026-12-01T00:00:00Z")
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         report = memory.sweep(dry_run=args.dry_run, now=now)
     if args.json:
         emit_json(report)
@@ -61,9 +61,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def run_forget(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         if args.purge:
             if not args.yes:
                 if args.json or sys.stdin is None or not sys.stdin.isatty():  # no one to ask
@@ -81,9 +79,7 @@ def run_forget(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         report = memory.set_lifecycle(args.id, "active", scope=args.scope, visibility=args.visibility)
     _print(args, report)
     return 0

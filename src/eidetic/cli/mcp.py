@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .stores import open_memory
+
 
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser(
@@ -21,10 +23,9 @@ def add_parser(sub, add_common) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported here: the SDK and the store stack are heavy, and `eidetic --help` must stay fast.
     from ..mcp_server import serve
-    from ..memory import Memory
     from ..records import DEFAULT_SCOPE, check_scope
 
     scope = check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility)
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         serve(memory, scope)
     return 0

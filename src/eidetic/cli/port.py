@@ -15,6 +15,7 @@ from ..errors import user_error
 from ..importers import FORMATS
 from .inspect import _access, _scope_flags
 from .output import emit_json, emit_text, report_error, warn
+from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
@@ -47,10 +48,9 @@ def add_parser(sub, add_common) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     from ..importers.ndjson import export_line
-    from ..memory import Memory
 
     access = _access(args, all_states=not args.active_only)
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         for record, usage in memory.export_all():
             if access.admits(record.scope, record.lifecycle):
                 sys.stdout.write(export_line(record, usage, with_usage=not args.no_usage))
@@ -59,7 +59,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     from ..importers import detect, import_entries, place, read
-    from ..memory import Memory, max_text_bytes
+    from ..memory import max_text_bytes
     from ..records import DEFAULT_SCOPE, check_scope
 
     source = None if args.source == "-" else Path(args.source).expanduser()
@@ -76,7 +76,7 @@ def run_import(args: argparse.Namespace) -> int:
 
         bar = tqdm(unit="record", desc="importing", file=sys.stderr)
     try:
-        with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+        with open_memory(args) as memory:
             report = import_entries(memory, entries, default_scope, limit, bar.update if bar is not None else None)
     finally:
         if bar is not None:

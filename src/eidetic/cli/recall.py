@@ -7,6 +7,7 @@ import json
 
 from ..errors import user_error
 from .output import emit_json, emit_text, warn
+from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
@@ -65,11 +66,9 @@ def _float(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
     if args.top_k < 1:
         raise user_error(f"--top-k must be >= 1 (got {args.top_k})", "e.g. --top-k 5")
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         result = memory.recall(
             args.query, mode=args.mode, top_k=args.top_k, alpha=args.alpha,
             case_sensitive=args.case_sensitive, filters=args.filter, source=args.source,

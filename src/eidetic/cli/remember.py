@@ -8,6 +8,7 @@ import sys
 
 from ..errors import user_error
 from .output import emit_json, emit_text, warn
+from .stores import open_memory
 
 
 class _Bar:
@@ -49,9 +50,7 @@ def add_parser(sub, add_common) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         memory.progress = _progress_bar()
         options = {"scope": args.scope, "visibility": args.visibility, "added_by": args.added_by,
                    "embed": not args.no_embed}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .stores import open_memory
+
 
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser(
@@ -17,8 +19,6 @@ def add_parser(sub, add_common) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..memory import Memory
-
     def ready(roots) -> None:
         for root in roots:
             sys.stderr.write(f"watching {root}\n")
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
                              f"{report.removed} removed\n")
             sys.stderr.flush()
 
-    with Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn) as memory:
+    with open_memory(args) as memory:
         try:
             memory.watch(on_change=changed, ready=ready)
         except KeyboardInterrupt:

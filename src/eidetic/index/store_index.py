@@ -43,7 +43,7 @@ from ..stores.base import IndexedRecord
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
 from .context import Neighbourhood, order_key, thread_key, thread_of
-from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of
+from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of, partitions_in_reach
 from .vector_index import VectorIndex
 
 SCHEMA_VERSION = "10"
@@ -872,10 +872,7 @@ class StoreIndex:
     @staticmethod
     def reach(access: Access) -> list[str]:
         """The text indexes a caller may search: the public one, and its own private one."""
-        keys = ["public"]
-        if access.scope.visibility == "private":
-            keys.append(partition_of("private", access.scope.name))
-        return keys
+        return partitions_in_reach(access.scope)
 
     def _admitted(self, docs: list[int], where: str, params: list[object]) -> set[int]:
         admitted: set[int] = set()

@@ -186,6 +186,15 @@ class TextIndex:
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
 
 
+def partitions_in_reach(scope: Any) -> list[str]:
+    """The partitions a caller of ``scope`` (a :class:`~eidetic.records.Scope`) may search: the
+    public one, and its own private one when it asks as private. Every backend's search uses it."""
+    keys = ["public"]
+    if scope.visibility == "private":
+        keys.append(partition_of("private", scope.name))
+    return keys
+
+
 def partition_of(visibility: str, scope_name: str) -> str:
     """Which text index holds a record: all public records share one; each scope's private
     records have their own. BM25 statistics (document frequencies, lengths) are per index, so

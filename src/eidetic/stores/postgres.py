@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from ..errors import env_error
 from ..index.analyzer import analyze
 from ..index.context import order_key, thread_key, thread_of
-from ..index.text_index import FIELDS, partition_of
+from ..index.text_index import FIELDS, partition_of, partitions_in_reach
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
@@ -407,14 +407,6 @@ class PostgresStore:
         return {key: self._parts[key] for key in keys if key in self._parts}
 
     @staticmethod
-    def _reach(access: Access) -> list[str]:
-        """The partitions a caller may see: the public one, and its own private one."""
-        keys = ["public"]
-        if access.scope.visibility == "private":
-            keys.append(partition_of("private", access.scope.name))
-        return keys
-
-    @staticmethod
     def _where(access: Access, filters: Filters) -> tuple[str, list[Any]]:
         """Scope, lifecycle and column filters as SQL over ``d``; metadata facets are checked in
         Python (``Filters.matches_meta``), the one definition of their typed comparisons."""
@@ -784,7 +776,7 @@ class PostgresStore:
         seen with plus that for the others."""
         if not terms or limit < 1 or not self._schema(create=False):
             return []
-        parts = list(self._part_ids(self._reach(access), create=False).values())
+        parts = list(self._part_ids(partitions_in_reach(access.scope), create=False).values())
         stats = self.conn.execute(
             "SELECT p.part, p.docs, " + ", ".join(f"p.len_{f}" for f in FIELD_NAMES) + ", "
             + ", ".join(f"p.ref_{f}" for f in FIELD_NAMES) + ", t.term, t.df, "
@@ -934,7 +926,7 @@ class PostgresStore:
         if access is None:
             parts = [part for (part,) in conn.execute("SELECT part FROM eidetic_partitions")]
         else:
-            parts = list(self._part_ids(self._reach(access), create=False).values())
+            parts = list(self._part_ids(partitions_in_reach(access.scope), create=False).values())
         marks = dict(conn.execute("SELECT part, last_doc FROM eidetic_vector_marks WHERE model = %s AND "
                                   "part = ANY(%s)", (model, parts)).fetchall())
         upto = conn.execute("SELECT coalesce(max(doc), 0) FROM eidetic_docs").fetchone()[0]
@@ -1039,7 +1031,7 @@ class PostgresStore:
 
         if not docs or not self._schema(create=False):
             return {}
-        parts = list(self._part_ids(self._reach(access), create=False).values())
+        parts = list(self._part_ids(partitions_in_reach(access.scope), create=False).values())
         rows = self.conn.execute(
             "SELECT d.doc, 1 - (e.embedding <=> %s) FROM eidetic_docs d JOIN eidetic_embeddings e "
             "ON e.model = %s AND e.hash = d.hash WHERE d.doc = ANY(%s) AND d.part = ANY(%s)",
