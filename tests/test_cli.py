@@ -156,3 +156,20 @@ def test_an_in_place_edit_shows_in_the_next_process(store, env):
         handle.truncate()
     found = run_process("recall", "wombat", "--mode", "keyword", "--json")
     assert [i["id"] for i in json.loads(found.out)["items"]] == ["n"]
+
+
+def test_backend_options_that_do_not_fit_are_clear_errors_and_write_nothing(cli, env, monkeypatch):
+    wrong = cli("remember", '{"text": "x"}', "--backend", "sqlite", "--memory-dir", str(env / "m"), "--json")
+    assert wrong.code == 1 and "--memory-dir" in wrong.err_json["message"] and "--db" in wrong.err_json["remediation"]
+    assert not (env / "m").exists()
+    no_dsn = cli("recall", "x", "--backend", "postgres", "--json")
+    assert no_dsn.code == 1 and "EIDETIC_PG_DSN" in no_dsn.err_json["remediation"]
+    foreign = env / "other.sqlite"
+    import sqlite3
+
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE notes(x)")
+    before = foreign.read_bytes()
+    run = cli("remember", '{"text": "x"}', "--backend", "sqlite", "--db", str(foreign), "--json")
+    assert run.code == 2 and "not an eidetic database" in run.err_json["message"]
+    assert foreign.read_bytes() == before

@@ -173,13 +173,21 @@ class StoreIndex:
         """Open (creating, or upgrading in place) the database that is the store of record."""
         with self._lock():
             try:
+                if self.path.exists():
+                    # Read-only first: opening for writing switches a file to WAL, which would
+                    # change a file that turns out not to be ours.
+                    probe = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+                    try:
+                        foreign = (self._schema_version(probe) is None
+                                   and probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0)
+                    finally:
+                        probe.close()
+                    if foreign:
+                        raise env_error(f"{self.path} is not an eidetic database",
+                                        "name another file with --db or EIDETIC_SQLITE_PATH")
                 conn = self._connect()
                 version = self._schema_version(conn)
                 if version is None:
-                    if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                        conn.close()
-                        raise env_error(f"{self.path} is not an eidetic database",
-                                        "name another file with --db or EIDETIC_SQLITE_PATH")
                     conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
                                        + f"INSERT INTO meta VALUES('schema', '{SCHEMA_VERSION}');"
                                        + f"INSERT INTO meta VALUES('instance', '{uuid.uuid4().hex}');COMMIT;")
