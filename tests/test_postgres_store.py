@@ -92,6 +92,36 @@ def test_reads_never_create_the_schema_and_the_first_write_does(store, dsn):
         assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == str(SCHEMA_VERSION)
 
 
+def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypatch):
+    """A store written by an eidetic with schema version 1 is upgraded by the next one that
+    opens it: same records, same keyword ranking, and the impact index now carries the term
+    frequencies that keyword() reads from it."""
+    import psycopg
+
+    from eidetic.stores import postgres
+
+    with monkeypatch.context() as old:
+        old.setattr(postgres, "SCHEMA_VERSION", 1)
+        old.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:1])
+        first = PostgresStore(dsn)
+        put(first, *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
+            rec("rare", "deploy the zanzibar service"))
+        terms = query_terms("deploy zanzibar")
+        before = ids(first, first.keyword(terms, PUBLIC, NONE, 10))
+        first.close()
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == "1"
+    upgraded = PostgresStore(dsn)
+    assert upgraded.count() == 31
+    put(upgraded, rec("later", "a record written after the upgrade"))  # the first write migrates
+    assert ids(upgraded, upgraded.keyword(terms, PUBLIC, NONE, 10)) == before
+    upgraded.close()
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == str(SCHEMA_VERSION)
+        index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'eidetic_postings_impact'").fetchone()[0]
+        assert "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)" in index
+
+
 def test_concurrent_first_writers_create_the_schema_once(dsn):
     errors: list[BaseException] = []
 
