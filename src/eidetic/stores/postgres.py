@@ -42,14 +42,15 @@ K1, B = 1.2, 0.75
 WEIGHTS = dict(FIELDS)  # name, description, text, context
 FIELD_NAMES = ("name", "description", "text", "context")
 MAX_TF = 32767  # term frequencies are stored as smallint; BM25 saturates long before this
-# Postings taken per query term in keyword()'s first round (x4 per round while the bound on records
-# left out is above the k-th score), and candidates scored exactly per round beyond 4 per wanted
-# result (x4 while an unscored candidate's upper bound is above it). At 100k records
-# (benchmarks/postgres_speed.py, 100 queries, top 10): depth 400 needed 3+ rounds for most queries
-# (p50 ~110 ms); 6400-8000 settles 2 in 3 queries in one round (p50 ~42 ms, all exact); 12800
-# settles 9 in 10 but each round costs more (p50 ~66 ms). More scored candidates cost lookups.
-KEYWORD_DEPTH = 8000
+# Postings read per query term in keyword()'s first round (x4 per round while the bound on records
+# left out is above the k-th score), and candidates scored first: 20 + 2 per wanted result (x4
+# while an unscored candidate's upper bound is above the k-th score). Through the API at 100k
+# records (top 10: pages of 50 for keyword, 100 for hybrid; 60 queries, one core busy): depth
+# 8000 gave keyword/hybrid p50 28/54 ms, 16000 24/46 ms, 32000 31/52 ms (reading and packing
+# postings costs more than the tighter bounds save); 1, 2 or 4 scored per wanted barely matter.
+KEYWORD_DEPTH = 16000
 KEYWORD_SCORED = 20
+KEYWORD_PER_WANTED = 2
 # Impacts are computed against a partition's *reference* field averages, re-anchored (the
 # partition's impacts recomputed) once a current average leaves [ref / REANCHOR, ref * REANCHOR]:
 # keyword() loosens its bound by up to this factor, and a partition of similar records settles
@@ -201,98 +202,6 @@ def _impact(tfs: Sequence[int], lengths: Sequence[int], refs: Sequence[float]) -
 
 def _idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
-
-
-# One posting as _top_postings packs it on the server: doc, impact and the term's frequency in
-# each of FIELD_NAMES, big-endian (int8send || float4send || 4 x int2send).
-_POSTING = [("doc", ">i8"), ("impact", ">f4"), ("tf", ">i2", (4,))]
-
-
-def _upper_bounds(lists: Sequence[Any], caps: Sequence[float], parts: Sequence[int],
-                  depth: int) -> tuple[Any, Any, float, list[float]]:
-    """keyword()'s bounds from each query term's top postings (``lists[i]`` of term i in
-    partition ``parts[i]``, at most ``depth + 1``, any order): the records seen, best upper
-    bound first (ties by doc), their upper bounds, the bound on records seen in none, and each
-    term's ``rest`` (0 for a term whose postings were all read).
-
-    A term with more than ``depth`` postings leaves out everything below its (depth+1)-th
-    impact, so a record outside its top ``depth`` scores at most ``rest = cap * that impact``
-    for it. A seen record's bound is ``cap * impact`` for the terms it was seen with plus
-    ``rest`` for the others of its partition; a record seen with none is bounded by the sum of
-    its partition's ``rest``. Pure NumPy over tens of thousands of postings: milliseconds,
-    where the same aggregation in SQL took most of a query's time."""
-    import numpy as np
-
-    docs: list[Any] = []
-    gains: list[Any] = []
-    rest = [0.0] * len(lists)
-    for i, postings in enumerate(lists):
-        bounds = postings["impact"].astype(np.float64) * caps[i]
-        seen = postings["doc"].astype(np.int64)
-        if len(postings) > depth:  # the smallest is the (depth+1)-th: it stands for those left out
-            cut = int(np.argmin(bounds))
-            rest[i] = float(bounds[cut])
-            bounds, seen = np.delete(bounds, cut), np.delete(seen, cut)
-        docs.append(seen)
-        gains.append(bounds - rest[i])
-    open_of: dict[int, float] = {}
-    for part, left in zip(parts, rest):
-        open_of[part] = open_of.get(part, 0.0) + left
-    unseen = max(open_of.values(), default=0.0)
-    every = np.concatenate(docs) if docs else np.zeros(0, np.int64)
-    unique, inverse = np.unique(every, return_inverse=True)
-    upper = np.bincount(inverse, weights=np.concatenate(gains) if gains else None, minlength=len(unique))
-    if len(open_of) > 1:  # records of different partitions have different open bounds
-        base = np.zeros(len(unique))
-        base[inverse] = np.concatenate([np.full(len(d), open_of[part]) for d, part in zip(docs, parts)])
-        upper += base
-    else:
-        upper += unseen
-    order = np.lexsort((unique, -upper))
-    return unique[order], upper[order], unseen, rest
-
-
-def _intervals(batch: list[int], admitted: dict[int, Any], lists: Sequence[Any], rest: Sequence[float],
-               depth: int, looked_up: dict[tuple[int, int], Sequence[int]], q: list[list[Any]],
-               averages: dict[int, list[float]]) -> tuple[list[int], Any, Any, list[list[int]]]:
-    """What keyword() knows of each admitted candidate in ``batch``: its BM25 over the terms
-    whose frequency in it is known (``low``), the most the others could add (``high``, from
-    each such term's ``rest``), and those others (``open``: terms cut short at ``depth``
-    whose top postings do not hold the record and that were not looked up). A record with no
-    open term has ``low`` as its exact score. Frequencies come from the top postings already
-    read (``lists``, sorted by doc) or from ``looked_up``; lengths from ``admitted``."""
-    import numpy as np
-
-    n = len(batch)
-    docs = np.array(batch, dtype=np.int64)
-    parts = np.array([admitted[doc][0] for doc in batch], dtype=np.int64)
-    lengths = np.array([admitted[doc][1] for doc in batch], dtype=np.float64).reshape(n, 4)
-    average = np.array([averages[part] for part in parts.tolist()], dtype=np.float64).reshape(n, 4)
-    norm = K1 * (1 - B + B * lengths / average)
-    low, high = np.zeros(n), np.zeros(n)
-    open_terms: list[list[int]] = [[] for _ in range(n)]
-    for i, postings in enumerate(lists):
-        rows = np.flatnonzero(parts == q[0][i])
-        if not len(rows):
-            continue
-        mine = docs[rows]
-        tf = np.zeros((len(rows), 4))
-        found = np.zeros(len(rows), bool)
-        if len(postings):
-            at = np.minimum(np.searchsorted(postings["doc"], mine), len(postings) - 1)
-            found = postings["doc"][at] == mine
-            tf[found] = postings["tf"][at[found]]
-        if len(postings) > depth:
-            for j in np.flatnonzero(~found).tolist():
-                known = looked_up.get((i, batch[rows[j]]))
-                if known is None:
-                    high[rows[j]] += rest[i]
-                    open_terms[rows[j]].append(i)
-                else:
-                    tf[j] = known
-        weights = np.array([q[2][i], q[3][i], q[4][i], q[5][i]])
-        low[rows] += (weights * tf / (tf + norm[rows])).sum(axis=1)
-    return batch, low, low + high, open_terms
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -904,33 +813,37 @@ class PostgresStore:
             return self._proven[1][offset:want]
         import numpy as np
 
+        from . import postgres_topk as topk  # NumPy: loaded only once a keyword search runs
+
         where, params = self._where(access, filters)
+        weights = [(part, ws) for part, *ws in zip(q[0], q[2], q[3], q[4], q[5])]
         admitted: dict[int, tuple[int, tuple[int, ...]] | None] = {}  # doc -> (part, field lengths); None: not
-        looked_up: dict[tuple[int, int], Sequence[int]] = {}  # (term, doc) -> tfs, for terms cut short
-        depth, scored = KEYWORD_DEPTH, KEYWORD_SCORED + 2 * want
+        looked_up: dict[int, dict[int, tuple[int, ...]]] = {}  # term -> doc -> tfs, for terms cut short
+        depth, scored = KEYWORD_DEPTH, KEYWORD_SCORED + KEYWORD_PER_WANTED * want
         while True:
-            lists = self._top_postings(q[0], q[1], depth)
-            candidates, upper, unseen, rest = _upper_bounds(lists, q[6], q[0], depth)
+            lists = [topk.unpack(packed) for packed in self._top_postings(q[0], q[1], depth)]
+            seen, upper, unseen, rest = topk.upper_bounds(lists, q[6], q[0], depth)
             while True:
-                batch = candidates[:scored].tolist()
-                fresh = [doc for doc in batch if doc not in admitted]
+                head, unscored = topk.best(seen, upper, scored)
+                fresh = [doc for doc in head if doc not in admitted]
                 if fresh:
                     admitted.update(self._admit(fresh, where, params, filters))
-                batch = [doc for doc in batch if admitted[doc] is not None]
-                docs, low, high, open_terms = _intervals(batch, admitted, lists, rest, depth, looked_up, q,
-                                                         averages)
-                kth_low = float(np.sort(low)[-want]) if len(low) >= want else -math.inf
-                pending = [doc for doc, terms, top in zip(docs, open_terms, high) if terms and top >= kth_low]
-                if pending:  # only records that might still reach the page need their exact score
-                    self._look_up(pending, {i for terms in open_terms for i in terms}, q, looked_up)
-                    docs, low, high, open_terms = _intervals(batch, admitted, lists, rest, depth, looked_up, q,
-                                                         averages)
-                rows = sorted(((doc, float(score)) for doc, score, terms in zip(docs, low, open_terms) if not terms),
-                              key=lambda r: (-r[1], r[0]))
+                batch = [doc for doc in head if admitted[doc] is not None]
+                docs = np.array(batch, dtype=np.int64)
+                parts = np.array([admitted[doc][0] for doc in batch], dtype=np.int64)
+                lengths = np.array([admitted[doc][1] for doc in batch], dtype=np.float64).reshape(len(batch), 4)
+                known = (docs, parts, lengths, lists, rest, depth, looked_up, weights, averages, K1, B)
+                low, high, opened = topk.intervals(*known)
+                kth_low = float(np.partition(low, len(low) - want)[len(low) - want]) if len(low) >= want else -math.inf
+                pending = opened.any(axis=1) & (high >= kth_low)
+                if pending.any():  # only records that might still reach the page need their exact score
+                    self._look_up(docs[pending].tolist(), np.flatnonzero(opened[pending].any(axis=0)).tolist(), q,
+                                  looked_up)
+                    low, high, opened = topk.intervals(*known)  # looked_up has grown
+                inexact = opened.any(axis=1)
+                rows = sorted(zip(docs[~inexact].tolist(), low[~inexact].tolist()), key=lambda r: (-r[1], r[0]))
                 kth = rows[want - 1][1] if len(rows) >= want else -math.inf
-                inexact = max((float(top) for top, terms in zip(high, open_terms) if terms), default=0.0)
-                unscored = float(upper[scored]) if scored < len(upper) else 0.0
-                bound = max(unseen, unscored, inexact)
+                bound = max(unseen, unscored, float(high[inexact].max()) if inexact.any() else 0.0)
                 if kth >= bound or bound == 0:  # 0: every posting and candidate scored
                     # every row scoring at least every bound is in its final place
                     self._proven = (key, rows if bound == 0 else [r for r in rows if r[1] >= bound])
@@ -940,12 +853,10 @@ class PostgresStore:
                 scored *= 4
             depth *= 4
 
-    def _top_postings(self, parts: list[int], terms: list[str], depth: int) -> list[Any]:
+    def _top_postings(self, parts: list[int], terms: list[str], depth: int) -> list[bytes | None]:
         """Each query term's top ``depth + 1`` postings by impact, read from the impact index
-        alone and packed on the server (``_POSTING``), so that tens of thousands of postings
-        cross as one buffer per term rather than as Python rows; sorted by doc here."""
-        import numpy as np
-
+        alone and packed on the server (``postgres_topk.POSTING``), so that tens of thousands of
+        postings cross as one buffer per term rather than as Python rows."""
         rows = self.conn.execute(
             """SELECT c.packed FROM unnest(%s::int[], %s::text[]) WITH ORDINALITY AS q(part, term, i)
                CROSS JOIN LATERAL (
@@ -955,9 +866,8 @@ class PostgresStore:
                    FROM (SELECT p.doc, p.impact, p.tf_name, p.tf_description, p.tf_text, p.tf_context
                          FROM eidetic_postings p WHERE p.part = q.part AND p.term = q.term
                          ORDER BY p.impact DESC LIMIT %s) t) c
-               ORDER BY q.i""", (parts, terms, depth + 1)).fetchall()
-        lists = [np.frombuffer(packed or b"", dtype=_POSTING) for (packed,) in rows]
-        return [postings[np.argsort(postings["doc"], kind="stable")] for postings in lists]
+               ORDER BY q.i""", (parts, terms, depth + 1), binary=True).fetchall()
+        return [packed for (packed,) in rows]
 
     def _admit(self, docs: list[int], where: str, params: list[Any],
                filters: Filters) -> dict[int, tuple[int, tuple[int, ...]] | None]:
@@ -970,19 +880,19 @@ class PostgresStore:
             if meta is None or filters.matches_meta(meta)}
         return {doc: found.get(doc) for doc in docs}
 
-    def _look_up(self, docs: list[int], terms: set[int], q: list[list[Any]],
-                 looked_up: dict[tuple[int, int], Sequence[int]]) -> None:
-        """Fill ``looked_up`` with the term frequencies of ``docs`` for the query terms
-        ``terms`` (indexes into ``q``), zeros where a record lacks the term: one index descent
-        per record, as a record's postings are adjacent in the primary key."""
-        wanted = sorted(terms)
+    def _look_up(self, docs: list[int], terms: list[int], q: list[list[Any]],
+                 looked_up: dict[int, dict[int, tuple[int, ...]]]) -> None:
+        """Fill ``looked_up[term][doc]`` with the term frequencies of ``docs`` for the query
+        terms ``terms`` (indexes into ``q``), zeros where a record lacks the term: one index
+        descent per record, as a record's postings are adjacent in the primary key."""
         held = {(doc, part, term): tuple(tfs) for doc, part, term, *tfs in self.conn.execute(
             "SELECT p.doc, p.part, p.term, " + ", ".join(f"p.tf_{f}" for f in FIELD_NAMES)
             + " FROM eidetic_postings p WHERE p.doc = ANY(%s) AND p.term = ANY(%s)",
-            (sorted(docs), sorted({q[1][i] for i in wanted})))}
-        for doc in docs:
-            for i in wanted:
-                looked_up[i, doc] = held.get((doc, q[0][i], q[1][i]), (0, 0, 0, 0))
+            (sorted(docs), sorted({q[1][i] for i in terms})))}
+        for i in terms:
+            answers = looked_up.setdefault(i, {})
+            for doc in docs:
+                answers[doc] = held.get((doc, q[0][i], q[1][i]), (0, 0, 0, 0))
 
     @_guarded
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
@@ -1132,7 +1042,7 @@ class PostgresStore:
         q = np.asarray(query, dtype=np.float32)
         distance = sql.SQL("(e.embedding::vector({dims}) <=> %s::vector({dims}))").format(dims=sql.Literal(dims))
         statement = sql.SQL(
-            "SELECT d.doc, 1 - {distance}, d.metadata FROM eidetic_embeddings e "
+            "SELECT d.doc, 1 - {distance}, " + ("d.metadata" if filters.meta else "NULL") + " FROM eidetic_embeddings e "
             "JOIN eidetic_docs d ON d.hash = e.hash WHERE e.model = {model} AND " + where
             + " ORDER BY {distance} LIMIT %s").format(distance=distance, model=sql.Literal(model))
         window = pool if not filters.meta else 4 * pool
@@ -1142,7 +1052,7 @@ class PostgresStore:
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
                              "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(max(EF_SEARCH, window)),))
                 rows = conn.execute(statement, [q, *params, q, window]).fetchall()
-            found = {doc: float(score) for doc, score, metadata in rows if filters.matches_meta(metadata)}
+            found = {doc: float(score) for doc, score, metadata in rows if metadata is None or filters.matches_meta(metadata)}
             if len(found) >= pool or len(rows) < window:
                 return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
             window *= 4
