@@ -543,9 +543,13 @@ class Memory:
 
         def candidates(store: RecordStore) -> list[tuple[int, float]]:
             store.sync_vectors(embedder.name, access, lambda rows: self._vectors(store, embedder, rows))
+            near = None
+            if mode == "hybrid" and store.parallel_nearest:  # queued behind the query's embedding
+                near = self._background().submit(
+                    lambda: store.nearest(embedder.name, query_vector.result(), access, flt, pool))
             keyword = dict(store.keyword(terms, access, flt, pool)) if mode == "hybrid" else {}
             q = query_vector.result()
-            semantic = store.nearest(embedder.name, q, access, flt, pool)
+            semantic = near.result() if near is not None else store.nearest(embedder.name, q, access, flt, pool)
             if mode == "hybrid":
                 semantic.update(store.cosines(embedder.name, q, access, [doc for doc in keyword if doc not in semantic]))
                 fused = fusion.fuse(keyword, semantic, alpha)
@@ -667,9 +671,11 @@ class Memory:
                 if len(best) > top_k:
                     heapq.heappop(best)
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
+        records = {store.key: store.by_docs([doc for _, _, owner, doc, *_ in scored[:top_k] if owner is store])
+                   for store in stores}
         hits = []
         for value, _, store, doc, breakdown, (count, last), path in scored[:top_k]:
-            record = store.by_docs([doc])[doc].record
+            record = records[store.key][doc].record
             hit = Hit(record=record, score=value, signal=freshness.signal(record.created, count, last, now),
                       recall_count=count, last_recall=last, store=store.key, path=path)
             if explain:
@@ -724,9 +730,13 @@ class Memory:
                 ranked.append((store, doc, hit, raw))
             earlier.append(store)
         ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
+        records: dict[tuple[str, int], Record] = {}
+        for store in stores:  # one lookup per store, not per hit (a round trip each on postgres)
+            docs = [doc for owner, doc, _, _ in ranked[:top_k] if owner is store]
+            records.update(((store.key, doc), item.record) for doc, item in store.by_docs(docs).items())
         out = []
         for store, doc, hit, raw in ranked[:top_k]:
-            hit.record = store.by_docs([doc])[doc].record
+            hit.record = records[store.key, doc]
             out.append((hit, raw, doc))
         return out
 

@@ -42,6 +42,10 @@ class RecordStore(Protocol):
     backend: str  # "files", "sqlite" or "postgres"
     key: str  # names the store in hits (``store``) and keys its usage; stable across processes
     location: str  # shown to people: a folder, a database file, or a DSN without its password
+    # Whether nearest() may run on another thread while keyword() runs on this one (a recall
+    # then walks the vector graph while it ranks by keywords). True only where the two run
+    # apart for real: on postgres, two server sessions on two cores.
+    parallel_nearest: bool
 
     def exists(self) -> bool:
         """Whether the store holds anything yet (reads never create it)."""

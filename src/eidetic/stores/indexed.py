@@ -19,6 +19,7 @@ class IndexedStore:
     """The shared half of :class:`~eidetic.stores.base.RecordStore` for SQLite-indexed stores."""
 
     backend = ""
+    parallel_nearest = False  # both search in this process: nothing to gain, and SQLite is per thread
 
     def __init__(self, index: StoreIndex, key: str, location: str, usage: UsageState) -> None:
         self.index = index

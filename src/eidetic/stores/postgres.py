@@ -236,6 +236,7 @@ class PostgresStore:
     """A :class:`~eidetic.stores.base.RecordStore` kept in a PostgreSQL database."""
 
     backend = "postgres"
+    parallel_nearest = True  # nearest() has a session of its own (``_reader``)
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
@@ -243,6 +244,7 @@ class PostgresStore:
         self.key = str(self.target)
         self.location = self.key
         self._conn: Any = None
+        self._reader: Any = None  # nearest()'s session, see ``reader``
         self._ready = False  # the schema exists at this version (checked once per store)
         self._vector_ready = False
         self._lock_depth = 0
@@ -263,6 +265,17 @@ class PostgresStore:
             self._conn = self._connect()
         return self._conn
 
+    @property
+    def reader(self) -> Any:
+        """nearest()'s own session: a recall runs it on another thread while keyword() runs on
+        ``conn``, so the server walks the vector graph and ranks by keywords on two cores."""
+        if self._reader is None:
+            from pgvector.psycopg import register_vector
+
+            self._reader = self._connect()
+            register_vector(self._reader)
+        return self._reader
+
     @contextmanager
     def _guard(self) -> Iterator[None]:
         """Turn a connection lost after connecting (server restart or shutdown, network, timeout)
@@ -274,7 +287,8 @@ class PostgresStore:
             yield
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             # an operational error on a live session (disk full, statement timeout) is no lost connection
-            what = "lost the connection to" if self._conn is None or self._conn.closed else "a failure at"
+            lost = self._conn is None or any(c is not None and c.closed for c in (self._conn, self._reader))
+            what = "lost the connection to" if lost else "a failure at"
             self._drop()
             lines = str(exc).strip().splitlines()
             reason = self._scrub(lines[0]) if lines else type(exc).__name__
@@ -284,9 +298,10 @@ class PostgresStore:
 
     def _drop(self) -> None:
         """Forget the connection (closing it quietly: it may be dead already)."""
-        conn, self._conn, self._vector_ready = self._conn, None, False
-        if conn is not None:
-            conn.close()
+        conns, self._conn, self._reader, self._vector_ready = (self._conn, self._reader), None, None, False
+        for conn in conns:
+            if conn is not None:
+                conn.close()
 
     def _connect(self) -> Any:
         import psycopg
@@ -1021,8 +1036,8 @@ class PostgresStore:
         self.conn.execute("INSERT INTO eidetic_vector_models(model, dims, graph) VALUES(%s, %s, %s) "
                           "ON CONFLICT (model) DO UPDATE SET graph = excluded.graph", (model, dims, name))
 
-    def _model_dims(self, model: str) -> int | None:
-        row = self.conn.execute("SELECT dims FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
+    def _model_dims(self, model: str, conn: Any = None) -> int | None:
+        row = (conn or self.conn).execute("SELECT dims FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
         return row[0] if row else None
 
     @_guarded
@@ -1035,7 +1050,8 @@ class PostgresStore:
 
         if not self._schema(create=False):
             return {}
-        dims = self._model_dims(model)
+        conn = self.reader
+        dims = self._model_dims(model, conn)
         if dims is None:
             return {}
         where, params = self._where(access, filters)
@@ -1046,7 +1062,6 @@ class PostgresStore:
             "JOIN eidetic_docs d ON d.hash = e.hash WHERE e.model = {model} AND " + where
             + " ORDER BY {distance} LIMIT %s").format(distance=distance, model=sql.Literal(model))
         window = pool if not filters.meta else 4 * pool
-        conn = self.conn
         while True:
             with conn.transaction():
                 conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
