@@ -1,11 +1,7 @@
-"""Recall latency against store size, per mode and backend, from the saved benchmark results.
-
-    python benchmarks/plot.py        # writes docs/recall-latency.png and a table in docs/benchmarks.md
-
-Reads what the other benchmarks saved in ``benchmarks/results``: ``speed-files-<n>.json`` and
-``semantic.json`` (files backend), ``backend-<name>-<n>.json`` (sqlite, postgres). Each point
-is the p50 of in-process top-10 recalls; a size a benchmark has not been run at is simply
-absent, so the plot fills in as runs are added.
+"""Recall latency against store size, per mode and backend, from the saved results of
+``benchmarks/speed.py`` (``results/speed-<backend>-<n>.json``): docs/recall-latency.png and a
+table. Each point is the p50 of in-process top-10 recalls; a size not run yet is simply absent.
+``speed.py`` calls this after every run, and ``speed.py report`` on its own.
 """
 
 from __future__ import annotations
@@ -16,33 +12,18 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-MODES = ("keyword", "exact", "hybrid")
+MODES = ("keyword", "exact", "hybrid", "approximate")
 
 
 def points() -> dict[tuple[str, str], dict[int, float]]:
     """(backend, mode) -> {records: p50 ms}."""
     found: dict[tuple[str, str], dict[int, float]] = {}
-
-    def add(backend: str, mode: str, size: int, p50: float) -> None:
-        found.setdefault((backend, mode), {})[size] = p50
-
-    for path in RESULTS.glob("speed-files-*.json"):
-        r = json.loads(path.read_text())
-        for mode in ("keyword", "exact"):
-            if f"{mode}_in_process" in r:
-                add("files", mode, r["records"], r[f"{mode}_in_process"]["p50_ms"])
-    semantic = RESULTS / "semantic.json"
-    if semantic.exists():
-        hybrid = json.loads(semantic.read_text()).get("hybrid", {})
-        if "hybrid_in_process" in hybrid:
-            add("files", "hybrid", hybrid["records"], hybrid["hybrid_in_process"]["p50_ms"])
-    for path in RESULTS.glob("backend-*.json"):
-        match = re.fullmatch(r"backend-(\w+)-(\d+)\.json", path.name)
+    for path in RESULTS.glob("speed-*.json"):
+        match = re.fullmatch(r"speed-(files|sqlite|postgres)-(\d+)\.json", path.name)
         if match:
-            r = json.loads(path.read_text())
+            in_process = json.loads(path.read_text())["in_process"]
             for mode in MODES:
-                if mode in r:
-                    add(match.group(1), mode, int(match.group(2)), r[mode]["p50_ms"])
+                found.setdefault((match.group(1), mode), {})[int(match.group(2))] = in_process[mode]["p50_ms"]
     return found
 
 
@@ -52,7 +33,7 @@ def plot(found: dict[tuple[str, str], dict[int, float]], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(MODES), figsize=(12, 4), sharey=True)
+    fig, axes = plt.subplots(1, len(MODES), figsize=(15, 4), sharey=True)
     for ax, mode in zip(axes, MODES):
         for backend in ("files", "sqlite", "postgres"):
             series = found.get((backend, mode), {})
@@ -72,29 +53,13 @@ def plot(found: dict[tuple[str, str], dict[int, float]], out: Path) -> None:
 
 def table(found: dict[tuple[str, str], dict[int, float]]) -> str:
     sizes = sorted({n for series in found.values() for n in series})
-    lines = ["### Recall latency against store size (`benchmarks/plot.py`)", "",
+    lines = ["### Recall latency against store size", "",
              "![recall p50 against store size, per mode and backend](recall-latency.png)", "",
              "| backend | mode | " + " | ".join(f"{n:,}" for n in sizes) + " |",
              "|---|---|" + "---|" * len(sizes)]
     for (backend, mode), series in sorted(found.items()):
         lines.append(f"| {backend} | {mode} | " + " | ".join(
             f"{series[n]} ms" if n in series else "" for n in sizes) + " |")
-    lines += ["", "p50 of in-process top-10 recalls, from each benchmark's saved results (their sections "
-              "above give dates and conditions)."]
+    lines += ["", "p50 of in-process top-10 recalls, from the saved results (their sections above give dates "
+              "and conditions)."]
     return "\n".join(lines)
-
-
-def main() -> None:
-    import sys
-
-    sys.path.insert(0, str(HERE))
-    from report import update_doc
-
-    found = points()
-    plot(found, HERE.parent / "docs" / "recall-latency.png")
-    update_doc("recall-latency-plot", table(found))
-    print(table(found))
-
-
-if __name__ == "__main__":
-    main()

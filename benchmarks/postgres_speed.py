@@ -28,7 +28,7 @@ from corpus import exact_queries, keyword_queries, records
 from pg_server import start_postgres
 from report import update_doc
 from semantic import clustered
-from speed import summary
+from measure import summary
 
 MODEL = "synthetic-384"
 BATCH = 2000

@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from corpus import keyword_queries, records  # noqa: E402
 from report import update_doc  # noqa: E402
-from speed import isolated_env, machine, recall_latencies, run_cli, summary  # noqa: E402
+from measure import isolated_env, machine, recall_latencies, run_cli, summary  # noqa: E402
 
 DIM = 384
 

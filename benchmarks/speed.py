@@ -1,11 +1,24 @@
-"""Speed of the files store at a given size: ingest, recall in-process and as a new process,
-and how fast a hand edit becomes visible. Writes JSON to ``benchmarks/results/`` and prints a
-markdown table for ``docs/benchmarks.md``.
+"""Speed and scale of every backend, 10k to 1M records, and against eidetic-cli: one entry point.
 
-    python benchmarks/speed.py --records 100000
+    python benchmarks/speed.py files 10000 100000
+    python benchmarks/speed.py sqlite 10000 100000 1000000
+    python benchmarks/speed.py postgres 10000 100000       # starts its own PostgreSQL (pgserver)
+    python benchmarks/speed.py versus 1000 10000           # eidetic-cli 0.14.1 side by side (versus.py)
+    python benchmarks/speed.py report                      # the plot and every speed target, from saved results
 
-Latencies are medians (p50) and p95 over many queries; the machine is shared and noisy, so
-read them as ratios against each other and against the targets, not as absolutes.
+For each backend and size: a realistic corpus (``corpus.py``: half short notes, half longer
+chunks, real English vocabulary) is remembered from NDJSON by ``eidetic remember --no-embed``
+processes (up to 100k records a process, the rest in further processes), then each record's
+vector is planted in the embedding cache under the real model's name (synthetic, clustered like
+sentence embeddings: embedding 1M texts with the NumPy model would take half a day; queries are
+always embedded by the real model, inside the measured time). Then: ingest with the embedding
+model (new records on top of the store), the first semantic recall (vectors indexed, graph
+built), p50/p95 of top-10 recall in-process per mode, recall per mode as a new CLI process with
+its peak RSS, ``eidetic --help``, how soon a hand edit is seen (files: rename, in place, in place
+with ``eidetic watch``) and disk use. Results go to ``benchmarks/results/speed-<backend>-<n>.json``
+and docs/benchmarks.md; ``report`` draws docs/recall-latency.png and checks every target.
+
+The machine is shared and noisy: latencies are medians over many queries; read them as ratios.
 """
 
 from __future__ import annotations
@@ -13,10 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,137 +37,98 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import exact_queries, keyword_queries, records  # noqa: E402
+from measure import folder_bytes, isolated_env, machine, recall_latencies, run_cli, summary, timed_cli  # noqa: E402
 from report import update_doc  # noqa: E402
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def summary(values_ms: list[float]) -> dict:
-    return {"p50_ms": round(statistics.median(values_ms), 2), "p95_ms": round(pct(values_ms, 0.95), 2),
-            "n": len(values_ms)}
+RESULTS = HERE / "results"
+MODES = ("keyword", "exact", "hybrid", "approximate")
+CHUNK = 100_000  # records per `remember` process (and generated at a time: bounded memory)
+SIZES = {"files": 100_000, "sqlite": 1_000_000, "postgres": 100_000}  # the largest each is meant for
 
 
-def installed_env(env: dict) -> dict:
-    """The environment of an installed eidetic: its modules byte-compiled (pip does this on a
-    normal install; this machine sets PYTHONDONTWRITEBYTECODE, which would make every new
-    process compile eidetic's sources again, ~0.1 s that no user pays)."""
-    import compileall
-
-    import eidetic
-
-    compileall.compile_dir(str(Path(eidetic.__file__).parent), quiet=1)
-    clean = dict(env)
-    clean.pop("PYTHONDONTWRITEBYTECODE", None)
-    return clean
+def query_sets(first: list[dict], n: int) -> dict[str, list[str]]:
+    """The queries of each mode, drawn from the first chunk's records (the same seeds as ever)."""
+    return {"keyword": keyword_queries(first, n, seed=21), "exact": exact_queries(first, n, seed=23),
+            "hybrid": keyword_queries(first, n, seed=25), "approximate": keyword_queries(first, n, seed=27)}
 
 
-def isolated_env(work: Path) -> dict:
-    """A run's own store, cache, state and HOME under ``work``: set for this process, and
-    returned (as an installed eidetic's environment) for the CLI processes it starts."""
-    env = os.environ.copy()
-    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
-                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
-    os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
-    return installed_env(env)
+def ingest(n: int, work: Path, env: dict, runs: int) -> tuple[list[dict], dict]:
+    """Remember ``n`` records with ``remember --no-embed`` processes (``CHUNK`` records each)
+    and plant their vectors; returns the first chunk and the ingest figures. Under ``CHUNK``
+    records the ingest is repeated on fresh stores ``runs`` times (median)."""
+    from eidetic.embed import local
+    from eidetic.embed.cache import VectorCache
+    from eidetic.records import text_hash
+    from semantic import clustered
+
+    first: list[dict] = []
+    seconds: list[float] = []
+    for attempt in range(runs if n <= CHUNK else 1):
+        if attempt:
+            wipe(work, env)
+        spent = 0.0
+        for number, start in enumerate(range(0, n, CHUNK)):
+            chunk = records(min(CHUNK, n - start), seed=7 + number)
+            for r in chunk:
+                r["id"] = f"c{number}-{r['id']}"
+            path = work / "chunk.ndjson"
+            path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
+            with path.open() as stdin:
+                spent += run_cli(["remember", "--json", "--no-embed"], env, stdin=stdin)[0]
+            if attempt == 0:
+                cache = VectorCache(Path(env["EIDETIC_CACHE_DIR"]) / "vectors.sqlite")
+                cache.put(local.MODEL_NAME, ((text_hash(r["text"]), v)
+                                             for r, v in zip(chunk, clustered(len(chunk), seed=99 + number))))
+                cache.close()
+                first = first or chunk
+            print(f"  {start + len(chunk):,} records, {(start + len(chunk)) / spent:,.0f}/s", flush=True)
+        seconds.append(spent)
+    median = sorted(seconds)[len(seconds) // 2]
+    return first, {"records_per_s": round(n / median), "runs_s": [round(s, 1) for s in seconds],
+                   "processes": -(-n // CHUNK)}
 
 
-def recall_latencies(memory, mode: str, queries: list[str]) -> dict:
-    """p50/p95 of in-process top-10 recalls, one per query."""
-    latencies = []
-    for query in queries:
-        started = time.perf_counter()
-        memory.recall(query, mode=mode, top_k=10)
-        latencies.append((time.perf_counter() - started) * 1000)
-    return summary(latencies)
+def wipe(work: Path, env: dict) -> None:
+    """An empty store of the same backend, for another ingest run (the vector cache stays)."""
+    shutil.rmtree(work / "store", ignore_errors=True)
+    shutil.rmtree(work / "state", ignore_errors=True)
+    for entry in (work / "cache").iterdir():  # derived indexes go; the planted vectors stay
+        if not entry.name.startswith("vectors.sqlite"):
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    if env.get("EIDETIC_BACKEND") == "sqlite":
+        for suffix in ("", "-wal", "-shm"):
+            Path(env["EIDETIC_SQLITE_PATH"] + suffix).unlink(missing_ok=True)
+    elif env.get("EIDETIC_BACKEND") == "postgres":
+        import psycopg
+
+        with psycopg.connect(env["EIDETIC_PG_DSN"], autocommit=True) as conn:
+            conn.execute("DROP SCHEMA public CASCADE")
+            conn.execute("CREATE SCHEMA public")
 
 
-def run_cli(args: list[str], env: dict, stdin=None) -> tuple[float, subprocess.CompletedProcess]:
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "eidetic", *args], env=env, stdin=stdin,
-                          capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"eidetic {' '.join(args)} failed: {proc.stderr}")
-    return elapsed, proc
+def embedded_ingest(env: dict, count: int) -> dict:
+    """``count`` new records remembered with the local embedding model, on top of the store."""
+    extra = records(count, seed=5)
+    for r in extra:
+        r["id"] = f"embedded-{r['id']}"
+    path = Path(env["EIDETIC_CACHE_DIR"]).parent / "embedded.ndjson"
+    path.write_text("".join(json.dumps(r) + "\n" for r in extra))
+    with path.open() as stdin:
+        seconds = run_cli(["remember", "--json"], env, stdin=stdin)[0]
+    return {"records": count, "seconds": round(seconds, 1), "records_per_s": round(count / seconds, 1)}
 
 
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, {platform.system()}"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--processes", type=int, default=21, help="CLI runs per mode")
-    parser.add_argument("--ingest-runs", type=int, default=3, help="fresh-store ingests (median)")
-    parser.add_argument("--out", type=Path, default=HERE / "results")
-    args = parser.parse_args()
-
-    work = Path(tempfile.mkdtemp(prefix="eidetic-speed-"))
-    env = isolated_env(work)
-    result: dict = {"records": args.records, "machine": machine(),
-                    "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
-
-    print(f"generating {args.records} records ...", flush=True)
-    corpus = records(args.records)
-    words = sum(len(r["text"].split()) for r in corpus)
-    result["mean_words"] = round(words / len(corpus), 1)
-    ndjson = work / "records.ndjson"
-    with ndjson.open("w") as handle:
-        for record in corpus:
-            handle.write(json.dumps(record) + "\n")
-
-    print(f"ingest (eidetic remember < NDJSON, one process, {args.ingest_runs} fresh stores) ...", flush=True)
-    runs = []
-    for _ in range(args.ingest_runs):
-        for folder in ("store", "cache", "state"):
-            shutil.rmtree(work / folder, ignore_errors=True)
-        with ndjson.open() as stdin:
-            runs.append(run_cli(["remember", "--json", "--no-embed"], env, stdin=stdin)[0])
-    seconds = statistics.median(runs)
-    result["ingest"] = {"seconds": round(seconds, 2), "records_per_s": round(args.records / seconds),
-                        "runs_s": [round(r, 2) for r in runs]}
-    print(f"  {result['ingest']}", flush=True)
-
-    from eidetic import Memory
+def hand_edits(store: Path, first: list[dict], env: dict) -> dict:
+    """How soon recall sees a hand-edited record file: replaced by rename, rewritten in place,
+    and rewritten in place while ``eidetic watch`` runs (5 edits each, new recall processes
+    back to back until the edit shows)."""
     from eidetic.records import record_path
 
-    store = work / "store"
-    result["disk"] = {"store_mb": round(sum(p.stat().st_size for p in store.rglob("*.md")) / 1e6, 1),
-                      "index_mb": round(sum(p.stat().st_size for p in (work / "cache").rglob("*")
-                                            if p.is_file()) / 1e6, 1)}
-    kw_queries = keyword_queries(corpus, args.queries)
-    ex_queries = exact_queries(corpus, args.queries)
-    with Memory.open() as memory:
-        memory.recall("warm up", mode="keyword")
-        for mode, queries in (("keyword", kw_queries), ("exact", ex_queries)):
-            result[f"{mode}_in_process"] = recall_latencies(memory, mode, queries)
-            print(f"  {mode} in-process: {result[f'{mode}_in_process']}", flush=True)
-
-    for mode, queries in (("keyword", kw_queries), ("exact", ex_queries)):
-        walls = [run_cli(["recall", q, "--mode", mode, "--json"], env)[0] * 1000
-                 for q in queries[: args.processes]]
-        result[f"{mode}_cli_process"] = summary(walls)
-        print(f"  {mode} as a new process: {result[f'{mode}_cli_process']}", flush=True)
-
-    startup = [run_cli(["--help"], env)[0] * 1000 for _ in range(11)]
-    result["cli_help"] = summary(startup)
-
     rng = random.Random(5)
+    out: dict = {}
     watcher = None
     for style in ("rename", "in_place", "in_place_watched"):
         if style == "in_place_watched":
@@ -164,9 +136,9 @@ def main() -> None:
                                        stderr=subprocess.PIPE, text=True)
             watcher.stderr.readline()  # "watching ...": the watch is set up
             time.sleep(0.2)
-        visible, first_recall = [], []
+        visible = []
         for trial in range(5):
-            target = store / record_path(f"rec-{rng.randrange(args.records):07d}")
+            target = store / record_path(rng.choice(first)["id"])
             marker = f"zqx{style.replace('_', '')}{trial}marker"
             content = target.read_text().rstrip("\n") + f" {marker}\n"
             edited_at = time.perf_counter()
@@ -176,54 +148,221 @@ def main() -> None:
                 os.replace(temp, target)
             else:
                 with target.open("r+") as handle:
-                    handle.seek(0)
                     handle.write(content)
                     handle.truncate()
-            attempts = 0
-            while True:
-                attempts += 1
-                wall, proc = run_cli(["recall", marker, "--mode", "keyword", "--json", "--no-record"], env)
-                if attempts == 1:
-                    first_recall.append(wall * 1000)
+            for _ in range(400):
+                _, proc = run_cli(["recall", marker, "--mode", "keyword", "--json", "--no-record"], env)
                 if json.loads(proc.stdout)["items"]:
                     visible.append((time.perf_counter() - edited_at) * 1000)
                     break
-                if attempts > 400:
-                    raise SystemExit(f"{style} edit never became visible")
                 if style == "in_place_watched":
                     time.sleep(0.01)
-        result[f"hand_edit_{style}"] = {"visible_after_ms": summary(visible),
-                                        "first_recall_ms": summary(first_recall)}
-        print(f"  hand edit ({style}): {result[f'hand_edit_{style}']}", flush=True)
+            else:
+                raise SystemExit(f"{style} edit never became visible")
+        out[style] = summary(visible)
+        print(f"  hand edit ({style}): visible after {out[style]}", flush=True)
     if watcher is not None:
         watcher.terminate()
         watcher.wait(timeout=30)
+    return out
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"speed-files-{args.records}.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
+
+def disk(backend: str, work: Path, env: dict) -> dict:
+    """MB on disk; the embedding model's prepared weights (cache/models, ~90 MB once per
+    machine) and the embedding cache are the model's, not the store's, and are left out."""
+    if backend == "files":
+        derived = sum(folder_bytes(p) for p in (work / "cache").iterdir()
+                      if p.name not in ("models", "model-checks") and not p.name.startswith("vectors.sqlite"))
+        return {"record files": round(folder_bytes(work / "store") / 1e6),
+                "derived (keyword index, vectors)": round(derived / 1e6)}
+    if backend == "sqlite":
+        database = sum(folder_bytes(Path(env["EIDETIC_SQLITE_PATH"] + s)) for s in ("", "-wal"))
+        return {"database": round(database / 1e6),
+                "derived (keyword index, vectors)": round(folder_bytes(work / "cache" / "sqlite") / 1e6)}
+    import psycopg
+
+    with psycopg.connect(env["EIDETIC_PG_DSN"]) as conn:
+        size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+    return {"database (tables and indexes)": round(size / 1e6)}
+
+
+def measure(backend: str, n: int, args: argparse.Namespace) -> dict:
+    print(f"\n== {backend}, {n:,} records", flush=True)
+    work = Path(tempfile.mkdtemp(prefix=f"eidetic-speed-{backend}-"))
+    env = isolated_env(work)
+    settings: dict[str, str] = {}
+    stop = None
+    if backend == "sqlite":
+        settings = {"EIDETIC_BACKEND": "sqlite", "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite")}
+    elif backend == "postgres":
+        from pg_server import start_postgres
+
+        dsn, stop = start_postgres(work)
+        settings = {"EIDETIC_BACKEND": "postgres", "EIDETIC_PG_DSN": dsn}
+    os.environ.update(settings)
+    env.update(settings)
+    result: dict = {"backend": backend, "records": n, "machine": machine(),
+                    "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    try:
+        first, result["ingest"] = ingest(n, work, env, args.ingest_runs)
+        result["mean_words"] = round(sum(len(r["text"].split()) for r in first) / len(first), 1)
+        queries = query_sets(first, args.queries)
+        from eidetic import Memory
+
+        with Memory.open() as memory:
+            started = time.perf_counter()
+            memory.recall("warm up", mode="hybrid", record=False)
+            result["first_semantic_recall_s"] = round(time.perf_counter() - started, 1)
+            print(f"  first semantic recall {result['first_semantic_recall_s']} s", flush=True)
+            result["in_process"] = {}
+            for mode in MODES:
+                result["in_process"][mode] = recall_latencies(memory, mode, queries[mode])
+                print(f"  {mode} in-process: {result['in_process'][mode]}", flush=True)
+        result["cli"] = {}
+        for mode in MODES:
+            runs = [timed_cli(["recall", q, "--mode", mode, "--top-k", "10", "--json"], env)
+                    for q in queries[mode][:args.processes]]
+            result["cli"][mode] = {**summary([wall for wall, _, _ in runs]),
+                                   "peak_rss_mb": round(max(rss for _, rss, _ in runs))}
+            print(f"  {mode} as a new process: {result['cli'][mode]}", flush=True)
+        result["cli_help"] = summary([timed_cli(["--help"], env)[0] for _ in range(11)])
+        result["ingest_embedded"] = embedded_ingest(env, args.embedded)
+        print(f"  remember with the embedding model: {result['ingest_embedded']}", flush=True)
+        if backend == "files":
+            result["hand_edit"] = hand_edits(work / "store", first, env)
+        result["disk_mb"] = disk(backend, work, env)
+    finally:
+        if stop is not None:
+            stop()
+        shutil.rmtree(work, ignore_errors=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    saved = RESULTS / f"speed-{backend}-{n}.json"
+    saved.write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))
-    update_doc(f"speed-files-{args.records}", table(result))
+    update_doc(f"speed-{backend}-{n}", table(result))
+    return result
 
 
 def table(r: dict) -> str:
-    rows = [
-        ("remember from NDJSON, --no-embed (one process; median of fresh stores)", f"{r['ingest']['records_per_s']:,} records/s (runs: {', '.join(f'{x} s' for x in r['ingest']['runs_s'])})"),
-        ("keyword recall, in-process, top-10", f"p50 {r['keyword_in_process']['p50_ms']} ms, p95 {r['keyword_in_process']['p95_ms']} ms"),
-        ("exact recall, in-process, top-10", f"p50 {r['exact_in_process']['p50_ms']} ms, p95 {r['exact_in_process']['p95_ms']} ms"),
-        ("`eidetic recall --mode keyword` new process", f"p50 {r['keyword_cli_process']['p50_ms']} ms, p95 {r['keyword_cli_process']['p95_ms']} ms"),
-        ("`eidetic recall --mode exact` new process", f"p50 {r['exact_cli_process']['p50_ms']} ms, p95 {r['exact_cli_process']['p95_ms']} ms"),
-        ("`eidetic --help` new process", f"p50 {r['cli_help']['p50_ms']} ms"),
-        ("hand edit by rename: visible after", f"p50 {r['hand_edit_rename']['visible_after_ms']['p50_ms']} ms"),
-        ("hand edit in place: visible after", f"p50 {r['hand_edit_in_place']['visible_after_ms']['p50_ms']} ms, p95 {r['hand_edit_in_place']['visible_after_ms']['p95_ms']} ms (verification slice, recalls back to back)"),
-        ("hand edit in place, `eidetic watch` running: visible after", f"p50 {r['hand_edit_in_place_watched']['visible_after_ms']['p50_ms']} ms, p95 {r['hand_edit_in_place_watched']['visible_after_ms']['p95_ms']} ms"),
-        ("disk: record files / index", f"{r['disk']['store_mb']} MB / {r['disk']['index_mb']} MB"),
-    ]
-    lines = [f"Files store, {r['records']:,} records (mean {r['mean_words']} words), {r['date']}, {r['machine']}",
-             "", "| measure | result |", "|---|---|"]
-    lines += [f"| {a} | {b} |" for a, b in rows]
+    lines = [f"### `{r['backend']}` at {r['records']:,} records", "",
+             f"{r['date']}, {r['machine']}; mean {r['mean_words']} words a record.", "",
+             "| recall, top 10 | in-process p50 | p95 | new process p50 | p95 | peak RSS |",
+             "|---|---|---|---|---|---|"]
+    for mode in MODES:
+        inside, cli = r["in_process"][mode], r["cli"][mode]
+        lines.append(f"| {mode} | {inside['p50_ms']} ms | {inside['p95_ms']} ms | {cli['p50_ms']} ms | "
+                     f"{cli['p95_ms']} ms | {cli['peak_rss_mb']} MB |")
+    ingest, embedded = r["ingest"], r["ingest_embedded"]
+    lines += ["", f"- `remember --no-embed` from NDJSON: **{ingest['records_per_s']:,} records/s** "
+              f"({ingest['processes']} process{'es' if ingest['processes'] > 1 else ''}; runs "
+              + ", ".join(f"{s} s" for s in ingest["runs_s"]) + ")",
+              f"- `remember` with the local embedding model, {embedded['records']} more records: "
+              f"{embedded['records_per_s']} records/s (the model's own speed, whatever the store size)",
+              f"- first semantic recall (vectors indexed from the cache, graph built): {r['first_semantic_recall_s']} s",
+              f"- `eidetic --help`: p50 {r['cli_help']['p50_ms']} ms",
+              "- disk: " + ", ".join(f"{k} {v:,} MB" for k, v in r["disk_mb"].items())]
+    if "hand_edit" in r:
+        edit = r["hand_edit"]
+        lines.append(f"- a hand edit is seen by recall after: p50 {edit['rename']['p50_ms']} ms (file replaced by "
+                     f"rename), {edit['in_place']['p50_ms']} ms (rewritten in place, no watcher), "
+                     f"{edit['in_place_watched']['p50_ms']} ms (in place, `eidetic watch` running)")
+    else:
+        lines.append("- hand edits: none to catch up with (the database is the store; every change goes through eidetic)")
     return "\n".join(lines)
+
+
+def load(name: str) -> dict | None:
+    path = RESULTS / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def targets() -> list[tuple[str, str, float | None, str, bool | None]]:
+    """Every speed target of the issues, against the saved results: (issue, target, measured,
+    unit, met); ``measured`` is None where that benchmark has not been run."""
+    def at(backend: str, n: int, *path: str) -> float | None:
+        found = load(f"speed-{backend}-{n}.json")
+        for key in path:
+            if found is None:
+                return None
+            found = found.get(key)
+        return found
+
+    semantic, memory_recall, versus = load("semantic.json"), load("memory-recall-10000.json"), load("versus.json")
+    ann_1m = next((v for v in (semantic or {}).get("vector_index", [])
+                   if v["vectors"] == 1_000_000 and v["data"] == "embedding-like"), None)
+    ratios = {}
+    if versus and versus["sizes"]:
+        largest = max(versus["sizes"], key=lambda s: s["records"])
+        if largest["records"] >= 10_000:
+            ratios = largest["ratios"]
+    rows = [
+        ("2", "files 100k: keyword recall p50 in-process", at("files", 100_000, "in_process", "keyword", "p50_ms"), "ms", "<=", 10),
+        ("2", "files 100k: exact recall p50 in-process", at("files", 100_000, "in_process", "exact", "p50_ms"), "ms", "<=", 10),
+        ("2", "files 100k: `recall --mode keyword` new process p50", at("files", 100_000, "cli", "keyword", "p50_ms"), "ms", "<=", 300),
+        ("2", "files 100k: `remember` from NDJSON", at("files", 100_000, "ingest", "records_per_s"), "records/s", ">=", 5000),
+        ("2", "files 100k: a hand edit (rename) seen by recall, p50", at("files", 100_000, "hand_edit", "rename", "p50_ms"), "ms", "<=", 300),
+        ("2", "files 100k: a hand edit in place, `eidetic watch` running, p50", at("files", 100_000, "hand_edit", "in_place_watched", "p50_ms"), "ms", "<=", 300),
+        ("4", "files 100k: hybrid recall p50 in-process", at("files", 100_000, "in_process", "hybrid", "p50_ms"), "ms", "<=", 30),
+        ("4", "files 100k: hybrid recall new process p50 (model load included)", at("files", 100_000, "cli", "hybrid", "p50_ms"), "ms", "<=", 600),
+        ("4", "1M vectors: top-10 search with the ANN index, p50", ann_1m["search_top100_ms"]["p50_ms"] if ann_1m else None, "ms", "<=", 20),
+        ("5", "10k memory files: `memory-recall` process p50", (memory_recall or {}).get("memory_recall_ms", {}).get("p50_ms"), "ms", "<=", 300),
+        ("6", "sqlite 1M: keyword recall p50 in-process", at("sqlite", 1_000_000, "in_process", "keyword", "p50_ms"), "ms", "<=", 20),
+        ("6", "sqlite 1M: hybrid recall p50 in-process", at("sqlite", 1_000_000, "in_process", "hybrid", "p50_ms"), "ms", "<=", 100),
+        ("6", "postgres 100k: keyword recall p50 in-process", at("postgres", 100_000, "in_process", "keyword", "p50_ms"), "ms", "<=", 50),
+        ("6", "postgres 100k: hybrid recall p50 in-process", at("postgres", 100_000, "in_process", "hybrid", "p50_ms"), "ms", "<=", 50),
+        ("7", "sqlite 1M: peak RSS of a hybrid recall process", at("sqlite", 1_000_000, "cli", "hybrid", "peak_rss_mb"), "MB", "<=", 1536),
+        ("7", "10k records: ingest vs eidetic-cli (ours --no-embed)", ratios.get("ingest_vs_no_embed"), "x faster", ">=", 100),
+        ("7", "10k records: keyword recall process vs eidetic-cli", ratios.get("keyword"), "x faster", ">=", 5),
+        ("7", "10k records: hybrid recall process vs eidetic-cli", ratios.get("hybrid"), "x faster", ">=", 20),
+    ]
+    out = []
+    for issue, what, measured, unit, sense, limit in rows:
+        met = None if measured is None else (measured <= limit if sense == "<=" else measured >= limit)
+        out.append((issue, f"{what} {'≤' if sense == '<=' else '≥'} {limit:,} {unit}", measured, unit, met))
+    return out
+
+
+def report() -> None:
+    import plot
+
+    found = plot.points()
+    plot.plot(found, HERE.parent / "docs" / "recall-latency.png")
+    lines = [plot.table(found), "", "### Every speed target, from the saved results", "",
+             "| issue | target | measured | |", "|---|---|---|---|"]
+    for issue, what, measured, unit, met in targets():
+        shown = "not run" if measured is None else f"{measured:,} {unit}"
+        lines.append(f"| {issue} | {what} | {shown} | {'' if met is None else 'met' if met else '**not met**'} |")
+    body = "\n".join(lines)
+    update_doc("speed-report", body)
+    print(body)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    for backend in ("files", "sqlite", "postgres"):
+        one = sub.add_parser(backend, help=f"measure the {backend} backend (meant for up to {SIZES[backend]:,} records)")
+        one.add_argument("sizes", type=int, nargs="+")
+        one.add_argument("--queries", type=int, default=200, help="in-process recalls per mode")
+        one.add_argument("--processes", type=int, default=11, help="new recall processes per mode")
+        one.add_argument("--ingest-runs", type=int, default=3, help="fresh-store ingests, median (up to 100k)")
+        one.add_argument("--embedded", type=int, default=200, help="records remembered with the model")
+    versus = sub.add_parser("versus", help="eidetic-cli 0.14.1 side by side (benchmarks/versus.py)")
+    versus.add_argument("rest", nargs=argparse.REMAINDER, help="sizes, then any versus.py options")
+    sub.add_parser("report", help="the plot and every speed target, from the saved results")
+    args = parser.parse_args()
+    if args.what == "versus":
+        import versus as side_by_side
+
+        rest = args.rest
+        count = next((i for i, a in enumerate(rest) if not a.isdigit()), len(rest))  # leading sizes
+        side_by_side.main((["--sizes", *rest[:count]] if count else []) + rest[count:])
+    elif args.what == "report":
+        report()
+    else:
+        for n in args.sizes:
+            measure(args.what, n, args)
+        report()
 
 
 if __name__ == "__main__":

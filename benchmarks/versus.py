@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 import versus_cli  # noqa: E402
 from corpus import exact_queries, keyword_queries, records  # noqa: E402
 from report import update_doc  # noqa: E402
-from speed import installed_env, machine, summary  # noqa: E402
+from measure import installed_env, machine, summary  # noqa: E402
 
 MODES = ("exact", "keyword", "hybrid", "approximate")
 # At the largest size: (what, measure, at least this many times faster). Ingest is compared
@@ -207,7 +207,7 @@ def table(r: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--queries", type=int, default=15, help="recall processes per mode (at most)")
@@ -221,7 +221,7 @@ def main() -> None:
                         help="run ours from the working tree itself, not from a snapshot taken at the start")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--no-doc", action="store_true", help="do not update docs/benchmarks.md")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-versus-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,97 @@
+"""Measuring tools shared by the benchmark scripts: latency summaries, isolated environments
+for a run's store and caches, CLI processes timed with their peak memory, the machine's name."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def summary(values_ms: list[float]) -> dict:
+    return {"p50_ms": round(statistics.median(values_ms), 2), "p95_ms": round(pct(values_ms, 0.95), 2),
+            "n": len(values_ms)}
+
+
+def installed_env(env: dict) -> dict:
+    """The environment of an installed eidetic: its modules byte-compiled (pip does this on a
+    normal install; this machine sets PYTHONDONTWRITEBYTECODE, which would make every new
+    process compile eidetic's sources again, ~0.1 s that no user pays)."""
+    import compileall
+
+    import eidetic
+
+    compileall.compile_dir(str(Path(eidetic.__file__).parent), quiet=1)
+    clean = dict(env)
+    clean.pop("PYTHONDONTWRITEBYTECODE", None)
+    return clean
+
+
+def isolated_env(work: Path) -> dict:
+    """A run's own store, cache, state and HOME under ``work``: set for this process, and
+    returned (as an installed eidetic's environment) for the CLI processes it starts."""
+    env = os.environ.copy()
+    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
+                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
+    os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
+    return installed_env(env)
+
+
+def recall_latencies(memory, mode: str, queries: list[str]) -> dict:
+    """p50/p95 of in-process top-10 recalls, one per query."""
+    latencies = []
+    for query in queries:
+        started = time.perf_counter()
+        memory.recall(query, mode=mode, top_k=10)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return summary(latencies)
+
+
+def run_cli(args: list[str], env: dict, stdin=None) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "eidetic", *args], env=env, stdin=stdin,
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"eidetic {' '.join(args)} failed: {proc.stderr}")
+    return elapsed, proc
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, {platform.system()}"
+
+
+def timed_cli(args: list[str], env: dict, cwd: Path | None = None) -> tuple[float, float, str]:
+    """One ``eidetic`` process: (wall ms, peak RSS MB, stdout). The peak comes from GNU time
+    (``/usr/bin/time -f %M``: the process's maximum resident set, in KiB)."""
+    started = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "eidetic", *args], env=env,
+                          cwd=cwd, capture_output=True, text=True)
+    wall = (time.perf_counter() - started) * 1000
+    if proc.returncode != 0:
+        raise SystemExit(f"eidetic {' '.join(args)} failed: {proc.stderr[-2000:]}")
+    return wall, int(proc.stderr.strip().splitlines()[-1]) / 1024, proc.stdout
+
+
+def folder_bytes(path: Path) -> int:
+    """Bytes under a folder (or of one file); 0 when absent."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
