@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,3 +96,20 @@ def folder_bytes(path: Path) -> int:
     if path.is_file():
         return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def snapshot(work: Path) -> Path:
+    """A byte-compiled copy of the eidetic package as it is now, for a long run to import (first
+    on ``sys.path`` and PYTHONPATH): edits made to the working tree meanwhile (an editable
+    install reads it) then neither change nor break what is measured."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("eidetic")  # found, not imported: this process may import the copy
+    assert spec is not None and spec.submodule_search_locations, "eidetic is not installed"
+    target = work / "ours-src"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(Path(spec.submodule_search_locations[0]), target / "eidetic",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(str(target / "eidetic"), quiet=1)
+    return target

@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import exact_queries, keyword_queries, records  # noqa: E402
-from measure import folder_bytes, isolated_env, machine, recall_latencies, run_cli, summary, timed_cli  # noqa: E402
+from measure import folder_bytes, isolated_env, machine, recall_latencies, run_cli, snapshot, summary, timed_cli  # noqa: E402
 from report import update_doc  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -351,6 +351,10 @@ def main() -> None:
     versus.add_argument("rest", nargs=argparse.REMAINDER, help="sizes, then any versus.py options")
     sub.add_parser("report", help="the plot and every speed target, from the saved results")
     args = parser.parse_args()
+    if args.what in SIZES:  # measure eidetic as it is now, whatever is edited during the run
+        source = snapshot(Path(tempfile.mkdtemp(prefix="eidetic-speed-source-")))
+        sys.path.insert(0, str(source))
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))
     if args.what == "versus":
         import versus as side_by_side
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 import versus_cli  # noqa: E402
 from corpus import exact_queries, keyword_queries, records  # noqa: E402
 from report import update_doc  # noqa: E402
-from measure import installed_env, machine, summary  # noqa: E402
+from measure import installed_env, machine, snapshot, summary  # noqa: E402
 
 MODES = ("exact", "keyword", "hybrid", "approximate")
 # At the largest size: (what, measure, at least this many times faster). Ingest is compared
@@ -44,22 +44,6 @@ TARGETS = (("ingest", "ingest_no_embed_s", 100.0), ("keyword recall", "keyword",
 def our_command() -> list[str]:
     script = Path(sys.executable).parent / "eidetic"
     return [str(script)] if script.exists() else [sys.executable, "-m", "eidetic"]
-
-
-def snapshot_ours(work: Path) -> Path:
-    """A byte-compiled copy of the eidetic package as it is now, which our processes import
-    (first on PYTHONPATH), so that edits made to the working tree during a long run do not
-    change, or break, what is measured."""
-    import compileall
-
-    import eidetic
-
-    target = work / "ours-src"
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(Path(eidetic.__file__).parent, target / "eidetic",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    compileall.compile_dir(str(target / "eidetic"), quiet=1)
-    return target
 
 
 def our_env(work: Path, source: Path | None = None) -> dict:
@@ -225,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
 
     work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-versus-"))
     work.mkdir(parents=True, exist_ok=True)
-    args.source = None if args.live_source else snapshot_ours(work)
+    args.source = None if args.live_source else snapshot(work)
     version = subprocess.run([*our_command(), "--version"], env=our_env(work / "probe", args.source),
                              capture_output=True, text=True, cwd=work, check=False)
     if version.returncode != 0:
