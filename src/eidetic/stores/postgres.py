@@ -58,10 +58,11 @@ KEYWORD_PER_WANTED = 2
 REANCHOR = 1.1
 # Impacts are stored as real (float4): a bound scaled by this covers their rounding.
 FLOAT4_SLACK = 1 + 1e-6
-# hnsw.ef_search for nearest(): the smallest value measured to reach recall@10 >= 0.95 against
-# exact search at 100k embedding-like vectors (0.966; 100 gave 0.992; benchmarks/postgres_speed.py).
-# A recall asks for a pool of 100+, and ef_search is never below the pool.
-EF_SEARCH = 40
+# hnsw.ef_search for nearest(), never below the pool asked for (a recall asks for 100+). Recall@10
+# against exact search at 100k embedding-like vectors (benchmarks/postgres_speed.py), over two
+# graph builds: ef 40 gave 0.966 and 0.941 (graphs differ between builds), ef 100 0.992 and
+# 0.9835 for ~0.7 ms more; so 100, which holds >= 0.95 with a margin.
+EF_SEARCH = 100
 HNSW_BUILD_MEMORY = "512MB"  # maintenance_work_mem for a graph build: 100k x 384-d fits
 VACUUM_AFTER = 5000  # records in one write after which the tables are vacuumed and analysed
 EXACT_PAGE = 200  # rows per page when metadata facets are checked in Python
@@ -780,14 +781,16 @@ class PostgresStore:
         """(doc, BM25) best first, exactly as exhaustive BM25 ranks them (ties aside), without
         scoring every record that shares a term: the threshold algorithm.
 
-        Each round takes the top M postings of every query term by impact (index only, packed
-        on the server), bounds every record seen from them (``_upper_bounds``, NumPy), scores
-        exactly the candidates with the best upper bounds (SQL, admitted records only), and
-        stops once the (offset+limit)-th admitted exact score reaches both the bound on records
-        outside every term's top M and the best upper bound of the candidates left unscored.
-        Otherwise it scores x4 candidates or, when records outside the top M could still rank,
-        takes x4 postings, keeping the scores it has (all postings and all candidates, at worst:
-        exhaustive).
+        Each round reads the top M postings of every query term by impact, with their term
+        frequencies, from the impact index alone (packed on the server), bounds every record
+        seen from them (``postgres_topk``, NumPy), admits the candidates with the best upper
+        bounds (scope, lifecycle, filters: one read of ``eidetic_docs``) and scores them exactly
+        from the frequencies read, looking up the postings the top M left out only for records
+        that could still reach the page. It stops once the (offset+limit)-th exact score reaches
+        the bound on records outside every term's top M, the best upper bound of the candidates
+        left unscored and the best of those left inexact. Otherwise it scores x4 candidates or,
+        when records outside the top M could still rank, reads x4 postings, keeping what it
+        has (all postings and all candidates, at worst: exhaustive).
 
         The bounds: a record's true score for term t is at most ``cap(t) * impact``, where
         ``cap(t)`` is the largest over fields of ``idf(t, field) * max(1, average / reference)``.
@@ -845,9 +848,9 @@ class PostgresStore:
                     admitted.update(self._admit(fresh, where, params, filters))
                 batch = [doc for doc in head if admitted[doc] is not None]
                 docs = np.array(batch, dtype=np.int64)
-                parts = np.array([admitted[doc][0] for doc in batch], dtype=np.int64)
+                homes = np.array([admitted[doc][0] for doc in batch], dtype=np.int64)  # their partitions
                 lengths = np.array([admitted[doc][1] for doc in batch], dtype=np.float64).reshape(len(batch), 4)
-                known = (docs, parts, lengths, lists, rest, depth, looked_up, weights, averages, K1, B)
+                known = (docs, homes, lengths, lists, rest, depth, looked_up, weights, averages, K1, B)
                 low, high, opened = topk.intervals(*known)
                 kth_low = float(np.partition(low, len(low) - want)[len(low) - want]) if len(low) >= want else -math.inf
                 pending = opened.any(axis=1) & (high >= kth_low)
