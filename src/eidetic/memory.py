@@ -671,8 +671,10 @@ class Memory:
                 if len(best) > top_k:
                     heapq.heappop(best)
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
-        records = {store.key: store.by_docs([doc for _, _, owner, doc, *_ in scored[:top_k] if owner is store])
-                   for store in stores}
+        records: dict[str, dict[int, IndexedRecord]] = {}
+        for store in stores:  # one lookup per store, not per hit (a round trip each on postgres)
+            docs = [doc for _, _, owner, doc, *_ in scored[:top_k] if owner is store]
+            records[store.key] = store.by_docs(docs) if docs else {}
         hits = []
         for value, _, store, doc, breakdown, (count, last), path in scored[:top_k]:
             record = records[store.key][doc].record
@@ -733,7 +735,8 @@ class Memory:
         records: dict[tuple[str, int], Record] = {}
         for store in stores:  # one lookup per store, not per hit (a round trip each on postgres)
             docs = [doc for owner, doc, _, _ in ranked[:top_k] if owner is store]
-            records.update(((store.key, doc), item.record) for doc, item in store.by_docs(docs).items())
+            if docs:
+                records.update(((store.key, doc), item.record) for doc, item in store.by_docs(docs).items())
         out = []
         for store, doc, hit, raw in ranked[:top_k]:
             hit.record = records[store.key, doc]
