@@ -110,19 +110,20 @@ def test_demo_runs_in_a_temporary_store(env):
     assert not (env / "home" / ".eidetic").exists()
 
 
-def test_keyword_and_exact_recall_do_not_import_heavy_modules(store):
+def test_help_and_keyword_and_exact_recall_do_not_import_heavy_modules(store):
     assert run_process("remember", '{"id": "a", "text": "quokka"}', "--no-embed").code == 0
     time.sleep(0.1)
     run_process("recall", "quokka", "--mode", "keyword")  # re-checks the just-written ("racy") file
-    for mode in ("keyword", "exact"):
-        code = ("import sys; from eidetic.cli.main import main; "
-                f"main(['recall', 'quokka', '--mode', '{mode}', '--json']); "
+    for args in (["--help"], ["recall", "quokka", "--mode", "keyword", "--json"],
+                 ["recall", "quokka", "--mode", "exact", "--json"]):
+        code = ("import sys; from eidetic.cli.main import main\n"
+                f"try:\n    main({args!r})\nexcept SystemExit as exit:\n    assert not exit.code\n"
                 "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'httpx', 'psycopg', 'pgvector', 'yaml',"
                 " 'usearch', 'mcp', 'pydantic')"
                 " if m in sys.modules))")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
         assert proc.returncode == 0, proc.stderr
-        assert '"id": "a"' in proc.stdout
+        assert ('"id": "a"' in proc.stdout) if "recall" in args else ("recall" in proc.stdout)
         assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []
 
 
