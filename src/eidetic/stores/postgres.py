@@ -1025,6 +1025,11 @@ class PostgresStore:
                          "FROM eidetic_incoming ON CONFLICT (model, hash) DO NOTHING", (model,))
             if known is None or known[1] is None:
                 self._build_graph(model, dims)
+        if len(vectors) >= VACUUM_AFTER:
+            # Fresh statistics now, not at autovacuum's next visit: planning with the old row
+            # count (a few dozen) the server scanned every vector and sorted rather than walk
+            # the HNSW graph (measured at 10k right after a load: 36 ms a search, 6.5 ms after).
+            conn.execute("ANALYZE eidetic_embeddings")
 
     def _build_graph(self, model: str, dims: int) -> None:
         """A partial HNSW index per model, on the vectors cast to its dimensions (pgvector
