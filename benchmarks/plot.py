@@ -32,6 +32,7 @@ def plot(found: dict[tuple[str, str], dict[int, float]], out: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     fig, axes = plt.subplots(1, len(MODES), figsize=(15, 4), sharey=True)
     for ax, mode in zip(axes, MODES):
@@ -42,6 +43,9 @@ def plot(found: dict[tuple[str, str], dict[int, float]], out: Path) -> None:
                 ax.plot(sizes, [series[n] for n in sizes], marker="o", label=backend)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_yticks([1, 2, 5, 10, 20, 50, 100])
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))  # 20, not 2x10^1
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title(f"{mode} recall, top 10")
         ax.set_xlabel("records in the store")
         ax.grid(True, which="both", alpha=0.3)
