@@ -671,13 +671,10 @@ class Memory:
                 if len(best) > top_k:
                     heapq.heappop(best)
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
-        records: dict[str, dict[int, IndexedRecord]] = {}
-        for store in stores:  # one lookup per store, not per hit (a round trip each on postgres)
-            docs = [doc for _, _, owner, doc, *_ in scored[:top_k] if owner is store]
-            records[store.key] = store.by_docs(docs) if docs else {}
+        records = _records_of(stores, [(store, doc) for _, _, store, doc, *_ in scored[:top_k]])
         hits = []
         for value, _, store, doc, breakdown, (count, last), path in scored[:top_k]:
-            record = records[store.key][doc].record
+            record = records[store.key, doc]
             hit = Hit(record=record, score=value, signal=freshness.signal(record.created, count, last, now),
                       recall_count=count, last_recall=last, store=store.key, path=path)
             if explain:
@@ -732,11 +729,7 @@ class Memory:
                 ranked.append((store, doc, hit, raw))
             earlier.append(store)
         ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
-        records: dict[tuple[str, int], Record] = {}
-        for store in stores:  # one lookup per store, not per hit (a round trip each on postgres)
-            docs = [doc for owner, doc, _, _ in ranked[:top_k] if owner is store]
-            if docs:
-                records.update(((store.key, doc), item.record) for doc, item in store.by_docs(docs).items())
+        records = _records_of(stores, [(store, doc) for store, doc, _, _ in ranked[:top_k]])
         out = []
         for store, doc, hit, raw in ranked[:top_k]:
             hit.record = records[store.key, doc]
@@ -1012,6 +1005,17 @@ class Memory:
         store.delete(item)
         store.forget_usage(rid)
         return {"id": rid, "purged": True, "store": store.location, "path": store.file_of(item)}
+
+def _records_of(stores: list[RecordStore], hits: list[tuple[RecordStore, int]]) -> dict[tuple[str, int], Record]:
+    """(store key, doc) -> record for these hits: one lookup per store that has any, not one
+    per hit (a round trip each on postgres)."""
+    records: dict[tuple[str, int], Record] = {}
+    for store in stores:
+        docs = [doc for owner, doc in hits if owner is store]
+        if docs:
+            records.update(((store.key, doc), item.record) for doc, item in store.by_docs(docs).items())
+    return records
+
 
 def _hidden(earlier: Iterable[RecordStore], ids: list[str]) -> set[str]:
     """The ids an earlier store also has: its copy is the one that resolves (store precedence)."""
