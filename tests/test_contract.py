@@ -132,7 +132,9 @@ def test_private_bm25_statistics_do_not_move_public_scores(cli, backend):
     cli("remember", "--scope", "carol", "--visibility", "private",
         stdin=ndjson(*({"id": f"c{i}", "text": f"walrus private {i}"} for i in range(20))))
     after = cli("recall", "walrus", "--mode", "keyword", "--no-record", "--json").json["items"]
-    assert [(h["id"], h["score"]) for h in after] == [(h["id"], h["score"]) for h in before]
+    # a moment apart, freshness has aged a little (scores are not rounded): same ranking
+    assert [h["id"] for h in after] == [h["id"] for h in before]
+    assert [h["score"] for h in after] == pytest.approx([h["score"] for h in before], rel=1e-6)
 
 
 def test_supersedes_shadows_at_once_and_sweep_archives(cli, backend):

@@ -4,13 +4,22 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
+import ipaddress
 import json
+import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from eidetic.embed.http import choose_key
+from eidetic.embed.http import choose_key, is_loopback
 
 
 class ToyModel(BaseHTTPRequestHandler):
@@ -43,16 +52,67 @@ class ToyModel(BaseHTTPRequestHandler):
         pass
 
 
+class Proxy(BaseHTTPRequestHandler):
+    """A forward proxy: records every request it is asked to carry (with its Authorization
+    header), relays plain http ones and refuses to tunnel."""
+    seen: ClassVar[list[tuple[str, str, str | None]]] = []
+
+    def do_POST(self):
+        type(self).seen.append((self.command, self.path, self.headers.get("Authorization")))
+        target = urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection", "proxy-connection")}
+        upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
+        upstream.request(self.command, target.path, body, headers)
+        answer = upstream.getresponse()
+        payload = answer.read()
+        upstream.close()
+        self.send_response(answer.status)
+        self.send_header("Content-Type", answer.getheader("Content-Type") or "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_CONNECT(self):
+        type(self).seen.append((self.command, self.path, self.headers.get("Authorization")))
+        self.send_response(502)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
+    """A real server on a free loopback port, stopped when the test ends."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.fixture
 def server():
     ToyModel.requests = []
     ToyModel.fail_with = None
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ToyModel)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    with _serve(ToyModel) as port:
+        yield f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture
+def proxy(monkeypatch):
+    """A forward proxy set in every proxy variable httpx reads, in both cases."""
+    Proxy.seen = []
+    with _serve(Proxy) as port:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
+            monkeypatch.setenv(name.lower(), f"http://127.0.0.1:{port}")
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        yield Proxy.seen
 
 
 @pytest.fixture
@@ -86,6 +146,112 @@ def test_borrowed_key_goes_to_loopback(cli, records, server, monkeypatch):
     assert {r["auth"] for r in ToyModel.requests} == {"Bearer sk-borrowed"}
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+@pytest.mark.parametrize("key", ["EIDETIC_EMBED_API_KEY", "COLLEAGUE_API_KEY"])
+def test_no_key_meets_a_proxy_on_the_way_to_loopback(cli, records, server, proxy, monkeypatch, host, key):
+    """With every *_PROXY variable pointing at a recording proxy, a loopback embedder is reached
+    directly: the proxy sees nothing, the key arrives, and recall is semantic."""
+    import httpx
+
+    url = server.replace("127.0.0.1", host)
+    for name in ("EIDETIC_EMBED_API_KEY", "COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(key, "sk-stays-home")
+    monkeypatch.setenv("EIDETIC_EMBED_URL", url)
+    run = cli("recall", "friday deploy", "--mode", "approximate", "--top-k", "1", "--json", "--no-record")
+    assert run.code == 0 and run.err == ""
+    assert run.json["embedder"]["online"] is True and [i["id"] for i in run.json["items"]] == ["deploy"]
+    assert ToyModel.requests and {r["auth"] for r in ToyModel.requests} == {"Bearer sk-stays-home"}
+    assert proxy == []
+    # the proxy works and the environment does point at it: a client left to the environment goes through it
+    assert httpx.post(f"{url}/embeddings", json={"model": "toy-embed", "input": ["x"]}).status_code == 200
+    assert [method for method, _, _ in proxy] == ["POST"]
+
+
+localhost_names = st.one_of(
+    st.just("localhost"),
+    st.lists(st.from_regex(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", fullmatch=True), min_size=1, max_size=3)
+    .map(lambda labels: ".".join(labels) + ".localhost"))
+
+
+@settings(max_examples=20, deadline=None)  # each name is a real DNS lookup
+@given(localhost_names)
+@example("localhost")
+@example("eidetic-does-not-exist.localhost")
+def test_a_localhost_name_is_loopback_only_where_it_resolves(name):
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    except OSError:
+        assert not is_loopback(name)
+        return
+    assert is_loopback(name) == all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
+def test_a_localhost_name_pointed_elsewhere_is_not_loopback(monkeypatch):
+    """/etc/hosts or a DNS server decides where ``*.localhost`` goes, not the name: one address
+    elsewhere is enough to make it remote, and then a borrowed key stays home."""
+    resolved: list[str] = []
+
+    def resolve(host, *args, **kwargs):
+        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, 0))
+                for a in resolved]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    for addresses, loopback in ((["127.0.0.1", "203.0.113.7"], False), (["203.0.113.7"], False),
+                                (["127.0.0.1", "::1"], True)):
+        resolved[:] = addresses
+        assert is_loopback("gpu.localhost") is loopback, addresses
+        key, warning = choose_key("http://gpu.localhost:8001/v1", {"COLLEAGUE_API_KEY": "b"})
+        assert (key == "b") is loopback and (warning is None) is loopback, addresses
+
+
+def test_a_password_in_the_url_is_never_echoed(cli, records, monkeypatch):
+    """However EIDETIC_EMBED_URL is wrong, what recall and doctor say names no credential."""
+    monkeypatch.setenv("EIDETIC_EMBED_TIMEOUT", "2")
+    monkeypatch.setenv("COLLEAGUE_API_KEY", "sk-borrowed")  # and a withheld key is reported too
+    monkeypatch.delenv("EIDETIC_EMBED_API_KEY", raising=False)
+    urls = {
+        "scheme": "ftp://user:s3cr3t@127.0.0.1:1/v1",
+        "no scheme": "user:s3cr3t@127.0.0.1:1/v1",
+        "control character": "http://user:s3cr3t@loc\x01alhost:1/v1",
+        "space in the host": "http://user:s3cr3t@local host:1/v1",
+        "port out of range": "http://user:s3cr3t@127.0.0.1:99999/v1",
+        "port no number": "http://user:s3cr3t@127.0.0.1:port/v1",
+        "slash in the password": "http://user:s3cr3t/x@127.0.0.1:1/v1",  # the password parses as a port
+        "bad IPv6": "http://user:s3cr3t@[::1/v1",
+        "bad IDNA host": "http://user:s3cr3t@\u2474.localhost:1/v1",
+        "unreachable": "http://user:s3cr3t@127.0.0.1:1/v1",
+        "withheld key": "http://user:s3cr3t@embed.invalid:1/v1",
+    }
+    for why, url in urls.items():
+        monkeypatch.setenv("EIDETIC_EMBED_URL", url)
+        recall = cli("recall", "deploy friday", "--mode", "hybrid", "--json", "--no-record")
+        doctor = cli("doctor", "--json")
+        said = recall.out + recall.err + doctor.out + doctor.err
+        assert "s3cr3t" not in said, (why, said)
+        assert recall.code == 0 and recall.json["embedder"]["online"] is False, why
+        assert "keyword only" in recall.err, why
+
+
+def test_a_key_no_header_can_carry_is_said_not_quoted(cli, records, server, monkeypatch):
+    monkeypatch.setenv("EIDETIC_EMBED_URL", server)
+    monkeypatch.setenv("EIDETIC_EMBED_API_KEY", "sk-s\u00e9cr\u00e8t")
+    run = cli("recall", "deploy friday", "--mode", "hybrid", "--json", "--no-record")
+    assert run.code == 0 and run.json["embedder"]["online"] is False
+    assert "API key holds characters" in run.err and "\\xe9" not in run.err and "\u00e9" not in run.err
+
+
+@pytest.mark.parametrize("url", ["http://local\x01host:8001/v1", "http://127.0.0.1:8001/v1\x7f"])
+def test_a_control_character_in_the_url_degrades_to_keyword(cli, records, monkeypatch, url):
+    monkeypatch.setenv("EIDETIC_EMBED_URL", url)
+    hybrid = cli("recall", "deploy friday", "--mode", "hybrid", "--json", "--no-record")
+    assert hybrid.code == 0 and hybrid.json["embedder"]["online"] is False
+    assert hybrid.err.count("\n") == 1 and "control character" in hybrid.err and "keyword only" in hybrid.err
+    keyword = cli("recall", "deploy friday", "--mode", "keyword", "--json", "--no-record")
+    assert [(i["id"], pytest.approx(i["score"], rel=1e-5)) for i in hybrid.json["items"]] == \
+        [(i["id"], i["score"]) for i in keyword.json["items"]]
+
+
 def test_key_rules():
     env = {"COLLEAGUE_API_KEY": "b"}
     assert choose_key("https://embed.example.com/v1", env) == ("b", None)
@@ -116,10 +282,12 @@ def test_a_failing_embedder_degrades_to_keyword_loudly(cli, records, server, mon
         [(i["id"], i["score"]) for i in keyword.json["items"]]
 
 
-def test_bad_configuration_is_a_clear_error(cli, records, monkeypatch):
+def test_a_bad_url_is_a_warning_and_a_bad_timeout_an_error(cli, records, monkeypatch):
+    """A misconfigured embedder, like an unreachable one, costs semantic ranking, not the recall."""
     monkeypatch.setenv("EIDETIC_EMBED_URL", "ftp://nope")
     run = cli("recall", "deploy", "--json")
-    assert run.code == 1 and "EIDETIC_EMBED_URL" in run.err_json["message"]
+    assert run.code == 0 and run.json["embedder"]["online"] is False
+    assert "EIDETIC_EMBED_URL" in run.err and "keyword only" in run.err
     monkeypatch.setenv("EIDETIC_EMBED_URL", "http://127.0.0.1:1/v1")
     monkeypatch.setenv("EIDETIC_EMBED_TIMEOUT", "soon")
     assert cli("recall", "deploy", "--json").code == 1

@@ -4,6 +4,8 @@ import json
 import os
 import time
 
+import pytest
+
 from conftest import rec
 
 from eidetic.stores.files import FilesStore
@@ -106,7 +108,9 @@ def test_index_lives_outside_the_store_and_rebuilds_without_loss(cli, store, env
     rebuilt = cli("index", "--rebuild", "--json")
     assert rebuilt.json["stores"][0]["records"] == 30
     after = cli("recall", "quokka", "--mode", "keyword", "--top-k", "30", "--json", "--no-record").json["items"]
-    assert [(i["id"], i["score"]) for i in after] == [(i["id"], i["score"]) for i in before]
+    # a moment apart, freshness has aged a little (scores are not rounded): same ranking
+    assert [i["id"] for i in after] == [i["id"] for i in before]
+    assert [i["score"] for i in after] == pytest.approx([i["score"] for i in before], rel=1e-6)
     text = cli("index")
     assert "records: 30" in text.out and "current" in text.out
 

@@ -61,7 +61,9 @@ def test_hybrid_without_embedder_is_keyword_and_says_so(cli, corpus, monkeypatch
     hybrid = cli("recall", "banana", "--json", "--no-record")
     assert hybrid.json["mode"] == "hybrid"
     assert hybrid.json["embedder"]["online"] is False
-    assert [(i["id"], i["score"]) for i in hybrid.json["items"]] == [(i["id"], i["score"]) for i in keyword.json["items"]]
+    assert [i["id"] for i in hybrid.json["items"]] == [i["id"] for i in keyword.json["items"]]
+    # a moment apart, freshness has aged a little: scores agree to far below what ranks differ by
+    assert [i["score"] for i in hybrid.json["items"]] == pytest.approx([i["score"] for i in keyword.json["items"]], rel=1e-6)
     assert len(hybrid.json["items"]) == 2  # never drops the weakest keyword match
     assert hybrid.err.count("\n") == 1 and "keyword only" in hybrid.err and "EIDETIC_EMBEDDER" in hybrid.err
     assert keyword.err == ""

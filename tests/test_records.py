@@ -122,16 +122,17 @@ def test_unstorable_values_are_rejected():
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
+_no_nul = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")  # NUL is refused
 _json_scalars = st.none() | st.booleans() | st.integers(-2**63, 2**63) | \
-    st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20)
+    st.floats(allow_nan=False, allow_infinity=False) | st.text(_no_nul, max_size=20)
 _json = st.recursive(_json_scalars, lambda inner: st.lists(inner, max_size=3)
-                     | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
-_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(str.strip)
+                     | st.dictionaries(st.text(_no_nul, max_size=8), inner, max_size=3), max_leaves=8)
+_text = st.text(_no_nul, min_size=1, max_size=60).filter(str.strip)
 _safe = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=_text, rid=_safe, name=st.none() | _safe, metadata=st.dictionaries(st.text(max_size=10), _json, max_size=4),
+@given(text=_text, rid=_safe, name=st.none() | _safe, metadata=st.dictionaries(st.text(_no_nul, max_size=10), _json, max_size=4),
        links=st.lists(_safe, max_size=3, unique=True), scope=_safe.filter(str.strip))
 def test_render_parse_round_trip_property(text, rid, name, metadata, links, scope):
     import yaml

@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .records import DEFAULT_SCOPE, Record, Scope, record_from_stored
+from .records import DEFAULT_SCOPE, Record, Scope, record_from_stored, shape_problem
 from .timeutil import DATE_UNKNOWN
 
 DELIMITER = "---"
@@ -118,18 +118,45 @@ def split(content: str) -> tuple[dict[str, Any], str]:
         raise ValueError("front matter has no closing '---' line")
     header = rest[:end]
     after = rest[end:].partition("\n")[2]
-    yaml, loader, _ = _yaml()
-    try:
-        data = yaml.load(header, Loader=loader) if header.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        raise ValueError(f"front matter is not valid YAML{where}") from None
+    data = _load_yaml(header) if header.strip() else {}
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ValueError("front matter is not a mapping of fields")
     return data, _body(after)
+
+
+def _load_yaml(header: str) -> Any:
+    """The front matter's value, built only after its parse tree passed the shape limits
+    (``records.shape_problem``): aliases can make a few hundred bytes stand for millions of
+    values, or for a structure that contains itself, and building that would take the store
+    down with it."""
+    yaml, loader_class, _ = _yaml()
+    loader = loader_class(header)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        problem = shape_problem(node, _node_children)
+        if problem:
+            raise ValueError(f"front matter refused: {problem}")
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise ValueError(f"front matter is not valid YAML{where}") from None
+    finally:
+        loader.dispose()
+
+
+def _node_children(node: Any) -> list[Any] | None:
+    """A YAML parse-tree node's members (keys and values of a mapping); None for a scalar."""
+    value = node.value
+    if isinstance(value, str):
+        return None
+    if value and isinstance(value[0], tuple):
+        return [part for pair in value for part in pair]
+    return value
 
 
 def _closing(rest: str) -> int:

@@ -14,7 +14,7 @@ refused with a tool error, so it gets nothing of them (a prompt-injected agent c
 another agent's private memory through its own server). ``sweep`` applies the lifecycle rules
 to the whole store, as the CLI does, but reports only the records the session may see.
 ``remember`` writes where the call says, exactly like ``eidetic remember`` with the session's
-scope as the default.
+scope as the default, but only into scopes the session may read (``Memory.remember(writer=...)``).
 """
 
 from __future__ import annotations
@@ -96,19 +96,6 @@ async def _warn(ctx: Context, warnings: list[str]) -> None:
         await ctx.warning(message, logger_name="eidetic")
 
 
-def _sweep_report(session: Session, dry_run: bool) -> dict[str, Any]:
-    """``Memory.sweep`` over the whole store, its report cut to what the session may see (the
-    CLI's report would name other scopes' private records)."""
-    report = session.memory.sweep(dry_run=dry_run)
-    access = Access(session.scope, include_shadowed=True, include_archived=True)
-    visible = {record.id for _, record in session.memory.iter_records(access)}
-    changed = [change for change in report["changed"] if change["id"] in visible]
-    return dict(report, scanned=len(visible), changed=changed,
-                shadowed=sum(change["lifecycle"] == "shadowed" for change in changed),
-                archived=sum(change["lifecycle"] == "archived" for change in changed),
-                suggestions=[s for s in report["suggestions"] if access.can_serve(Scope(**s["scope"]))])
-
-
 def _record_json(session: Session, rid: str) -> str:
     """One record by id, if the session's scope may see it (whatever its lifecycle); a missing
     record and one out of reach give the same error, so existence is not revealed."""
@@ -152,7 +139,7 @@ def build_server(session: Session) -> MCPServer:
         batch = records if isinstance(records, list) else [records]
         result = await session.run(lambda: session.memory.remember(
             batch, scope=scope or session.scope.name, visibility=visibility or session.scope.visibility,
-            added_by=added_by))
+            added_by=added_by, writer=Access(session.scope)))
         await _warn(ctx, result.warnings)
         return result.to_dict()
 
@@ -203,7 +190,7 @@ def build_server(session: Session) -> MCPServer:
     ) -> dict[str, Any]:
         """Apply the lifecycle rules (shadow superseded records, archive stale ones; never deletes).
         Returns the JSON of `eidetic sweep --json`, listing only records this session may see."""
-        return await session.run(lambda: _sweep_report(session, dry_run))
+        return await session.run(lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run))
 
     @server.tool()
     async def overview(scope: ScopeArg = None, visibility: VisibilityArg = None) -> dict[str, Any]:

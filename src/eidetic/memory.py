@@ -26,7 +26,7 @@ from .ranking.access import Access
 from .ranking.filters import Filters
 from .ranking.topk import top_k_blended
 from .records import (DEFAULT_MAX_TEXT_BYTES, DEFAULT_SCOPE, Record, Scope, check_scope,
-                      record_from_input, text_hash)
+                      load_json, record_from_input, text_hash)
 from .results import Hit, RecallResult, RememberResult
 from .stores.base import BACKENDS, IndexedRecord, RecordStore
 from .timeutil import format_ts, now_utc
@@ -156,8 +156,12 @@ class Memory:
                 continue
             store.sync(full=full)
             if warnings is not None:
-                for where, error in store.broken()[:5]:
+                broken = store.broken()
+                for where, error in broken[:5]:
                     warnings.append(f"skipped unparseable record file {where}: {error}")
+                if len(broken) > 5:
+                    warnings.append(f"skipped {len(broken) - 5} more unparseable record file(s) of "
+                                    f"{store.location} ('eidetic index' lists them)")
             stores.append(store)
         return stores
 
@@ -172,12 +176,14 @@ class Memory:
         added_by: str | None = None,
         now: datetime | None = None,
         embed: bool = True,
+        writer: Access | None = None,
     ) -> RememberResult:
         """Validate every record, then upsert them all. Nothing is written if any is invalid.
 
         Inputs may be dicts (the JSON record format) or :class:`Record` objects. With ``embed``
         the new texts' vectors are computed now, in batches (else at the first recall that
-        needs them).
+        needs them). ``writer`` confines the batch to scopes it may read (an MCP session): a
+        record of another scope's private records is refused.
         """
         def labelled() -> Iterator[tuple[str, Any]]:
             for position, raw in enumerate(records, start=1):
@@ -185,40 +191,42 @@ class Memory:
                     raw = {k: v for k, v in raw.to_dict().items() if k not in ("hash", "lifecycle", "updated")}
                 yield f"record {position}", raw
 
-        batch = self._validate(labelled(), scope, visibility, added_by)
+        batch = self._validate(labelled(), scope, visibility, added_by, writer)
         return self._embedded(self._remember_validated(batch, now or now_utc()), batch, embed)
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
         """NDJSON input: every line is parsed and validated before anything is written."""
-        import json
-
         def labelled() -> Iterator[tuple[str, Any]]:
             for number, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue
                 try:
-                    yield f"line {number}", json.loads(line)
+                    yield f"line {number}", load_json(line)
                 except ValueError as exc:
                     raise user_error(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
                                      "each line must be one JSON object; nothing was written") from None
 
         batch = self._validate(labelled(), options.get("scope"), options.get("visibility"),
-                               options.get("added_by"))
+                               options.get("added_by"), options.get("writer"))
         return self._embedded(self._remember_validated(batch, options.get("now") or now_utc()),
                               batch, options.get("embed", True))
 
     @staticmethod
     def _validate(items: Iterable[tuple[str, Any]], scope: str | None, visibility: str | None,
-                  added_by: str | None) -> list[tuple[Record, bool]]:
+                  added_by: str | None, writer: Access | None = None) -> list[tuple[Record, bool]]:
         """Every (label, raw record) checked before anything is written; an error names its label."""
-        default_scope = check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility)
+        default_scope = Access.of(scope, visibility).scope
         nick = added_by if added_by is not None else culture_nick()
         limit = max_text_bytes()
         batch: list[tuple[Record, bool]] = []
         for label, raw in items:
             try:
-                batch.append(record_from_input(raw, default_scope=default_scope, added_by=nick,
-                                               max_text_bytes=limit))
+                record, created_given = record_from_input(raw, default_scope=default_scope, added_by=nick,
+                                                          max_text_bytes=limit)
+                if writer is not None and not writer.can_serve(record.scope):
+                    raise user_error(f"this session may not write to scope {record.scope.name}/private",
+                                     f"write to {writer.scope.name}/{writer.scope.visibility} or to a public scope")
+                batch.append((record, created_given))
             except EideticError as exc:
                 exc.message = f"{label}: {exc.message}"
                 exc.remediation = (exc.remediation + "; nothing was written").lstrip("; ")
@@ -298,18 +306,22 @@ class Memory:
         written = self._locked([(record, True) for record, _ in batch], write)
         return {"records": len(batch), "written": written}
 
-    def export_all(self) -> Iterator[tuple[Record, tuple[float, str | None] | None]]:
+    def export_all(self, access: Access | None = None) -> Iterator[tuple[Record, tuple[float, str | None] | None]]:
         """Every record of every store, whatever its scope and lifecycle, with its usage
-        (store precedence applied): what ``migrate`` copies."""
-        entries = self._entries()
+        (store precedence applied): what ``migrate`` copies. With ``access``, only the records
+        it may see, a copy it may not see hiding none (what ``export`` writes)."""
+        entries = [(store, item) for store, item in self._entries(access)
+                   if access is None or access.admits(item.record.scope, item.record.lifecycle)]
         for store in {store.key: store for store, _ in entries}.values():
             mine = [item.record for s, item in entries if s is store]
             usage = store.usage(record.id for record in mine)
             for record in mine:
                 yield record, usage.get(record.id)
 
-    def _locate(self, ids: Iterable[str], synced: bool) -> dict[str, tuple[RecordStore, IndexedRecord]]:
-        """Where each id lives now: the first read store that has it."""
+    def _locate(self, ids: Iterable[str], synced: bool, access: Access | None = None
+                ) -> dict[str, tuple[RecordStore, IndexedRecord]]:
+        """Where each id lives now: the first read store that has it (that ``access`` may see,
+        when given: another scope's private copy never hides a copy the caller may see)."""
         found: dict[str, tuple[RecordStore, IndexedRecord]] = {}
         wanted = list(dict.fromkeys(ids))
         for store in self.stores():
@@ -318,7 +330,8 @@ class Memory:
             if synced:
                 store.sync()
             for rid, item in store.by_ids([i for i in wanted if i not in found]).items():
-                found[rid] = (store, item)
+                if access is None or access.can_serve(item.record.scope):
+                    found[rid] = (store, item)
         return found
 
     def _targets(self, batch: list[tuple[Record, bool]], synced: bool
@@ -348,10 +361,7 @@ class Memory:
                     store, item = existing[record.id]
                     old = store.current(item)
                 if old.scope != record.scope:
-                    raise user_error(
-                        f"record {record.id!r} exists in scope {old.scope.name}/{old.scope.visibility};"
-                        f" remember cannot move it to {record.scope.name}/{record.scope.visibility}",
-                        "use a new id for the new scope")
+                    raise _scope_conflict(record, old.scope)
                 merged = record.with_changes(
                     created=record.created if created_given else old.created,
                     lifecycle=old.lifecycle, updated=old.updated)
@@ -365,8 +375,7 @@ class Memory:
             if owner is not None:
                 duplicates.append({"id": record.id, "duplicate_of": owner})
                 continue
-            if not created_given:
-                record = record.with_changes(created=stamp)
+            record = record.with_changes(created=record.created if created_given else stamp, updated=stamp)
             final[record.id] = (targets[record.id], None, record)
             batch_texts[(record.hash, record.scope)] = record.id
             ids.append(record.id)
@@ -473,6 +482,8 @@ class Memory:
         if not isinstance(query, str) or not (query.strip() or browse):
             raise user_error("the query is empty", "give the words or phrase to look for"
                              + (" (or, in fields mode, only --type to browse that type)" if mode == "fields" else ""))
+        if "\x00" in query:
+            raise user_error("the query contains a NUL character", "no record can hold one: remove it")
         _check_stale_months(stale_months)
         access = Access(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility),
                         scope_only, include_shadowed, include_archived)
@@ -561,14 +572,13 @@ class Memory:
                 signals[(store.key, doc)] = (semantic.get(doc), keyword.get(doc))
             return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
-        hits = self._rank(stores, candidates, top_k, min_score, now)
+        hits = self._rank(stores, candidates, access, top_k, min_score, now)
         for hit, raw, doc in hits:
             if explain:
                 cosine, bm25 = signals[(hit.store, doc)]
-                hit.explain = {"engine": mode, "model": embedder.name, "raw_score": round(raw, 6),
-                               "cosine": None if cosine is None else round(cosine, 6),
-                               "bm25": None if bm25 is None else round(bm25, 6),
-                               "alpha": alpha if mode == "hybrid" else None, "signal": round(hit.signal, 6),
+                hit.explain = {"engine": mode, "model": embedder.name, "raw_score": raw,
+                               "cosine": cosine, "bm25": bm25,
+                               "alpha": alpha if mode == "hybrid" else None, "signal": hit.signal,
                                "formula": ("alpha * cosine_minmax + (1 - alpha) * bm25 / max_bm25 over the union "
                                            "of each signal's top N" if mode == "hybrid" else "cosine")}
         return [hit for hit, _, _ in hits]
@@ -596,8 +606,9 @@ class Memory:
             wanted = list(ids)
             for store in stores:  # precedence: an id in an earlier store hides later copies
                 for rid, item in store.by_ids(i for i in wanted if i not in found).items():
-                    found[rid] = item.record
-                    where[rid] = store
+                    if access.can_serve(item.record.scope):  # one the caller may not see hides nothing
+                        found[rid] = item.record
+                        where[rid] = store
             return found
 
         def admits(candidate: Record) -> bool:
@@ -634,7 +645,7 @@ class Memory:
                 return store.keyword(terms, access, flt, limit, offset)
             return fetch
 
-        hits = self._rank(stores, pages, top_k, min_score, now)
+        hits = self._rank(stores, pages, access, top_k, min_score, now)
         if explain:
             for hit, raw, _ in hits:
                 hit.explain = _explain(engine, raw, hit, query, terms)
@@ -674,7 +685,9 @@ class Memory:
         records = _records_of(stores, [(store, doc) for _, _, store, doc, *_ in scored[:top_k]])
         hits = []
         for value, _, store, doc, breakdown, (count, last), path in scored[:top_k]:
-            record = records[store.key, doc]
+            record = records.get((store.key, doc))
+            if record is None:  # rewritten by another writer since it was scored
+                continue
             hit = Hit(record=record, score=value, signal=freshness.signal(record.created, count, last, now),
                       recall_count=count, last_recall=last, store=store.key, path=path)
             if explain:
@@ -688,14 +701,14 @@ class Memory:
         caller may see that contains a term (all of them without terms), store precedence applied."""
         for position, store in enumerate(stores):
             rows = store.fields_candidates(terms, access, flt)
-            hidden = _hidden(stores[:position], [row[1] for row in rows])
+            hidden = _hidden(stores[:position], [row[1] for row in rows], access)
             usage = store.usage(row[1] for row in rows)
             for row in rows:
                 if row[1] not in hidden:
                     yield store, row, usage.get(row[1], (0.0, None))
 
-    def _rank(self, stores: list[RecordStore], source: Callable[[RecordStore], Any], top_k: int,
-              min_score: float | None, now: datetime) -> list[tuple[Hit, float, int]]:
+    def _rank(self, stores: list[RecordStore], source: Callable[[RecordStore], Any], access: Access,
+              top_k: int, min_score: float | None, now: datetime) -> list[tuple[Hit, float, int]]:
         """The top k (hit, raw score, doc) over all stores after the freshness blend, records
         attached. ``source(store)`` gives a store's candidates, best raw score first: either a
         list, or a ``fetch(limit, offset)`` pager that is read only as far as the blend needs
@@ -713,7 +726,7 @@ class Memory:
                       earlier: tuple[RecordStore, ...] = tuple(earlier)) -> list[tuple[tuple[int, Hit], float, float]]:
                 facts = store.ranking_facts([doc for doc, _ in rows])
                 ids = [rid for rid, _ in facts.values()]
-                hidden = _hidden(earlier, ids)
+                hidden = _hidden(earlier, ids, access)
                 usage = store.usage(ids)
                 out = []
                 for doc, raw in rows:
@@ -729,16 +742,23 @@ class Memory:
                 ranked.append((store, doc, hit, raw))
             earlier.append(store)
         ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
-        records = _records_of(stores, [(store, doc) for store, doc, _, _ in ranked[:top_k]])
-        out = []
-        for store, doc, hit, raw in ranked[:top_k]:
-            hit.record = records[store.key, doc]
-            out.append((hit, raw, doc))
+        out: list[tuple[Hit, float, int]] = []
+        while ranked and len(out) < top_k:  # a record rewritten meanwhile (new doc) drops out
+            batch, ranked = ranked[:top_k - len(out)], ranked[top_k - len(out):]
+            records = _records_of(stores, [(store, doc) for store, doc, _, _ in batch])
+            for store, doc, hit, raw in batch:
+                if (store.key, doc) in records:
+                    hit.record = records[store.key, doc]
+                    out.append((hit, raw, doc))
         return out
 
     # -- index ---------------------------------------------------------------------------
 
-    def index_status(self) -> list[dict[str, Any]]:
+    def index_status(self, access: Access | None = None) -> list[dict[str, Any]]:
+        """Each store's index state, as ``access`` (default: the default scope, public) may
+        see it: its record count, id conflicts and vector partitions leave out other scopes'
+        private records."""
+        access = _every_state(access or Access())
         reports = []
         for store in self.stores():
             if not store.exists():
@@ -746,9 +766,7 @@ class Memory:
                                 "records": 0, "current": True, "exists": False,
                                 "unparseable": [], "conflicts": [], "vectors": []})
                 continue
-            status = store.status()
-            status["exists"] = True
-            reports.append(status)
+            reports.append(dict(_status_seen_by(store, store.status(), access), exists=True))
         return reports
 
     def watch(self, stop_event: Any = None, on_change: Any = None, ready: Any = None) -> None:
@@ -801,12 +819,15 @@ class Memory:
                 out.append(store.rebuild())
         return out
 
-    def _entries(self) -> list[tuple[RecordStore, IndexedRecord]]:
-        """Every record of every store, an id in an earlier store hiding later copies."""
+    def _entries(self, access: Access | None = None) -> list[tuple[RecordStore, IndexedRecord]]:
+        """Every record of every store (that ``access`` may see, when given), an id in an
+        earlier store hiding later copies."""
         seen: set[str] = set()
         out = []
         for store in self._synced():
             for item in store.all_records():
+                if access is not None and not access.can_serve(item.record.scope):
+                    continue
                 if item.record.id not in seen:
                     seen.add(item.record.id)
                     out.append((store, item))
@@ -846,7 +867,7 @@ class Memory:
 
     def iter_records(self, access: Access) -> Iterator[tuple[str, Record]]:
         """Every record ``access`` may see, with its store: for overview and export."""
-        for store, item in self._entries():
+        for store, item in self._entries(access):
             if access.admits(item.record.scope, item.record.lifecycle):
                 yield store.key, item.record
 
@@ -878,7 +899,7 @@ class Memory:
                                   [("links", link) for link in record.links]
                                   + ([("supersedes", record.supersedes)] if record.supersedes else [])
                                   if target in ids)
-            index = store.status() if store.exists() else None
+            index = _status_seen_by(store, store.status(), access) if store.exists() else None
             out.append({
                 "store": store.location, "backend": store.backend, "exists": store.exists(), "records": len(records),
                 "scopes": [dict(v, contributors=sorted(v["contributors"])) for _, v in sorted(scopes.items())],
@@ -889,8 +910,10 @@ class Memory:
             })
         return out
 
-    def doctor(self) -> dict[str, Any]:
-        """Health checks; ``healthy`` is false when any check of severity error fails."""
+    def doctor(self, access: Access | None = None) -> dict[str, Any]:
+        """Health checks; ``healthy`` is false when any check of severity error fails. What
+        they name is cut to what ``access`` (default: the default scope, public) may see."""
+        access = _every_state(access or Access())
         checks: list[dict[str, Any]] = []
 
         def check(name: str, passed: bool, message: str, remediation: str = "", severity: str = "error") -> None:
@@ -915,7 +938,7 @@ class Memory:
                 if not readable:
                     continue
             store.sync(full=True)  # a full check: every file is looked at
-            status = store.status(verify=False)  # ... so the index is current now
+            status = _status_seen_by(store, store.status(verify=False), access)  # current now
             broken = status["unparseable"]
             check("records_parse", not broken,
                   f"{root}: {len(broken)} unparseable record file(s)" + "".join(
@@ -942,8 +965,13 @@ class Memory:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def sweep(self, *, dry_run: bool = False, now: datetime | None = None) -> dict[str, Any]:
-        """Apply the lifecycle rules to every record (see ``lifecycle``); never deletes."""
+    def sweep(self, access: Access | None = None, *, dry_run: bool = False,
+              now: datetime | None = None) -> dict[str, Any]:
+        """Apply the lifecycle rules to every record of the store (see ``lifecycle``); never
+        deletes. The report names only the records ``access`` (default: the default scope,
+        public) may see: another scope's private records are changed by the rules, but never
+        shown or counted."""
+        access = access or Access()
         moment = now or now_utc()
         entries = self._entries()
         usage: dict[str, lifecycle.Usage] = {}
@@ -954,28 +982,30 @@ class Memory:
         plan = lifecycle.plan_sweep([item.record for _, item in entries], usage, moment)
         if plan.changes and not dry_run:
             self._set_lifecycles(plan.changes)
-        return {"dry_run": dry_run, "now": format_ts(moment), "scanned": len(entries),
-                "shadowed": plan.shadowed, "archived": plan.archived,
-                "changed": [{"id": rid, "lifecycle": state} for rid, state in sorted(plan.changes.items())],
-                "suggestions": plan.suggestions}
+        visible = {item.record.id for _, item in entries if access.can_serve(item.record.scope)}
+        changed = [{"id": rid, "lifecycle": state} for rid, state in sorted(plan.changes.items()) if rid in visible]
+        return {"dry_run": dry_run, "now": format_ts(moment), "scanned": len(visible),
+                "shadowed": sum(change["lifecycle"] == "shadowed" for change in changed),
+                "archived": sum(change["lifecycle"] == "archived" for change in changed),
+                "changed": changed,
+                "suggestions": [s for s in plan.suggestions if access.can_serve(Scope(**s["scope"]))]}
 
-    def _set_lifecycles(self, changes: dict[str, str]) -> None:
+    def _set_lifecycles(self, changes: dict[str, str], access: Access | None = None) -> None:
         """Rewrite records with a new lifecycle, re-reading each file under the lock so a
         concurrent remember's content is kept."""
-        involved = {store.key: store for store, _ in self._locate(changes, synced=False).values()}
+        involved = {store.key: store for store, _ in self._locate(changes, synced=False, access=access).values()}
         with ExitStack() as locks:
             for key in sorted(involved):
                 locks.enter_context(involved[key].lock())
             final: dict[str, tuple[RecordStore, IndexedRecord | None, Record]] = {}
-            for rid, (store, item) in self._locate(changes, synced=True).items():
+            for rid, (store, item) in self._locate(changes, synced=True, access=access).items():
                 final[rid] = (store, item, store.current(item).with_changes(lifecycle=changes[rid]))
             self._persist(final, {})
 
-    def _visible(self, rid: str, scope: str | None, visibility: str | None) -> tuple[RecordStore, IndexedRecord]:
+    def _visible(self, rid: str, access: Access) -> tuple[RecordStore, IndexedRecord]:
         """The record ``rid`` if the caller's scope may see it; the same error either way when
         it is missing or out of scope, so its existence is not revealed."""
-        access = Access(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility))
-        found = self._locate([rid], synced=True).get(rid)
+        found = self._locate([rid], synced=True, access=access).get(rid)
         if found is None or not access.can_serve(found[1].record.scope):
             raise user_error(f"no record {rid!r} in reach of scope {access.scope.name}/{access.scope.visibility}",
                              "check the id; a private record needs its --scope and --visibility private")
@@ -985,26 +1015,54 @@ class Memory:
         """One record by id, if the caller's scope may see it (any lifecycle state); a missing
         and an out-of-scope id give the same error, so a private record's existence is not
         revealed."""
-        return self._visible(rid, scope, visibility)[1].record
+        return self._visible(rid, Access.of(scope, visibility))[1].record
 
     def set_lifecycle(self, rid: str, state: str, *, scope: str | None = None,
                       visibility: str | None = None) -> dict[str, Any]:
         """Archive (``forget``) or restore one record; undoable, nothing is deleted."""
         if state not in ("active", "archived"):
             raise user_error(f"cannot set lifecycle {state!r} by hand", "use 'archived' (forget) or 'active' (restore)")
-        _, item = self._visible(rid, scope, visibility)
+        access = Access.of(scope, visibility)
+        _, item = self._visible(rid, access)
         previous = item.record.lifecycle
-        if previous != state:
-            self._set_lifecycles({rid: state})
+        if previous != state:  # the copy the caller sees, not a hidden one with the same id
+            self._set_lifecycles({rid: state}, access)
         return {"id": rid, "lifecycle": state, "previous": previous}
 
     def purge(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> dict[str, Any]:
         """Remove a record's file, index entries and usage for good (a secret remembered by
         mistake). The one deliberate hard delete."""
-        store, item = self._visible(rid, scope, visibility)
+        store, item = self._visible(rid, Access.of(scope, visibility))
         store.delete(item)
         store.forget_usage(rid)
         return {"id": rid, "purged": True, "store": store.location, "path": store.file_of(item)}
+
+def _every_state(access: Access) -> Access:
+    """The same caller, seeing every lifecycle state (what counts and health reports cover)."""
+    return Access(access.scope, access.scope_only, include_shadowed=True, include_archived=True)
+
+
+def _status_seen_by(store: RecordStore, status: dict[str, Any], access: Access) -> dict[str, Any]:
+    """A store's status cut to what ``access`` may see: no other scope's private partition, id
+    or count reaches the caller."""
+    from .index.text_index import partitions_in_reach
+
+    reach = set(partitions_in_reach(access.scope))
+    return dict(status, records=store.count(access),
+                vectors=[v for v in status["vectors"] if v["partition"] in reach],
+                conflicts=[{"id": c["id"], "path": c["path"]} for c in status["conflicts"]
+                           if access.can_serve(Scope(c.get("scope", ""), c.get("visibility", "private")))])
+
+
+def _scope_conflict(record: Record, held: Scope) -> EideticError:
+    """A remember of an id that another scope holds. The holder's scope is named only when the
+    writer's scope may see it: a private record's existence and owner are not revealed."""
+    where = f"{record.scope.name}/{record.scope.visibility}"
+    if Access(record.scope).can_serve(held):
+        return user_error(f"record {record.id!r} exists in scope {held.name}/{held.visibility};"
+                          f" remember cannot move it to {where}", "use a new id for the new scope")
+    return user_error(f"the id {record.id!r} is taken by a record outside scope {where}", "choose another id")
+
 
 def _records_of(stores: list[RecordStore], hits: list[tuple[RecordStore, int]]) -> dict[tuple[str, int], Record]:
     """(store key, doc) -> record for these hits: one lookup per store that has any, not one
@@ -1017,11 +1075,12 @@ def _records_of(stores: list[RecordStore], hits: list[tuple[RecordStore, int]]) 
     return records
 
 
-def _hidden(earlier: Iterable[RecordStore], ids: list[str]) -> set[str]:
-    """The ids an earlier store also has: its copy is the one that resolves (store precedence)."""
+def _hidden(earlier: Iterable[RecordStore], ids: list[str], access: Access) -> set[str]:
+    """The ids an earlier store also has in a copy ``access`` may see: that copy is the one that
+    resolves (store precedence). A copy the caller may not see hides nothing."""
     hidden: set[str] = set()
     for other in earlier:
-        hidden |= set(other.by_ids(ids))
+        hidden |= {rid for rid, item in other.by_ids(ids).items() if access.can_serve(item.record.scope)}
     return hidden
 
 
@@ -1057,8 +1116,8 @@ def _make_hit(rid: str, created: str | None, raw: float, usage: tuple[float, str
 
 def _explain(engine: str, raw: float, hit: Hit, query: str, terms: list[str]) -> dict[str, Any]:
     neutral = freshness.is_neutral(hit.record.created, hit.recall_count, hit.last_recall)
-    data: dict[str, Any] = {"engine": engine, "raw_score": round(raw, 6), "signal": round(hit.signal, 6),
-                            "blend_factor": 1.0 if neutral else round(hit.score / raw, 6) if raw else 1.0,
+    data: dict[str, Any] = {"engine": engine, "raw_score": raw, "signal": hit.signal,
+                            "blend_factor": 1.0 if neutral else hit.score / raw if raw else 1.0,
                             "blended": not neutral}
     if engine == "exact":
         data.update({"query_chars": len(query), "text_chars": len(hit.record.text),

@@ -25,6 +25,12 @@ DEFAULT_SCOPE_NAME = "default"
 MAX_ID_CHARS = 256
 MAX_SCOPE_CHARS = 128
 DEFAULT_MAX_TEXT_BYTES = 64 * 1024
+# Shape limits for every record that enters (input, hand-written files, imports): a few hundred
+# bytes of YAML aliases can expand to millions of values, and a self-referencing or very deep
+# structure exhausts any recursive reader. docs/reliability.md explains the numbers.
+MAX_NESTING = 32  # levels of mappings and lists; the record (or the front matter) is level 0
+MAX_VALUES = 10_000  # values in one record, aliases expanded
+MAX_METADATA_BYTES = 64 * 1024  # metadata as compact JSON
 
 # Keys that outputs carry and that re-ingesting an output may contain: accepted, never trusted.
 SYSTEM_KEYS = frozenset(
@@ -139,6 +145,52 @@ def check_scope(name: object, visibility: object) -> Scope:
     return Scope(name, str(visibility))
 
 
+def load_json(text: str) -> Any:
+    """``json.loads`` for input: a document nested too deeply for the parser (thousands of
+    brackets) is a JSONDecodeError like any other bad JSON, not a RecursionError."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError(f"nested too deeply (records nest at most {MAX_NESTING} levels)",
+                                   text, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise json.JSONDecodeError(str(exc), text, 0) from None
+
+
+def shape_problem(value: Any, children: Any = None) -> str | None:
+    """Why ``value`` is too deep or too big to be a record (None when it is fine), found without
+    recursion and without expanding more than ``MAX_VALUES`` values, so a cycle or an alias bomb
+    costs a bounded walk. ``children(item)`` lists a container's members (None for a leaf); the
+    default walks Python dicts and lists, the YAML reader passes one for its parse tree."""
+    members = children or _members
+    stack = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"it holds more than {MAX_VALUES} values (aliases expanded)"
+        inner = members(item)
+        if inner is None:
+            continue
+        if depth >= MAX_NESTING:
+            return f"it nests more than {MAX_NESTING} levels deep (or refers to itself)"
+        stack.extend((child, depth + 1) for child in inner)
+    return None
+
+
+def _members(item: Any) -> Any:
+    if isinstance(item, dict):
+        return [*item.keys(), *item.values()]
+    if isinstance(item, (list, tuple)):
+        return item
+    return None
+
+
 def _optional_str(raw: dict[str, Any], key: str) -> str | None:
     value = raw.get(key)
     if value is None:
@@ -201,6 +253,10 @@ def record_from_input(
     if not isinstance(raw, dict):
         raise user_error(f"a record must be a JSON object (got {type(raw).__name__})",
                          'e.g. {"id": "note-1", "text": "..."}')
+    problem = shape_problem(raw)
+    if problem:
+        raise user_error(f"the record is too complex: {problem}",
+                         f"keep records under {MAX_NESTING} levels and {MAX_VALUES} values")
     _check_encodable(raw)
     unknown = sorted(set(raw) - INPUT_KEYS - SYSTEM_KEYS)
     if unknown:
@@ -247,17 +303,66 @@ def record_from_input(
 
 
 def _check_encodable(raw: dict[str, Any]) -> None:
-    """Reject what cannot be stored faithfully: lone surrogates and NaN/Infinity (which
-    Python's JSON parser accepts, but JSON, YAML files and other readers do not)."""
+    """Reject what cannot be stored faithfully by every backend: lone surrogates, NaN/Infinity
+    (which Python's JSON parser accepts, but JSON, YAML files and other readers do not) and NUL
+    characters (PostgreSQL text cannot hold them)."""
     import json
 
     try:
-        json.dumps(raw, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        dumped = json.dumps(raw, ensure_ascii=False, allow_nan=False)
+        size = len(dumped.encode("utf-8"))
     except UnicodeEncodeError:
         raise user_error("the record contains invalid unicode (a lone surrogate)",
                          "send UTF-8 text; escape sequences like \\ud800 alone are not characters") from None
-    except ValueError:
+    except ValueError as exc:
+        if "float" not in str(exc):  # an integer of more digits than Python converts to text
+            raise user_error(f"the record contains a number that cannot be stored ({exc})",
+                             "send very long numbers as strings") from None
         raise user_error("the record contains NaN or Infinity", "use null or a finite number") from None
+    if "\\u0000" in dumped and _has_nul(raw):
+        raise user_error("the record contains a NUL character (\\u0000)",
+                         "remove it: not every backend can store it")
+    if size > MAX_METADATA_BYTES:  # the whole record's JSON is never smaller than its metadata's
+        size = _metadata_bytes(raw.get("metadata"))
+        if size > MAX_METADATA_BYTES:
+            raise user_error(f"'metadata' is {size} bytes as JSON, over the limit of {MAX_METADATA_BYTES}",
+                             "keep metadata to provenance and facets; put long content in the text")
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether any string in ``value`` (keys too) holds a NUL; ``value`` is within the shape limits."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        else:
+            stack.extend(_members(item) or ())
+    return False
+
+
+def _metadata_bytes(metadata: Any) -> int:
+    import json
+
+    return len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def _stored_problem(data: dict[str, Any], text: str) -> str | None:
+    """Why a stored record (front matter within the shape limits, made JSON-able) cannot be
+    served faithfully: what remember refuses (NaN, Infinity, NUL, oversized metadata) is refused
+    here too, so export, import and migrate never meet it."""
+    import json
+
+    try:
+        dumped = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return "a value is .nan or .inf, which JSON cannot carry (use a string or null)"
+    if "\x00" in text or ("\\u0000" in dumped and _has_nul(data)):
+        return "it contains a NUL character"
+    if len(dumped) > MAX_METADATA_BYTES // 4 and _metadata_bytes(data.get("metadata")) > MAX_METADATA_BYTES:
+        return f"its metadata is over {MAX_METADATA_BYTES} bytes as JSON"
+    return None
 
 
 def _jsonable(value: Any) -> Any:
@@ -289,6 +394,12 @@ def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
     Hand-written files (coding agents' memory folders) carry only name/description/type: the
     id then comes from the file name and the scope defaults to the store's default.
     """
+    problem = shape_problem(data)
+    if problem is None:
+        data = _jsonable(data)
+        problem = _stored_problem(data, text)
+    if problem:
+        raise ValueError(problem)
     record_id = data.get("id", fallback_id)
     if not isinstance(record_id, (str, int)) or isinstance(record_id, bool):
         raise ValueError("'id' must be a string")
@@ -317,7 +428,7 @@ def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
     if not isinstance(links, list):
         raise ValueError("'links' must be a list")
     created = data.get("created")
-    created = DATE_UNKNOWN if created is None else _jsonable(created)
+    created = DATE_UNKNOWN if created is None else created
     if not isinstance(created, str):
         created = str(created)
     record_type = _stored_str(data, "type") or DEFAULT_TYPE
@@ -328,7 +439,7 @@ def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
         type=str(record_type),
         name=_stored_str(data, "name"),
         description=_stored_str(data, "description"),
-        metadata=_jsonable(metadata),
+        metadata=metadata,
         scope=scope,
         created=created,
         updated=_stored_str(data, "updated"),

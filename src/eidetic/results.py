@@ -31,8 +31,8 @@ class Hit:
         data.update({
             "recall_count": int(count) if float(count).is_integer() else count,
             "last_recall": self.last_recall,
-            "score": round(self.score, 6),
-            "signal": round(self.signal, 6),
+            "score": self.score,  # full precision: a caller may sort, compare or blend them
+            "signal": self.signal,
             "tier": self.tier,
             "depth": self.depth,
         })

@@ -102,7 +102,8 @@ hides shadowed and archived records unless `--include-shadowed` / `--include-arc
 Applies the lifecycle rules to every record: superseded by a same-scope record -> shadowed;
 created more than 365 days ago, or freshness signal below 0.25 -> archived (active records
 only); `metadata.protected` exempts; nothing is deleted. Same-scope records with the same text
-are listed as suggestions. Flags: `--dry-run`, `--now ISO` (judge ages at that time), `--json`.
+are listed as suggestions. The report lists and counts only what `--scope`/`--visibility` may
+see (default: public records). Flags: `--dry-run`, `--now ISO` (judge ages at that time), `--json`.
 Output: `{"dry_run", "now", "scanned", "shadowed", "archived", "changed": [{"id", "lifecycle"}],
 "suggestions": [{"reason", "ids", "scope"}]}`.""",
     "forget": """# eidetic forget ID
@@ -129,7 +130,11 @@ x 0.5. `truncated` is true only when a bound cut off a record the caller may see
 One markdown file per record: YAML front matter (id, type, name, description, scope, created,
 updated, added_by, supersedes, links, lifecycle, metadata), then the text. Hand-written files
 are records too (a file without `id` takes its path as id); `MEMORY.md`, hidden and
-non-markdown files are not. A file that cannot be parsed is skipped with a warning.""",
+non-markdown files are not. A file that cannot be parsed is skipped with a warning, as is one
+whose front matter nests more than 32 levels, expands through YAML aliases to more than 10,000
+values, or holds over 64 KiB of metadata, `.nan`/`.inf` or a NUL character (remember refuses
+the same input). Writes never follow a symlink inside the store, and a batch that fails half-way
+is undone.""",
     "stores": """# Stores
 Public records written inside a git work tree go to `<repo>/.eidetic/memory`; private records
 and everything outside a repository to `$HOME/.eidetic/memory`. `EIDETIC_DATA_DIR` replaces both;
@@ -160,7 +165,8 @@ nothing the second time. `--json` gives `{"format", "source", "imported", "writt
 A Model Context Protocol server over stdio: tools remember, recall, sweep, overview; records as
 resources (`eidetic://record/{id}`, `eidetic://records`). Start it for one session scope
 (`--scope`, `--visibility`); a call may read public records of any scope but private ones only
-of the session's own scope. Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
+of the session's own scope, and `remember` writes only into scopes the session may read.
+Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
     "skills": """# eidetic skills install [DIR]
 Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
 `DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every
@@ -168,7 +174,8 @@ flag, and default to the agent's private scope named by the nearest culture.yaml
     "index": """# eidetic index
 Shows where each store's index is, how many records it holds and whether it is current.
 `--refresh` checks every file now; `--rebuild` drops the index and builds it from the files
-(usage survives). Recall keeps the index current by itself.""",
+(usage survives). Recall keeps the index current by itself. `--scope`/`--visibility`: counts,
+id conflicts and vector partitions are those that scope may see.""",
     "watch": """# eidetic watch
 Optional: watches the stores with the operating system's file events and indexes every change
 at once, including files edited in place in large stores (which recall otherwise finds within a
@@ -179,7 +186,8 @@ metadata.author), link connections, index and embedder state. `--scope`/`--visib
 recall; others' private scopes are not even counted.""",
     "doctor": """# eidetic doctor
 Checks that stores are readable, record files parse, the index is current and ids are unique,
-and reports the embedder. Exit 1 when an error-level check fails.""",
+and reports the embedder. Exit 1 when an error-level check fails. `--scope`/`--visibility` as
+for `index`.""",
     "export": """# eidetic export
 Writes every record you may see as NDJSON in the remember format, with recall_count and
 last_recall (`--no-usage` leaves them out; `--active-only` leaves out shadowed and archived

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .inspect import access_of, scope_flags
 from .output import emit_json, emit_text
 from .stores import open_memory
 
@@ -15,6 +16,7 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
     parser.add_argument("--refresh", action="store_true",
                         help="check every file now (recall checks a bounded slice per call)")
+    scope_flags(parser)
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -25,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
             memory.rebuild_index()
         elif args.refresh:
             memory.refresh_index()
-        stores = memory.index_status()
+        stores = memory.index_status(access_of(args))
     if args.json:
         emit_json({"stores": stores})
         return 0

@@ -9,32 +9,32 @@ from .output import emit_json, emit_text
 from .stores import open_memory
 
 
-def _scope_flags(parser: argparse.ArgumentParser) -> None:
+def scope_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scope", help="your scope name (default: default)")
     parser.add_argument("--visibility", help="public (default) or private: private adds that scope's private records")
 
 
 def add_parser(sub, add_common) -> None:
     overview = sub.add_parser("overview", help="counts by store, scope and lifecycle; contributors; links")
-    _scope_flags(overview)
+    scope_flags(overview)
     add_common(overview)
     overview.set_defaults(run=run_overview)
     doctor = sub.add_parser("doctor", help="check stores, record files, index and embedder (exit 1 if unhealthy)")
+    scope_flags(doctor)
     add_common(doctor)
     doctor.set_defaults(run=run_doctor)
 
 
-def _access(args: argparse.Namespace, all_states: bool = True):
+def access_of(args: argparse.Namespace):  # -> Access (imported lazily)
+    """The caller's access from ``--scope``/``--visibility``, seeing every lifecycle state."""
     from ..ranking.access import Access
-    from ..records import DEFAULT_SCOPE, check_scope
 
-    scope = check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility)
-    return Access(scope, include_shadowed=all_states, include_archived=all_states)
+    return Access.of(args.scope, args.visibility, include_shadowed=True, include_archived=True)
 
 
 def run_overview(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
-        stores = memory.overview(_access(args))
+        stores = memory.overview(access_of(args))
     if args.json:
         emit_json({"stores": stores})
         return 0
@@ -58,7 +58,7 @@ def run_overview(args: argparse.Namespace) -> int:
 
 def run_doctor(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
-        report = memory.doctor()
+        report = memory.doctor(access_of(args))
     if args.json:
         emit_json(report)
     else:

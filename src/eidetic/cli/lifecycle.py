@@ -19,6 +19,8 @@ def add_parser(sub, add_common) -> None:
                                        "exempts. Same-scope duplicate texts are listed, not changed.")
     sweep.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     sweep.add_argument("--now", help="ISO time to judge ages at (default: the current time)")
+    sweep.add_argument("--scope", help="your scope name: the report shows what it may see (default: default)")
+    sweep.add_argument("--visibility", help="public (default) or private: private adds that scope's private records")
     add_common(sweep)
     sweep.set_defaults(run=run_sweep)
     for verb, help_text in (("forget", "archive a record (undo with restore); --purge deletes it for good"),
@@ -36,6 +38,7 @@ def add_parser(sub, add_common) -> None:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    from ..ranking.access import Access
     from ..timeutil import parse_ts
 
     now = None
@@ -44,7 +47,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         if now is None:
             raise user_error(f"--now is not an ISO-8601 time: {args.now!r}", "e.g. --now 2026-12-01T00:00:00Z")
     with open_memory(args) as memory:
-        report = memory.sweep(dry_run=args.dry_run, now=now)
+        report = memory.sweep(Access.of(args.scope, args.visibility), dry_run=args.dry_run, now=now)
     if args.json:
         emit_json(report)
         return 0

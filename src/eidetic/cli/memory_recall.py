@@ -22,7 +22,9 @@ from ..ranking import fields
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from .main import _Parser  # a usage error is an eidetic error: exit 1, JSON with --json
+
+    parser = _Parser(
         prog="memory-recall", description="Pull only the memories relevant to a query, ranked by a "
                                           "transparent relevance signal (eidetic's fields ranking).")
     parser.add_argument("terms", nargs="*", help="query terms (a leading word `query` is optional)")
@@ -71,11 +73,13 @@ def resolve_dirs(args: argparse.Namespace) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     from .main import _quiet_stdout, report_error
 
-    args = build_parser().parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        return run(args)
+        return run(build_parser().parse_args(args_list))
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
     except EideticError as exc:
-        return report_error(exc, args.json)
+        return report_error(exc, "--json" in args_list)
     except BrokenPipeError:
         _quiet_stdout()
         return 0
@@ -101,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         for hit in found.items:
             breakdown = dict(hit.explain or {})
             result = {"name": hit.record.name or hit.record.id, "type": hit.record.type,
-                      "description": hit.record.description, "path": hit.path, "score": round(hit.score, 3),
+                      "description": hit.record.description, "path": hit.path, "score": hit.score,
                       "recency_months": breakdown.get("recency_months"),
                       "usage_count": int(hit.recall_count) if float(hit.recall_count).is_integer() else hit.recall_count,
                       "snippet": fields.snippet(hit.record.text, terms)}
@@ -118,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if not results:
         print("No matching memories.")
     for number, result in enumerate(results, 1):
-        print(f"{number}. {result['name']}  [{result['type']}]  score {result['score']}")
+        print(f"{number}. {result['name']}  [{result['type']}]  score {result['score']:.3f}")
         if result["description"]:
             print(f"   {result['description']}")
         if result["snippet"]:
@@ -126,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"   {result['path']}")
         if args.explain:
             b = result["breakdown"]
-            print(f"   keyword {b['keyword']} + type {b['type_prior']} + usage {b['usage_boost']} "
-                  f"x recency {b['recency_factor']} (touched {b['recency_months']} months ago); "
+            print(f"   keyword {b['keyword']} + type {b['type_prior']} + usage {b['usage_boost']:.3f} "
+                  f"x recency {b['recency_factor']:.3f} (touched {b['recency_months']} months ago); "
                   f"terms {json.dumps(b['terms'])}")
     return 0
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import user_error
 from ..importers import FORMATS
-from .inspect import _access, _scope_flags
+from .inspect import access_of, scope_flags
 from .output import emit_json, emit_text, report_error, warn
 from .stores import open_memory
 
@@ -38,7 +38,7 @@ def add_parser(sub, add_common) -> None:
                             description="One record per line: the remember format plus lifecycle, updated, "
                                         "hash and usage (recall_count, last_recall), which import keeps and "
                                         "remember ignores.")
-    _scope_flags(export)
+    scope_flags(export)
     export.add_argument("--active-only", action="store_true", help="leave out shadowed and archived records")
     export.add_argument("--no-usage", action="store_true",
                         help="leave out recall_count and last_recall (e.g. to share records, not how you used them)")
@@ -49,9 +49,11 @@ def add_parser(sub, add_common) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from ..importers.ndjson import export_line
 
-    access = _access(args, all_states=not args.active_only)
+    access = access_of(args)
+    if args.active_only:
+        access = type(access)(access.scope)
     with open_memory(args) as memory:
-        for record, usage in memory.export_all():
+        for record, usage in memory.export_all(access):
             if access.admits(record.scope, record.lifecycle):
                 sys.stdout.write(export_line(record, usage, with_usage=not args.no_usage))
     return 0

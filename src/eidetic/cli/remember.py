@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..errors import user_error
+from ..records import load_json
 from .output import emit_json, emit_text, warn
 from .stores import open_memory
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
                    "embed": not args.no_embed}
         if args.record is not None:
             try:
-                raw = json.loads(args.record)
+                raw = load_json(args.record)
             except ValueError as exc:
                 raise user_error(f"invalid JSON argument ({exc.msg} at column {exc.colno})",
                                  "pass one JSON object, e.g. '{\"text\": \"...\"}'; nothing was written") from None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
-from ..errors import EideticError
+from ..errors import ENV_ERROR, EideticError
 
 
 class Embedder(Protocol):
@@ -19,15 +19,21 @@ class Embedder(Protocol):
 
 def default_embedder() -> tuple[Embedder | None, str | None]:
     """The embedder to use, or (None, why not): the caller degrades to keyword and says so.
-    ``EIDETIC_EMBED_URL`` selects a remote OpenAI-compatible model; ``EIDETIC_EMBEDDER=none``
-    turns semantic recall off."""
+    ``EIDETIC_EMBED_URL`` selects a remote OpenAI-compatible model (a malformed one is a reason,
+    like an unreachable one: recall warns and ranks by keyword); ``EIDETIC_EMBEDDER=none`` turns
+    semantic recall off."""
     if os.environ.get("EIDETIC_EMBEDDER", "").strip().lower() in ("none", "off", "0"):
         return None, "EIDETIC_EMBEDDER=none"
     url = os.environ.get("EIDETIC_EMBED_URL", "").strip()
     if url:
         from .http import HttpEmbedder
 
-        return HttpEmbedder(url, os.environ.get("EIDETIC_EMBED_MODEL", "").strip() or None), None
+        try:
+            return HttpEmbedder(url, os.environ.get("EIDETIC_EMBED_MODEL", "").strip() or None), None
+        except EideticError as exc:
+            if exc.code != ENV_ERROR:  # a bad EIDETIC_EMBED_TIMEOUT stays an error of the command
+                raise
+            return None, exc.message
     try:
         from . import local
 

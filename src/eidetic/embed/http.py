@@ -4,14 +4,17 @@ Configured by ``EIDETIC_EMBED_URL`` (e.g. ``http://localhost:8001/v1``), ``EIDET
 ``EIDETIC_EMBED_API_KEY`` and ``EIDETIC_EMBED_TIMEOUT`` (seconds, default 10). Texts go in
 batches of ``BATCH``. Key rules (seed 003): the explicit key is sent wherever it is configured;
 a borrowed key (``COLLEAGUE_API_KEY``, ``CULTURE_VLLM_API_KEY``) only to https or loopback URLs,
-and withholding it is said on stderr. Any failure raises an environment error naming the host;
-recall turns that into a one-line warning and keyword ranking, never a silent fallback.
+and withholding it is said on stderr. A loopback endpoint is reached directly, never through a
+proxy from ``*_PROXY``, so no key meets a proxy. Any failure, a malformed URL included, raises an
+environment error naming at most the host (never the URL: it may hold a password); recall turns
+that into a one-line warning and keyword ranking, never a silent fallback.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 import sys
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,16 +24,25 @@ from ..errors import env_error, user_error
 DEFAULT_MODEL = "Qwen/Qwen3-Embedding-0.6B"
 BORROWED_KEYS = ("COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
 BATCH = 64
+_EXAMPLE = "e.g. EIDETIC_EMBED_URL=http://localhost:8001/v1"
 
 
 def is_loopback(host: str) -> bool:
+    """A loopback IP literal, or ``localhost`` / ``*.localhost`` when every address it resolves to
+    is loopback: the name alone proves nothing (``/etc/hosts`` or a DNS server may point it
+    anywhere), and a name that does not resolve is not loopback."""
     host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
+        pass
+    if host != "localhost" and not host.endswith(".localhost"):
         return False
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (OSError, ValueError):  # unknown name; a label too long or not encodable
+        return False
+    return bool(addresses) and all(ipaddress.ip_address(address).is_loopback for address in addresses)
 
 
 def choose_key(url: str, environ: dict[str, str] | None = None) -> tuple[str | None, str | None]:
@@ -56,15 +68,15 @@ class HttpEmbedder:
     dimensions = 0  # known after the first response
 
     def __init__(self, url: str, model: str | None = None, timeout: float | None = None) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise user_error(f"EIDETIC_EMBED_URL is not an http(s) URL: {url!r}",
-                             "e.g. EIDETIC_EMBED_URL=http://localhost:8001/v1")
+        self.host = _checked_host(url)
         self.url = url.rstrip("/")
-        self.host = parts.hostname
         self.name = model or DEFAULT_MODEL
         self.timeout = timeout if timeout is not None else _timeout()
+        self.direct = is_loopback(self.host)
         self.key, warning = choose_key(self.url)
+        if self.key and not (self.key.isascii() and self.key.isprintable()):  # said, never quoted
+            raise env_error("the API key holds characters an HTTP header cannot carry",
+                            "check EIDETIC_EMBED_API_KEY, " + " and ".join(BORROWED_KEYS))
         if warning:
             sys.stderr.write(f"warning: {warning}\n")
 
@@ -73,9 +85,12 @@ class HttpEmbedder:
         import numpy as np
 
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else {}
+        # A client given its own transport ignores HTTP(S)_PROXY / ALL_PROXY (SSL_CERT_FILE still
+        # applies): a loopback endpoint is reached directly and its key never meets a proxy.
+        transport = httpx.HTTPTransport() if self.direct else None
         vectors: list[list[float]] = []
         try:
-            with httpx.Client(timeout=self.timeout) as client:
+            with httpx.Client(timeout=self.timeout, transport=transport) as client:
                 for start in range(0, len(texts), BATCH):
                     batch = texts[start:start + BATCH]
                     response = client.post(f"{self.url}/embeddings", headers=headers,
@@ -85,6 +100,8 @@ class HttpEmbedder:
                     if len(data) != len(batch):
                         raise ValueError(f"{len(data)} vectors for {len(batch)} texts")
                     vectors.extend(item["embedding"] for item in data)
+        except httpx.InvalidURL:  # what the checks of __init__ let through; its text may quote the URL
+            raise env_error("EIDETIC_EMBED_URL is not a valid URL", _EXAMPLE) from None
         except httpx.HTTPStatusError as exc:
             raise env_error(f"the embedder at {self.host} answered {exc.response.status_code}",
                             "check EIDETIC_EMBED_URL, EIDETIC_EMBED_MODEL and the API key") from None
@@ -100,6 +117,21 @@ class HttpEmbedder:
         self.dimensions = matrix.shape[1]
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.clip(norms, 1e-12, None)
+
+
+def _checked_host(url: str) -> str:
+    """The host of a well-formed http(s) URL, or an environment error (recall degrades to keyword)
+    that says what is wrong without quoting the URL: it may carry ``user:password@``."""
+    if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c.isspace() for c in url):
+        raise env_error("EIDETIC_EMBED_URL holds a control character or a space", _EXAMPLE)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises on a port that is no number or out of range
+    except ValueError:
+        raise env_error("EIDETIC_EMBED_URL has an invalid port or host", _EXAMPLE) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise env_error("EIDETIC_EMBED_URL is not an http(s) URL with a host", _EXAMPLE)
+    return parts.hostname
 
 
 def _timeout() -> float:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..records import Record
+from ..records import Record, load_json
 from . import Entry, Usage
 
 
@@ -38,7 +38,7 @@ def read(lines: Iterable[str | bytes], name: str | None) -> Iterator[Entry]:
         if not line.strip():
             continue
         try:
-            yield Entry(where, json.loads(line))
+            yield Entry(where, load_json(line))
         except ValueError as exc:
             yield Entry(where, error=f"invalid JSON ({exc.msg} at column {exc.colno})")
 

@@ -42,11 +42,11 @@ from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..stores.base import IndexedRecord
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
-from .context import Neighbourhood, order_key, thread_key, thread_of
+from .context import _LIVE, Neighbourhood, order_key, thread_key, thread_of
 from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of, partitions_in_reach
 from .vector_index import VectorIndex
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 RACY_NS = 50_000_000  # 5x the coarsest Linux clock tick
 RACY_NS_COARSE = 2_100_000_000  # file systems that keep whole seconds (FAT, old HFS+)
 
@@ -56,6 +56,13 @@ def _is_racy(mtime_ns: int, now_ns: int) -> bool:
     return now_ns - mtime_ns < window
 VECTOR_SLICE = 50_000  # rows appended to a vector index at a time
 VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "500") or 500)  # per sync, round robin
+DROPPED_KEEP = 100_000  # drops logged for derived indexes still catching up; one further behind rebuilds
+
+# The sqlite backend logs each dropped doc (with what its keyword entry and its thread
+# neighbours' need), in the transaction that drops it: every cache folder's keyword index
+# catches up from this log, whichever process made the change. A files store does not use it.
+_DROPPED = """CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL,
+    partition TEXT NOT NULL, thread_key TEXT, thread_order TEXT)"""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -79,7 +86,7 @@ CREATE INDEX IF NOT EXISTS docs_thread ON docs(thread_key, thread_order, doc) WH
 CREATE TABLE IF NOT EXISTS partitions(key TEXT PRIMARY KEY, visibility TEXT NOT NULL, scope TEXT);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
-"""
+""" + _DROPPED + ";"
 
 _DOC_COLUMNS = ("doc, id, path, scope, visibility, lifecycle, type, name, description, text, "
                 "created, updated, added_by, supersedes, links, metadata")
@@ -115,6 +122,9 @@ class StoreIndex:
     by the first write, an older schema is upgraded in place, and a damaged one is an error
     that leaves the file alone. Its keyword and vector indexes stay derived, under
     ``derived`` (a path in the cache folder), and are rebuilt from it whenever they are lost.
+    Processes with other cache folders may share the database: the derived side records which
+    database (its ``instance``) and which point of its history it reflects, and follows every
+    writer's changes from there (:meth:`_follow_database`).
     """
 
     def __init__(self, store: FilesStore | None, path: Path, default_scope: Scope = DEFAULT_SCOPE,
@@ -171,32 +181,26 @@ class StoreIndex:
 
     def _open_record_database(self) -> sqlite3.Connection:
         """Open (creating, or upgrading in place) the database that is the store of record."""
-        with self._lock():
-            try:
-                if self.path.exists():
-                    # Read-only first: opening for writing switches a file to WAL, which would
-                    # change a file that turns out not to be ours.
-                    probe = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-                    try:
-                        foreign = (self._schema_version(probe) is None
-                                   and probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0)
-                    finally:
-                        probe.close()
-                    if foreign:
-                        raise env_error(f"{self.path} is not an eidetic database",
-                                        "name another file with --db or EIDETIC_SQLITE_PATH")
-                conn = self._connect()
-                version = self._schema_version(conn)
-                if version is None:
-                    conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA
-                                       + f"INSERT INTO meta VALUES('schema', '{SCHEMA_VERSION}');"
-                                       + f"INSERT INTO meta VALUES('instance', '{uuid.uuid4().hex}');COMMIT;")
-                elif version != SCHEMA_VERSION:
-                    _migrate(conn, version, self.path)
-                return conn
-            except sqlite3.DatabaseError as exc:
-                raise env_error(f"the database {self.path} is unreadable: {exc}",
-                                "restore it from a backup (eidetic never deletes or rewrites it)") from None
+        try:
+            if self.path.exists():
+                # Read-only first: opening for writing switches a file to WAL, which would
+                # change a file that turns out not to be ours.
+                probe = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+                try:
+                    foreign = (self._schema_version(probe) is None
+                               and probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0)
+                finally:
+                    probe.close()
+                if foreign:
+                    raise env_error(f"{self.path} is not an eidetic database",
+                                    "name another file with --db or EIDETIC_SQLITE_PATH")
+            conn = self._connect()
+            if self._schema_version(conn) != SCHEMA_VERSION:
+                _lay_out(conn, self.path)
+            return conn
+        except sqlite3.DatabaseError as exc:
+            raise env_error(f"the database {self.path} is unreadable: {exc}",
+                            "restore it from a backup (eidetic never deletes or rewrites it)") from None
 
     def _current(self) -> sqlite3.Connection | None:
         """A connection to the index if it exists with this schema version, else None."""
@@ -227,14 +231,9 @@ class StoreIndex:
         return row[0] if row else None
 
     def _drop_files(self) -> None:
-        """Drop what is derived; and the index database itself, unless it is the store."""
+        """Drop the index of a files store: its database and everything derived with it."""
         self.text.drop()
-        import shutil
-
-        shutil.rmtree(self.derived.with_suffix(".vectors"), ignore_errors=True)
-        self._vector_indexes.clear()
-        if self.store is None:
-            return
+        self._drop_vectors()
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -260,11 +259,13 @@ class StoreIndex:
         """Bring the index up to date with the store's files; cheap when nothing changed.
 
         ``full`` stats every file (``eidetic index --refresh``, rebuilds, status); otherwise
-        the folder check plus one verification slice run (see the module docstring)."""
+        the folder check plus one verification slice run (see the module docstring). For the
+        database that is the store, bring the derived keyword index up to it instead."""
         report = SyncReport()
-        self._check_keyword()
-        if self.store is None:  # the database is the store: nothing outside it to catch up with
+        if self.store is None:
+            self._follow_database()
             return report
+        self._check_keyword()
         if not self.store.exists():
             if self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
                 self._write(lambda: self._forget_all(report))
@@ -384,22 +385,32 @@ class StoreIndex:
     def _write(self, action) -> None:
         """Run ``action`` in one write transaction, then commit the keyword index to match.
 
-        The index lock serializes writers across processes (SQLite's own lock is released at
-        COMMIT, before tantivy commits). SQLite commits first with ``keyword_pending`` set;
-        a crash before tantivy's commit leaves it set, and the next user rebuilds the keyword
-        index from SQLite (:meth:`_check_keyword`). Doc numbers are never reused, so a stale
-        keyword entry can never point at another record.
+        The index lock serializes the writers of this cache folder (SQLite's own lock is
+        released at COMMIT, before tantivy commits). SQLite commits first. For a files store
+        it commits with ``keyword_pending`` set: a crash before tantivy's commit leaves it set,
+        and the next user rebuilds the keyword index from SQLite (:meth:`_check_keyword`). For
+        the database that is the store, the transaction first takes in what other cache
+        folders' processes wrote, then stamps a new ``change``; the keyword index's state
+        records that point only after tantivy commits, so a crash in between makes the next
+        user catch up over it again (:meth:`_follow_database`). Doc numbers are never reused,
+        so a stale keyword entry can never point at another record.
         """
         conn = self.conn
         with self._lock():
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if self.store is None:
+                    self._catch_up()
                 action()
                 self._flush_text()
-                conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
-                             "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
-                if self.text.dirty:
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES('keyword_pending', '1')")
+                if self.store is None:
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES('change', ?)", (uuid.uuid4().hex,))
+                    point = self._point()
+                else:
+                    conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
+                                 "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+                    if self.text.dirty:
+                        conn.execute("INSERT OR REPLACE INTO meta VALUES('keyword_pending', '1')")
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -409,7 +420,10 @@ class StoreIndex:
                 self._retext.clear()
                 self._fresh.clear()
                 self._moved.clear()
-            if self.text.dirty:
+            if self.store is None:
+                self.text.commit()
+                self.text.write_state(point)
+            elif self.text.dirty:
                 self.text.commit()
                 conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
 
@@ -455,7 +469,8 @@ class StoreIndex:
                 for key, visibility, scope in self.conn.execute("SELECT key, visibility, scope FROM partitions")}
 
     def _check_keyword(self) -> None:
-        """Rebuild the text indexes from SQLite when a crash left them behind, or one is missing."""
+        """Rebuild the text indexes of a files store from SQLite when a crash left them behind,
+        or one is missing."""
         def needed() -> bool:
             return (self._get_meta("keyword_pending") is not None
                     or any(not self.text.exists(key) for key in self._partitions()))
@@ -465,11 +480,141 @@ class StoreIndex:
         with self._lock():
             if not needed():
                 return  # another process was mid-write and has finished
-            self.text.drop()
-            docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
-            self._add_text(docs, self.neighbourhood.of(docs), fresh=True)
+            self._reindex_text()
             self.text.commit()
             self.conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
+
+    def _reindex_text(self) -> None:
+        """Index every record again, from an empty keyword index (the caller commits it)."""
+        self.text.drop()
+        docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
+        self._add_text(docs, self.neighbourhood.of(docs), fresh=True)
+        self.text.create(self._partitions())
+
+    # -- following the database that is the store ----------------------------------------
+
+    def _follow_database(self, rebuild: bool = False) -> None:
+        """Bring the derived keyword index up to the database that is the store, whoever wrote
+        it: this process, or another one with another cache folder (whose writes only the
+        database shows). One meta query when nothing changed; ``rebuild``: from scratch."""
+        conn = self.conn
+        if not rebuild and self._follows() and all(self.text.exists(key) for key in self._partitions()):
+            return
+        with self._lock():
+            conn.execute("BEGIN")  # one snapshot: what is indexed is what the point names
+            try:
+                point = self._catch_up(rebuild)
+            except BaseException:
+                self.text.rollback()
+                raise
+            finally:
+                conn.execute("COMMIT")
+            self.text.commit()
+            self.text.write_state(point)
+
+    def _follows(self) -> bool:
+        """Whether the keyword index reflects the database as it is. Every write transaction
+        stamps a new random ``change`` (and so did the database's creation or upgrade), so the
+        same change is the same file at the same point of its history."""
+        state = self.text.state()
+        return state is not None and state.get("change") == self._get_meta("change")
+
+    def _point(self) -> dict[str, Any]:
+        """Where the database is in its history: its file (``instance``), its last change, the
+        next doc number, its highest doc (and id), its last logged drop (and doc). The keyword
+        index records the point it reflects, and catches up from there."""
+        conn = self.conn
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('instance', 'change', 'next_doc')"))
+        last = conn.execute("SELECT doc, id FROM docs ORDER BY doc DESC LIMIT 1").fetchone()
+        drop = conn.execute("SELECT seq, doc FROM dropped ORDER BY seq DESC LIMIT 1").fetchone()
+        return {"instance": meta.get("instance"), "change": meta.get("change"),
+                "next_doc": max(int(meta.get("next_doc") or 1), last[0] + 1 if last else 1),
+                "last": list(last) if last else None,
+                "seq": drop[0] if drop else 0, "seq_doc": drop[1] if drop else None}
+
+    def _catch_up(self, rebuild: bool = False) -> dict[str, Any]:
+        """Bring the keyword index (uncommitted) to the database's point, inside the caller's
+        transaction and under the index lock, and return that point. Incremental when the
+        database's history runs through the point the index reflects; otherwise (another file,
+        a restored backup, an unknown state) everything derived from the old history goes and
+        the keyword index is rebuilt."""
+        point = self._point()
+        state = self.text.state()
+        if rebuild or state is None or state.keys() != point.keys():
+            self._reindex_text()
+            if rebuild:
+                self._drop_vectors()
+        elif not self._continues(state, point):
+            self._reindex_text()
+            self._drop_vectors()  # their doc numbers name records of another history
+        elif state["change"] != point["change"]:
+            self._apply_since(state)
+        if any(not self.text.exists(key) for key in self._partitions()):
+            self._reindex_text()  # one was deleted by hand
+        return point
+
+    def _continues(self, state: dict[str, Any], point: dict[str, Any]) -> bool:
+        """Whether the database's history runs through ``state``'s point: the same file, no
+        counter gone back, the drop log unbroken since, and the record that was last then
+        still there or dropped since (a backup restored and written to again fails this)."""
+        if state["instance"] != point["instance"]:
+            return False
+        if state["change"] == point["change"]:
+            return True
+        if point["next_doc"] < state["next_doc"] or point["seq"] < state["seq"]:
+            return False
+        conn = self.conn
+        first = conn.execute("SELECT min(seq) FROM dropped").fetchone()[0]
+        if first is not None and first > state["seq"] + 1:
+            return False  # drops it has not seen were pruned from the log
+        if state["seq"]:
+            row = conn.execute("SELECT doc FROM dropped WHERE seq = ?", (state["seq"],)).fetchone()
+            if row is not None and row[0] != state["seq_doc"]:
+                return False
+        if state["last"]:
+            doc, rid = state["last"]
+            row = conn.execute("SELECT id FROM docs WHERE doc = ?", (doc,)).fetchone()
+            if row is None:
+                return conn.execute("SELECT 1 FROM dropped WHERE seq > ? AND doc = ?",
+                                    (state["seq"], doc)).fetchone() is not None
+            return row[0] == rid
+        return True
+
+    def _apply_since(self, state: dict[str, Any]) -> None:
+        """Index what changed since ``state``'s point: docs dropped since (from the drop log)
+        leave, docs numbered from its ``next_doc`` on arrive, and the thread neighbours of
+        both are indexed again (their context quotes them). Every entry is deleted before it
+        is added, so doing this twice (a crash before the state was recorded) is harmless."""
+        conn = self.conn
+        drops = conn.execute("SELECT doc, partition, thread_key, thread_order FROM dropped WHERE seq > ? "
+                             "ORDER BY seq", (state["seq"],)).fetchall()
+        new = [doc for (doc,) in conn.execute("SELECT doc FROM docs WHERE doc >= ?", (state["next_doc"],))]
+        for doc, key, _, _ in drops:
+            self.text.delete(key, doc)
+        around = self.neighbourhood.of(new)
+        todo = set(new).union(*around.values())
+        for doc, _, tkey, order in drops:
+            if tkey is not None:
+                todo.update(self._flanking(tkey, order, doc))
+        around.update(self.neighbourhood.of(todo - set(around)))
+        self._add_text(sorted(todo), around, fresh=False)
+
+    def _flanking(self, tkey: str, order: str, doc: int) -> list[int]:
+        """The active thread members either side of a (dropped) member's place: its neighbours."""
+        found = []
+        for op, direction in (("<", "DESC"), (">", "ASC")):
+            row = self.conn.execute(
+                f"SELECT doc FROM docs WHERE thread_key=? AND {_LIVE} AND (thread_order, doc) {op} (?, ?) "
+                f"ORDER BY thread_order {direction}, doc {direction} LIMIT 1", (tkey, order, doc)).fetchone()
+            if row:
+                found.append(row[0])
+        return found
+
+    def _drop_vectors(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.derived.with_suffix(".vectors"), ignore_errors=True)
+        self._vector_indexes.clear()
 
     def _apply(self, plan: dict[str, Any] | None, report: SyncReport) -> None:
         if plan is None:
@@ -597,14 +742,20 @@ class StoreIndex:
         for neighbours in self.neighbourhood.of([doc]).values():
             self._retext.update(neighbours)  # their context quoted this record
         self._retext.discard(doc)
+        key = partition_of(visibility, scope)
         if doc not in self._fresh:
-            self.text.delete(partition_of(visibility, scope), doc)
+            self.text.delete(key, doc)
+        if self.store is None:  # for the keyword indexes of other cache folders
+            conn.execute("INSERT INTO dropped(doc, partition, thread_key, thread_order) "
+                         "SELECT doc, ?, thread_key, thread_order FROM docs WHERE doc=?", (key, doc))
         conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
         return {rid}
 
     def _elect_winners(self, ids: Iterable[str]) -> None:
-        """When several files claim one id, exactly one is served: the one at the id's own file
-        name, else the first path in sort order. The others stay listed as conflicts."""
+        """When several files claim one id, exactly one is served: a public copy before a
+        private one (so another scope's private file never hides a public record), then the one
+        at the id's own file name, then the first path in sort order. The others stay listed as
+        conflicts."""
         conn = self.conn
         wanted = list(set(ids))
         contested: list[str] = []
@@ -614,12 +765,12 @@ class StoreIndex:
                 f"SELECT id FROM docs WHERE id IN ({marks}) GROUP BY id HAVING count(*) > 1", chunk)]
             conn.execute(f"UPDATE docs SET winner=1 WHERE winner=0 AND id IN ({marks})", chunk)
         for rid in contested:
-            rows = conn.execute("SELECT doc, path FROM docs WHERE id=?", (rid,)).fetchall()
+            rows = conn.execute("SELECT doc, path, visibility FROM docs WHERE id=?", (rid,)).fetchall()
             canonical = record_path(rid)
-            best = min(rows, key=lambda r: (r[1] != canonical, r[1]))
+            best = min(rows, key=lambda r: (r[2] != "public", r[1] != canonical, r[1]))
             conn.execute("UPDATE docs SET winner=(doc=?) WHERE id=?", (best[0], rid))
-            self._retext.update(doc for doc, _ in rows)
-            self._moved.update(doc for doc, _ in rows)
+            self._retext.update(doc for doc, _, _ in rows)
+            self._moved.update(doc for doc, _, _ in rows)
 
     # -- hints from a file watcher --------------------------------------------------------
 
@@ -673,15 +824,25 @@ class StoreIndex:
         """Insert or replace records in the database that is the store, in one transaction:
         a replaced record's old doc goes and the new copy gets a new doc number."""
         def action() -> None:
-            for doc, _ in items:
-                if doc is not None:
-                    self._drop_doc(doc)
+            olds = [doc for doc, _ in items if doc is not None]
+            for doc in olds:
+                self._drop_doc(doc)
+            if olds:
+                self._prune_dropped()
             self._insert_docs([("", record) for _, record in items])
         self._write(action)
 
     def drop_doc(self, doc: int) -> None:
         """Remove one record for good (``forget --purge`` in the database that is the store)."""
-        self._write(lambda: self._drop_doc(doc))
+        def action() -> None:
+            self._drop_doc(doc)
+            self._prune_dropped()
+        self._write(action)
+
+    def _prune_dropped(self) -> None:
+        """Keep the drop log to its last ``DROPPED_KEEP`` entries (a keyword index further
+        behind is rebuilt instead of caught up)."""
+        self.conn.execute("DELETE FROM dropped WHERE seq <= (SELECT max(seq) FROM dropped) - ?", (DROPPED_KEEP,))
 
     def _index_written(self, items: list[tuple[str, Record]]) -> list[int]:
         conn = self.conn
@@ -840,16 +1001,22 @@ class StoreIndex:
         return [_row_to_indexed(row) for row in self.conn.execute(
             f"SELECT {_DOC_COLUMNS} FROM docs WHERE winner=1 ORDER BY id")]
 
-    def count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM docs WHERE winner=1").fetchone()[0]
+    def count(self, access: Access | None = None) -> int:
+        """Served records (that ``access`` may see, in the lifecycles it admits)."""
+        if access is None:
+            return self.conn.execute("SELECT count(*) FROM docs WHERE winner=1").fetchone()[0]
+        where, params = access.sql("d")
+        return self.conn.execute(f"SELECT count(*) FROM docs d WHERE d.winner=1 AND {where}", params).fetchone()[0]
 
     def broken(self) -> list[tuple[str, str]]:
         return list(self.conn.execute("SELECT path, error FROM files INDEXED BY files_error "
                                       "WHERE error IS NOT NULL ORDER BY path"))
 
-    def conflicts(self) -> list[tuple[str, str]]:
-        """Files whose id is also claimed by another file (and is not the one served)."""
-        return list(self.conn.execute("SELECT id, path FROM docs WHERE winner=0 ORDER BY id, path"))
+    def conflicts(self) -> list[tuple[str, str, str, str]]:
+        """(id, path, scope, visibility) of files whose id is also claimed by another file
+        (and that are not the one served)."""
+        return list(self.conn.execute(
+            "SELECT id, path, scope, visibility FROM docs WHERE winner=0 ORDER BY id, path"))
 
     # -- search --------------------------------------------------------------------------
 
@@ -950,12 +1117,12 @@ class StoreIndex:
     def rebuild(self) -> SyncReport:
         """Drop everything derived and index the records again (from the files, or from the
         database that is the store)."""
+        if self.store is None:
+            self._follow_database(rebuild=True)
+            return SyncReport()
         self.close()
         with self._lock():
             self._drop_files()
-        if self.store is None:
-            self._check_keyword()
-            return SyncReport()
         return self.sync(full=True)
 
     def status(self, verify: bool = True) -> dict[str, Any]:
@@ -974,23 +1141,51 @@ class StoreIndex:
             "current": not stale,
             "vectors": self.vector_status(),
             "unparseable": [{"path": p, "error": e} for p, e in self.broken()],
-            "conflicts": [{"id": i, "path": p} for i, p in self.conflicts()],
+            "conflicts": [{"id": i, "path": p, "scope": s, "visibility": v} for i, p, s, v in self.conflicts()],
         }
 
 
 # Upgrades of a database that is the store, from each old schema version to the next. A change
 # to _SCHEMA must add its step here: such a database is never dropped and rebuilt.
-MIGRATIONS: dict[str, tuple[str, str]] = {}  # from version -> (to version, SQL script)
+MIGRATIONS: dict[str, tuple[str, str]] = {  # from version -> (to version, SQL script)
+    # 11: the drop log and a change stamp; each cache folder's keyword index keeps its own
+    # state instead of the shared flag
+    "10": ("11", _DROPPED + ";DELETE FROM meta WHERE key='keyword_pending'"
+                 ";INSERT OR REPLACE INTO meta VALUES('change', lower(hex(randomblob(16))))"),
+}
 
 
-def _migrate(conn: sqlite3.Connection, version: str, path: Path) -> None:
-    while version != SCHEMA_VERSION:
-        if version not in MIGRATIONS:
-            conn.close()
-            raise env_error(f"the database {path} has schema version {version}, which this eidetic "
-                            f"(schema {SCHEMA_VERSION}) cannot read", "upgrade eidetic; the file was left as it was")
-        version, script = MIGRATIONS[version]
-        conn.executescript(f"BEGIN IMMEDIATE;{script};UPDATE meta SET value='{version}' WHERE key='schema';COMMIT;")
+def _lay_out(conn: sqlite3.Connection, path: Path) -> None:
+    """Create or upgrade the database that is the store, in one write transaction that reads
+    the schema version again: concurrent first users (with any cache folders) do it once."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = StoreIndex._schema_version(conn)
+        if version is None:
+            _run(conn, _SCHEMA)
+            conn.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+            conn.execute("INSERT INTO meta VALUES('instance', ?)", (uuid.uuid4().hex,))
+            conn.execute("INSERT INTO meta VALUES('change', ?)", (uuid.uuid4().hex,))
+        while version is not None and version != SCHEMA_VERSION:
+            if version not in MIGRATIONS:
+                raise env_error(f"the database {path} has schema version {version}, which this eidetic "
+                                f"(schema {SCHEMA_VERSION}) cannot read", "upgrade eidetic; the file was left as it was")
+            version, script = MIGRATIONS[version]
+            _run(conn, script)
+            conn.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        conn.close()
+        raise
+
+
+def _run(conn: sqlite3.Connection, script: str) -> None:
+    """Run a script's statements inside the caller's transaction (``executescript`` would
+    commit it first)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
 
 
 def _parent(rel: str) -> str:

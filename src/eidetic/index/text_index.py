@@ -20,12 +20,16 @@ would need no edge check but cost 4x the indexing time; SQLite's trigram FTS5 in
 There is one such index per visibility partition (public, and each scope's private records),
 so BM25 statistics never mix what a caller may see with what it may not (``partition_of``).
 Each holds only terms, each record's ``doc`` number and text length; everything else stays in
-SQLite. ``StoreIndex`` keeps the two consistent (see its ``_write``): a crash between
-them leaves a "pending" mark that makes the next user rebuild this index from SQLite.
+SQLite. ``StoreIndex`` keeps the two consistent (see its ``_write``): for a files store a crash
+between them leaves a "pending" mark that makes the next user rebuild this index from SQLite;
+for the sqlite backend the indexes' ``state.json`` says which database, and which point of its
+change history, they reflect, and they catch up from there (``StoreIndex._follow_database``).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -44,6 +48,7 @@ CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
+STATE = "state.json"
 
 
 def aligned_chunks(query: str) -> list[list[str]]:
@@ -60,6 +65,7 @@ def aligned_chunks(query: str) -> list[list[str]]:
 class TextIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._meta_file = str(path / "meta.json")  # checked on every recall: no Path arithmetic
         self._index: Any = None
         self._schema: Any = None
         self._writer: Any = None
@@ -89,7 +95,7 @@ class TextIndex:
         return self._index
 
     def exists(self) -> bool:
-        return (self.path / "meta.json").exists()
+        return os.path.exists(self._meta_file)
 
     # -- writing (the caller holds the index write lock) ---------------------------------
 
@@ -210,6 +216,9 @@ class TextIndexes:
         self.root = root
         self._open: dict[str, TextIndex] = {}
         self.dirty: set[str] = set()
+        self._state_file = str(root / STATE)
+        self._state: dict[str, Any] | None = None
+        self._stamp: tuple[int, int, int] | None = None
 
     def get(self, key: str) -> TextIndex:
         index = self._open.get(key)
@@ -244,6 +253,39 @@ class TextIndexes:
         self._open.clear()
         self.dirty.clear()
         shutil.rmtree(self.root, ignore_errors=True)
+        self._state = self._stamp = None
+
+    def create(self, keys: Iterable[str]) -> None:
+        """Open these partitions' indexes, creating empty ones: a partition whose records are
+        all gone keeps an index, so it is never taken for a lost one."""
+        for key in keys:
+            self.get(key)._open()
+
+    def state(self) -> dict[str, Any] | None:
+        """What the indexes reflect, as the store index last recorded it after a commit (None:
+        unknown). Read again only when another process replaced the file."""
+        try:
+            st = os.stat(self._state_file)
+        except FileNotFoundError:
+            self._state = self._stamp = None
+            return None
+        stamp = (st.st_mtime_ns, st.st_ino, st.st_size)
+        if stamp != self._stamp:
+            try:
+                with open(self._state_file, encoding="utf-8") as handle:
+                    state = json.load(handle)
+            except (OSError, ValueError):
+                state = None  # derived data: an unreadable state means "unknown", and a rebuild
+            self._state, self._stamp = state if isinstance(state, dict) else None, stamp
+        return self._state
+
+    def write_state(self, state: dict[str, Any]) -> None:
+        """Record what the indexes reflect, atomically: call it after they are committed, so a
+        crash in between leaves the older state, from which catching up again is harmless."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        temporary = self.root / f".{STATE}.{os.getpid()}"
+        temporary.write_text(json.dumps(state))
+        os.replace(temporary, self._state_file)
 
     def exists(self, key: str) -> bool:
         return self.get(key).exists()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..records import DEFAULT_SCOPE, Scope
+from ..records import DEFAULT_SCOPE, Scope, check_scope
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,12 @@ class Access:
     scope_only: bool = False
     include_shadowed: bool = False
     include_archived: bool = False
+
+    @classmethod
+    def of(cls, scope: str | None = None, visibility: str | None = None, **flags: bool) -> "Access":
+        """The caller's access from a scope name and visibility as given (None: the defaults),
+        validated."""
+        return cls(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility), **flags)
 
     def lifecycles(self) -> tuple[str, ...]:
         states = ["active"]

@@ -81,10 +81,10 @@ class Breakdown:
     hits: dict[str, dict[str, float]]  # term -> {name, description, body} points
 
     def to_dict(self) -> dict[str, object]:
-        return {"keyword": self.keyword, "type_prior": self.type_prior, "usage_boost": round(self.usage_boost, 6),
-                "recency_factor": round(self.recency_factor, 6),
+        return {"keyword": self.keyword, "type_prior": self.type_prior, "usage_boost": self.usage_boost,
+                "recency_factor": self.recency_factor,
                 "recency_months": None if self.recency_months is None else round(self.recency_months, 3),
-                "score": round(self.score, 6), "terms": self.hits,
+                "score": self.score, "terms": self.hits,
                 "formula": "(keyword + type_prior + usage_boost) * recency_factor"}
 
 

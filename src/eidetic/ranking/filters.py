@@ -8,13 +8,13 @@ into nested metadata (``--filter author.team=core``).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..errors import user_error
+from ..records import load_json
 from ..timeutil import parse_ts, to_epoch
 
 _MISSING = object()
@@ -106,7 +106,7 @@ def _number(raw: str) -> float | int | None:
 def _typed(raw: str) -> Any:
     """JSON scalars keep their type (3, 2.5, true, null, "quoted"); anything else is a string."""
     try:
-        value = json.loads(raw)
+        value = load_json(raw)
     except ValueError:
         return raw
     return value if not isinstance(value, (dict, list)) else raw
@@ -126,6 +126,10 @@ class Filters:
     def build(cls, filters: list[str] | None = None, source: str | None = None,
               types: list[str] | None = None, since: str | None = None,
               until: str | None = None) -> "Filters":
+        for flag, values in (("--filter", filters or []), ("--source", [source]), ("--type", types or []),
+                             ("--since", [since]), ("--until", [until])):
+            if any(isinstance(value, str) and "\x00" in value for value in values):
+                raise user_error(f"{flag} contains a NUL character", "no record can hold one: remove it")
         meta = [parse_filter(spec) for spec in (filters or [])]
         for item in meta:
             if item.key == "source" and source is not None and not (item.op == "=" and item._equal(source)):

@@ -94,7 +94,8 @@ class RecordStore(Protocol):
     def all_records(self) -> list[IndexedRecord]:
         """Every record, by id."""
 
-    def count(self) -> int: ...
+    def count(self, access: Access | None = None) -> int:
+        """How many records (that ``access`` may see, in any lifecycle it admits)."""
 
     # -- search (scope, lifecycle and filters applied inside) ------------------------------
 

@@ -63,13 +63,14 @@ class FilesBackend(IndexedStore):
         self.index.apply_writes(placed, write_files)
 
     def _new_path(self, rid: str) -> str:
-        """The path for a new id; a hash-suffixed name if a hand-written file already has it."""
+        """The path for a new id; a hash-suffixed name if something (a hand-written file, a
+        folder) is already there."""
         path = record_path(rid)
-        if self.files.stat_file(path) is None:
+        if not self.files.taken(path):
             return path
         shard, _, name = path.partition("/")
         alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
-        if self.files.stat_file(alt) is None:
+        if not self.files.taken(alt):
             return alt
         raise user_error(f"cannot find a free file name for id {rid!r}", f"move or rename the file {path} in {self.root}")
 

@@ -53,8 +53,8 @@ class IndexedStore:
     def all_records(self) -> list[IndexedRecord]:
         return self.index.all_records()
 
-    def count(self) -> int:
-        return self.index.count()
+    def count(self, access: Access | None = None) -> int:
+        return self.index.count(access)
 
     # -- search ----------------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from ..records import Record, Scope
 from ..timeutil import to_epoch
 from .base import FieldsRow, IndexedRecord
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 K1, B = 1.2, 0.75
 WEIGHTS = dict(FIELDS)  # name, description, text, context
 FIELD_NAMES = ("name", "description", "text", "context")
@@ -131,6 +131,12 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         ("CREATE INDEX eidetic_postings_impact ON eidetic_postings(part, term, impact DESC) "
          "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)"),
     ]),
+    # Metadata as json, which keeps the text as written, not jsonb, which normalises numbers
+    # (1e300 and 1e16 read back as ints, -0.0 as 0.0) and reorders keys: the files and sqlite
+    # backends give back the numbers and key order given, and migrate moves records between
+    # backends. Facets are matched in Python, so no jsonb operator is lost. Rows written before
+    # keep their (already normalised) values. Links are strings only, which jsonb keeps as given.
+    (3, ["ALTER TABLE eidetic_docs ALTER COLUMN metadata TYPE json USING metadata::json"]),
 ]
 
 
@@ -306,6 +312,7 @@ class PostgresStore:
 
     def _connect(self) -> Any:
         import psycopg
+        from psycopg.types.json import set_json_loads
 
         try:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
@@ -319,6 +326,9 @@ class PostgresStore:
         # JIT, whose compile time exceeds these short queries' run time.
         conn.execute("SET plan_cache_mode = force_custom_plan")
         conn.execute("SET jit = off")
+        # Metadata (a json column) parses as the other backends parse it, whatever loader the
+        # host application set for psycopg process-wide: floats stay floats, -0.0 keeps its sign.
+        set_json_loads(json.loads, conn)
         collations = {name for (name,) in conn.execute(
             "SELECT collname FROM pg_collation WHERE collname IN ('pg_unicode_fast', 'pg_c_utf8')")}
         for name in ("pg_unicode_fast", "pg_c_utf8"):  # Unicode case mapping, as Python's str.lower
@@ -753,8 +763,12 @@ class PostgresStore:
             f'SELECT {_DOC_COLUMNS} FROM eidetic_docs d ORDER BY d.id COLLATE "C"')]
 
     @_guarded
-    def count(self) -> int:
-        rows = self._rows("SELECT count(*) FROM eidetic_docs")
+    def count(self, access: Access | None = None) -> int:
+        if access is None:
+            rows = self._rows("SELECT count(*) FROM eidetic_docs")
+        else:
+            where, params = access.sql("d")
+            rows = self._rows(f"SELECT count(*) FROM eidetic_docs d WHERE {_pg(where)}", params)
         return rows[0][0] if rows else 0
 
     # -- search ------------------------------------------------------------------------------

@@ -2,7 +2,13 @@
 records). It has the same schema as the files backend's index, so the same SQL answers every
 query, but here it is the store of record: writes are SQLite transactions (WAL, busy timeout:
 concurrent writers queue, a crash loses nothing committed) and it is never dropped. Its keyword
-and vector indexes are derived, kept in the cache folder, and rebuilt from it when lost."""
+and vector indexes are derived, kept in the cache folder, and rebuilt from it when lost.
+
+Processes with different cache folders (two users, a container) may share one database. What
+they must agree on lives beside it: the writers' lock (``<database>.lock``). What each derives
+on its own side records which database it reflects (the file's ``instance``) and how far into
+its history, and catches up with what the others wrote (``StoreIndex._follow_database``); a
+database replaced by another file, or restored from a backup, makes it start over."""
 
 from __future__ import annotations
 
@@ -53,11 +59,13 @@ class SqliteStore(IndexedStore):
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Serialises writers' decide-then-write steps (the transaction serialises the writes)."""
+        """Serialises writers' decide-then-write steps (the transaction serialises only the
+        writes), for every process on this database: the lock file is beside it, not in a
+        cache folder that another user's processes do not share."""
         import filelock
 
-        self.index.derived.parent.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(str(self.index.derived.with_suffix(".write.lock")), timeout=LOCK_TIMEOUT_SECONDS):
+        self.database.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(f"{self.database}.lock", timeout=LOCK_TIMEOUT_SECONDS):
             yield
 
     def current(self, item: IndexedRecord) -> Record:
