@@ -167,19 +167,20 @@ def shape_problem(value: Any, children: Any = None) -> str | None:
     costs a bounded walk. ``children(item)`` lists a container's members (None for a leaf); the
     default walks Python dicts and lists, the YAML reader passes one for its parse tree."""
     members = children or _members
-    stack = [(value, 0)]
-    seen = 0
-    while stack:
-        item, depth = stack.pop()
-        seen += 1
+    top = members(value)
+    stack = [(top, 1)] if top is not None else []
+    seen = 1
+    while stack:  # only containers are pushed: leaves are counted where they are met
+        inner, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return f"it nests more than {MAX_NESTING} levels deep (or refers to itself)"
+        seen += len(inner)
         if seen > MAX_VALUES:
             return f"it holds more than {MAX_VALUES} values (aliases expanded)"
-        inner = members(item)
-        if inner is None:
-            continue
-        if depth >= MAX_NESTING:
-            return f"it nests more than {MAX_NESTING} levels deep (or refers to itself)"
-        stack.extend((child, depth + 1) for child in inner)
+        for child in inner:
+            below = members(child)
+            if below is not None:
+                stack.append((below, depth + 1))
     return None
 
 
@@ -389,15 +390,14 @@ def _stored_str(data: dict[str, Any], key: str) -> str | None:
 
 def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
                        default_scope: Scope = DEFAULT_SCOPE) -> Record:
-    """Build a record from a file's front matter; raises ValueError when it cannot be a record.
+    """Build a record from a file's front matter (already within the shape limits: the reader
+    measures its parse tree, see ``frontmatter``); raises ValueError when it cannot be a record.
 
     Hand-written files (coding agents' memory folders) carry only name/description/type: the
     id then comes from the file name and the scope defaults to the store's default.
     """
-    problem = shape_problem(data)
-    if problem is None:
-        data = _jsonable(data)
-        problem = _stored_problem(data, text)
+    data = _jsonable(data)
+    problem = _stored_problem(data, text)
     if problem:
         raise ValueError(problem)
     record_id = data.get("id", fallback_id)
