@@ -41,7 +41,7 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     from eidetic.embed import default_embedder
     from eidetic.index import text_index
     from eidetic.index.analyzer import query_terms
-    from eidetic.memory import _query_vector
+    from eidetic.memory.embedding import query_vector as _query_vector
     from eidetic.ranking.access import Access
     from eidetic.ranking.filters import Filters
     from eidetic.records import DEFAULT_SCOPE

@@ -22,4 +22,4 @@ def test_api_doc_example_runs(number, env, monkeypatch, capsys):
     exec(compile(BLOCKS[number], f"docs/api.md block {number + 1}", "exec"), {})  # noqa: S102 (running the page is the point)
     printed = capsys.readouterr().out
     if number == 0:
-        assert "'upserted': 2" in printed and "1 --top-k must be an integer >= 1" in printed
+        assert "'upserted': 2" in printed and "1 top_k must be an integer >= 1" in printed

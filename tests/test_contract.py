@@ -122,7 +122,7 @@ def test_private_records_never_leave_their_scope(cli, backend):
 
         assert [r.id for _, r in memory.iter_records(Access(Scope("bob", "private")))] == ["pub"]
         overview = memory.overview(Access(Scope("bob", "private")))
-        assert sum(store["records"] for store in overview) == 1
+        assert sum(store.records for store in overview) == 1
 
 
 def test_private_bm25_statistics_do_not_move_public_scores(cli, backend):

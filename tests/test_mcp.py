@@ -94,7 +94,7 @@ def test_mcp_server_over_stdio(server_env, cli):
             listed = await _read(session, "eidetic://records")
             assert {r["id"] for r in listed["records"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
 
-            assert "top-k must be an integer >= 1" in await _error(session, "recall", query="tuesday", top_k=0)
+            assert "top_k must be an integer >= 1" in await _error(session, "recall", query="tuesday", top_k=0)
             assert "nothing was written" in await _error(session, "remember", records={"text": ""})
             swept = await _call(session, "sweep", dry_run=True)  # the server is still there
             assert swept["changed"] == [{"id": "old-1", "lifecycle": "archived"}] and swept["scanned"] == 4

@@ -79,7 +79,7 @@ def outputs(memory, scope, count=False):
     access = Access(scope, include_shadowed=True, include_archived=True)
     out.append(sorted(r.id for _, r in memory.iter_records(access)))
     overview = memory.overview(access)
-    out.append(json.dumps([s["scopes"] for s in overview], sort_keys=True))
+    out.append(json.dumps([s.scopes for s in overview], sort_keys=True))
     return out
 
 

@@ -16,9 +16,15 @@ for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 from .errors import EideticError  # noqa: E402
+from .query import MODES, RecallQuery  # noqa: E402
+from .ranking.access import Access  # noqa: E402
 from .records import Record, Scope  # noqa: E402
+from .results import (Check, DoctorReport, Hit, RecallResult, RememberResult,  # noqa: E402
+                      StoreOverview, SweepReport)
 
-__all__ = ["Memory", "Record", "Scope", "EideticError", "__version__"]
+__all__ = ["Memory", "RecallQuery", "MODES", "Access", "Record", "Scope", "Hit", "RecallResult",
+           "RememberResult", "SweepReport", "DoctorReport", "Check", "StoreOverview", "EideticError",
+           "__version__"]
 
 
 def __getattr__(name: str):

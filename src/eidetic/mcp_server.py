@@ -20,11 +20,13 @@ scope as the default, but only into scopes the session may read (``Memory.rememb
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
-from typing import Annotated, Any, Literal, TypeVar
+from dataclasses import fields
+from typing import Annotated, Any, Literal, TypeVar, get_origin, get_type_hints
 from urllib.parse import quote
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -35,11 +37,12 @@ from pydantic import Field
 from . import __version__
 from .errors import EideticError, env_error, user_error
 from .memory import Memory
+from .query import MODES, RecallQuery, exposed_options
 from .ranking.access import Access
 from .records import Scope, check_scope
 
 T = TypeVar("T")
-Mode = Literal["exact", "keyword", "approximate", "hybrid", "fields"]
+Mode = Literal[MODES]  # type: ignore[valid-type]
 RECORD_URI = "eidetic://record/{id}"
 RECORDS_URI = "eidetic://records"
 RECORDS_LISTED = 1000  # the records resource is an index for browsing, not an export
@@ -114,6 +117,31 @@ def _records_json(session: Session) -> str:
                        "records": listed}, ensure_ascii=False)
 
 
+def _recall_signature() -> inspect.Signature:
+    """The ``recall`` tool's parameters: ``query`` and every exposed :class:`RecallQuery` field,
+    with its help text as the description (a list where the query takes several values)."""
+    hints = get_type_hints(RecallQuery)
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context),
+                  inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
+                      str, Field(description=_help("text"))])]
+    for option in exposed_options():
+        kind: Any = hints[option.name]
+        default = option.default
+        if option.name == "mode":
+            kind = Mode
+        elif option.name == "visibility":
+            kind = Literal["public", "private"] | None
+        elif get_origin(kind) is tuple:
+            kind, default = list[str] | None, None
+        parameters.append(inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=Annotated[kind, Field(description=option.metadata["help"])]))
+    return inspect.Signature(parameters, return_annotation=dict[str, Any])
+
+
+def _help(name: str) -> str:
+    return next(f.metadata["help"] for f in fields(RecallQuery) if f.name == name)
+
+
 def build_server(session: Session) -> MCPServer:
     """The tools and resources over ``session``; each is a thin call into the Python API."""
     scope = f"{session.scope.name}/{session.scope.visibility}"
@@ -143,46 +171,20 @@ def build_server(session: Session) -> MCPServer:
         await _warn(ctx, result.warnings)
         return result.to_dict()
 
-    @server.tool()
-    async def recall(
-        ctx: Context,
-        query: Annotated[str, Field(description="what to look for (fields mode: may be empty with types, to browse)")],
-        mode: Annotated[Mode, Field(description="exact substring, BM25 keyword, vector, their blend, or fields")] = "hybrid",
-        top_k: Annotated[int, Field(description="number of primary hits, >= 1")] = 5,
-        alpha: Annotated[float, Field(description="hybrid weight of the semantic signal, 0..1")] = 0.5,
-        case_sensitive: Annotated[bool, Field(description="exact mode: match case")] = False,
-        filters: Annotated[list[str] | None, Field(
-            description="metadata facets KEY=VALUE (typed), KEY>=V, KEY<=V")] = None,
-        source: Annotated[str | None, Field(description="only records whose metadata.source is this")] = None,
-        types: Annotated[list[str] | None, Field(description="only records of these types")] = None,
-        since: Annotated[str | None, Field(description="only records created on or after this ISO date")] = None,
-        until: Annotated[str | None, Field(description="only records created on or before this ISO date")] = None,
-        scope: ScopeArg = None,
-        visibility: VisibilityArg = None,
-        scope_only: Annotated[bool, Field(description="only records whose scope name is the query's")] = False,
-        include_shadowed: Annotated[bool, Field(description="include superseded records")] = False,
-        include_archived: Annotated[bool, Field(description="include archived records")] = False,
-        min_score: Annotated[float | None, Field(description="drop hits scoring below this")] = None,
-        depth: Annotated[int, Field(description="follow links/supersedes this many hops (0 = none)")] = 1,
-        max_nodes: Annotated[int, Field(description="at most this many linked records")] = 20,
-        stale_months: Annotated[float, Field(description="fields mode: months over which recency falls")] = 6.0,
-        explain: Annotated[bool, Field(description="add how each score was computed")] = False,
-        record: Annotated[bool, Field(description="count this recall in the records' usage")] = True,
-    ) -> dict[str, Any]:
+    async def recall(ctx: Context, query: str, **options: Any) -> dict[str, Any]:
         """Find records verbatim, by keyword or by meaning, ranked by relevance and freshness, plus
         the records linked to the hits. Returns the JSON of `eidetic recall --json`."""
         def work() -> Any:
-            query_scope = session.read_scope(scope, visibility)
-            return session.memory.recall(
-                query, mode=mode, top_k=top_k, alpha=alpha, case_sensitive=case_sensitive, filters=filters,
-                source=source, types=types, since=since, until=until, scope=query_scope.name,
-                visibility=query_scope.visibility, scope_only=scope_only, include_shadowed=include_shadowed,
-                include_archived=include_archived, min_score=min_score, depth=depth, max_nodes=max_nodes,
-                stale_months=stale_months, explain=explain, record=record)
+            wanted = session.read_scope(options.pop("scope", None), options.pop("visibility", None))
+            return session.memory.recall(RecallQuery(query, scope=wanted.name, visibility=wanted.visibility,
+                                                     **{k: v for k, v in options.items() if v is not None}))
 
         result = await session.run(work)
         await _warn(ctx, result.warnings)
         return result.to_dict()
+
+    recall.__signature__ = _recall_signature()  # type: ignore[attr-defined]  # the query's fields
+    server.tool()(recall)
 
     @server.tool()
     async def sweep(
@@ -190,7 +192,7 @@ def build_server(session: Session) -> MCPServer:
     ) -> dict[str, Any]:
         """Apply the lifecycle rules (shadow superseded records, archive stale ones; never deletes).
         Returns the JSON of `eidetic sweep --json`, listing only records this session may see."""
-        return await session.run(lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run))
+        return await session.run(lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run).to_dict())
 
     @server.tool()
     async def overview(scope: ScopeArg = None, visibility: VisibilityArg = None) -> dict[str, Any]:
@@ -198,7 +200,7 @@ def build_server(session: Session) -> MCPServer:
         Returns the JSON of `eidetic overview --json`; others' private scopes are not even counted."""
         def work() -> dict[str, Any]:
             access = Access(session.read_scope(scope, visibility), include_shadowed=True, include_archived=True)
-            return {"stores": session.memory.overview(access)}
+            return {"stores": [store.to_dict() for store in session.memory.overview(access)]}
 
         return await session.run(work)
 

@@ -1,8 +1,9 @@
-"""Typed results of the API; their ``to_dict`` is the JSON contract of SPEC §5 and §8."""
+"""Typed results of the API; each ``to_dict`` is the JSON the CLI prints with ``--json`` and the MCP
+server returns (docs/api.md lists every field)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .records import Record
@@ -77,3 +78,64 @@ class RememberResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"upserted": self.upserted, "ids": self.ids, "duplicates": self.duplicates}
+
+
+@dataclass
+class SweepReport:
+    """What ``sweep`` changed (or would, with ``dry_run``), named and counted only as far as the
+    caller may see."""
+
+    dry_run: bool
+    now: str
+    scanned: int
+    shadowed: int
+    archived: int
+    changed: list[dict[str, str]]  # {"id", "lifecycle"}
+    suggestions: list[dict[str, Any]]  # {"reason", "ids", "scope"}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Check:
+    """One health check of ``doctor``: ``severity`` error, warning or info."""
+
+    id: str
+    passed: bool
+    severity: str
+    message: str
+    remediation: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DoctorReport:
+    checks: list[Check]
+
+    @property
+    def healthy(self) -> bool:
+        """False when a check of severity error failed."""
+        return all(c.passed for c in self.checks if c.severity == "error")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"healthy": self.healthy, "checks": [c.to_dict() for c in self.checks]}
+
+
+@dataclass
+class StoreOverview:
+    """One store as ``overview`` shows it: what the caller may see, by scope and lifecycle."""
+
+    store: str
+    backend: str
+    exists: bool
+    records: int
+    scopes: list[dict[str, Any]]  # {"name", "visibility", "total", "active", "shadowed", "archived", "contributors"}
+    connections: dict[str, int]  # {"links", "supersedes"} between records the caller may see
+    index: dict[str, Any] | None  # {"path", "current", "unparseable"}
+    embedder: dict[str, Any]  # {"model", "online", "reason"?}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

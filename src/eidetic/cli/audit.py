@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..ranking.fields import DEFAULT_STALE_MONTHS
 from .output import emit_json, emit_text
 from .stores import open_memory
 
@@ -14,7 +15,8 @@ def add_parser(sub, add_common) -> None:
                             description="Grade every memory you may see: stale when neither touched nor "
                                         "recalled within --stale-months; dead-reference when it names a "
                                         "repository file (src/x.py, docs/y.md:12) that does not exist.")
-    parser.add_argument("--stale-months", type=float, default=6.0, help="staleness limit in months (default 6)")
+    parser.add_argument("--stale-months", type=float, default=DEFAULT_STALE_MONTHS,
+                        help=f"staleness limit in months (default {DEFAULT_STALE_MONTHS:g})")
     parser.add_argument("--repo-root", metavar="DIR",
                         help="where named file paths must exist (default: the git work tree of the "
                              "current folder, else the current folder)")

@@ -34,7 +34,7 @@ def access_of(args: argparse.Namespace):  # -> Access (imported lazily)
 
 def run_overview(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
-        stores = memory.overview(access_of(args))
+        stores = [store.to_dict() for store in memory.overview(access_of(args))]
     if args.json:
         emit_json({"stores": stores})
         return 0
@@ -58,7 +58,7 @@ def run_overview(args: argparse.Namespace) -> int:
 
 def run_doctor(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
-        report = memory.doctor(access_of(args))
+        report = memory.doctor(access_of(args)).to_dict()
     if args.json:
         emit_json(report)
     else:

@@ -47,7 +47,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         if now is None:
             raise user_error(f"--now is not an ISO-8601 time: {args.now!r}", "e.g. --now 2026-12-01T00:00:00Z")
     with open_memory(args) as memory:
-        report = memory.sweep(Access.of(args.scope, args.visibility), dry_run=args.dry_run, now=now)
+        report = memory.sweep(Access.of(args.scope, args.visibility), dry_run=args.dry_run, now=now).to_dict()
     if args.json:
         emit_json(report)
         return 0

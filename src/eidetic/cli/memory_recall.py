@@ -87,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
+    from ..query import RecallQuery
 
     if args.limit < 1:
         raise user_error(f"--limit must be >= 1 (got {args.limit})", "e.g. --limit 5")
@@ -99,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
     results = []
     if existing:
         with Memory.open(existing) as memory:
-            found = memory.recall(" ".join(terms), mode="fields", top_k=args.limit, types=args.types,
-                                  min_score=args.min_score, stale_months=args.stale_months, depth=0,
-                                  explain=True, record=not args.no_record)
+            found = memory.recall(RecallQuery(" ".join(terms), mode="fields", top_k=args.limit, types=args.types or (),
+                                              min_score=args.min_score, stale_months=args.stale_months, depth=0,
+                                              explain=True, record=not args.no_record))
         for hit in found.items:
             breakdown = dict(hit.explain or {})
             result = {"name": hit.record.name or hit.record.id, "type": hit.record.type,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..errors import user_error
 from .output import emit_json, emit_text, warn
 from .stores import open_memory
 
@@ -13,42 +12,55 @@ from .stores import open_memory
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser("recall", help="find records verbatim, by keyword or by meaning",
                             description="Recall records ranked by relevance and freshness.")
-    parser.add_argument("query", nargs="?", default="",
-                        help="what to look for (fields mode: may be left out with --type, to browse)")
-    parser.add_argument("--mode", default="hybrid",
-                        choices=["exact", "keyword", "approximate", "hybrid", "fields"],
-                        help="exact substring, BM25 keyword, vector, their blend (default hybrid), or the "
-                             "transparent fields ranking of markdown memory folders")
-    parser.add_argument("--top-k", type=_int, default=5, help="number of primary hits (default 5)")
-    parser.add_argument("--alpha", type=_float, default=0.5,
-                        help="hybrid weight of the semantic signal, 0..1 (default 0.5)")
-    parser.add_argument("--case-sensitive", action="store_true", help="exact mode: match case")
-    parser.add_argument("--filter", action="append", metavar="KEY=VALUE",
-                        help="metadata facet; typed values; KEY>=V and KEY<=V ranges (repeatable)")
-    parser.add_argument("--source", help="only records whose metadata.source is this")
-    parser.add_argument("--type", action="append", dest="types", metavar="TYPE",
-                        help="only records of this type (repeatable)")
-    parser.add_argument("--since", help="only records created on or after this ISO date")
-    parser.add_argument("--until", help="only records created on or before this ISO date")
-    parser.add_argument("--scope", help="query scope name (default: default)")
-    parser.add_argument("--visibility", help="public (default) or private: private also sees "
-                                             "that scope's private records")
-    parser.add_argument("--scope-only", action="store_true",
-                        help="only records whose scope name is the query's")
-    parser.add_argument("--include-shadowed", action="store_true", help="include superseded records")
-    parser.add_argument("--include-archived", action="store_true", help="include archived records")
-    parser.add_argument("--min-score", type=_float, help="drop hits scoring below this (fields mode: default 0.5)")
-    parser.add_argument("--stale-months", type=_float, default=6.0,
-                        help="fields mode: months over which the recency factor falls from 1.5 to 0.5 (default 6)")
-    parser.add_argument("--depth", type=_int, default=1,
-                        help="follow links/supersedes from the hits this many hops (default 1, 0 = none)")
-    parser.add_argument("--max-nodes", type=_int, default=20,
-                        help="at most this many linked records (default 20)")
-    parser.add_argument("--explain", action="store_true", help="show how each score was computed")
-    parser.add_argument("--no-record", action="store_true",
-                        help="do not count this recall in the records' usage")
+    parser.add_argument("query", nargs="?", default="", help=_help("text"))
+    for option in query_options():
+        add_option(parser, option)
     add_common(parser)
     parser.set_defaults(run=run)
+
+
+def query_options() -> list:
+    """The recall options every interface offers (``query.RecallQuery``'s fields)."""
+    from ..query import exposed_options
+
+    return exposed_options()
+
+
+def _help(name: str) -> str:
+    from dataclasses import fields
+
+    from ..query import RecallQuery
+
+    return next(f.metadata["help"] for f in fields(RecallQuery) if f.name == name)
+
+
+def add_option(parser: argparse.ArgumentParser, option) -> None:
+    """One ``RecallQuery`` field as a flag: booleans are switches (``--no-record`` turns a true
+    default off), tuples repeat, numbers are checked as the query checks them."""
+    from typing import get_args, get_type_hints
+
+    from ..query import MODES, RecallQuery
+
+    flag = option.metadata["flag"] or "--" + option.name.replace("_", "-")
+    kind = get_type_hints(RecallQuery)[option.name]
+    base = next((t for t in get_args(kind) if t is not type(None)), kind)
+    common = {"dest": option.name, "help": option.metadata["help"]}
+    if kind is bool and option.default:  # a switch that turns a true default off
+        parser.add_argument(flag, action="store_false", dest=option.name, help="do not " + option.metadata["help"])
+    elif kind is bool:
+        parser.add_argument(flag, action="store_true", **common)
+    elif str(kind).startswith("tuple"):
+        parser.add_argument(flag, action="append", metavar=option.metadata["metavar"], **common)
+    else:
+        convert = {int: _int, float: _float}.get(base)
+        parser.add_argument(flag, type=convert, default=option.default, metavar=option.metadata["metavar"],
+                            choices=MODES if option.name == "mode" else None, **common)
+
+
+def query_from(args: argparse.Namespace, text: str):  # -> RecallQuery
+    from ..query import RecallQuery
+
+    return RecallQuery(text, **{option.name: getattr(args, option.name) for option in query_options()})
 
 
 def _int(value: str) -> int:
@@ -66,17 +78,8 @@ def _float(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.top_k < 1:
-        raise user_error(f"--top-k must be >= 1 (got {args.top_k})", "e.g. --top-k 5")
     with open_memory(args) as memory:
-        result = memory.recall(
-            args.query, mode=args.mode, top_k=args.top_k, alpha=args.alpha,
-            case_sensitive=args.case_sensitive, filters=args.filter, source=args.source,
-            types=args.types, since=args.since, until=args.until, scope=args.scope,
-            visibility=args.visibility, scope_only=args.scope_only,
-            include_shadowed=args.include_shadowed, include_archived=args.include_archived,
-            min_score=args.min_score, depth=args.depth, max_nodes=args.max_nodes,
-            stale_months=args.stale_months, explain=args.explain, record=not args.no_record)
+        result = memory.recall(query_from(args, args.query))
     for message in result.warnings:
         warn(message)
     if args.json:

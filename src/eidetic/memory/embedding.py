@@ -1,0 +1,82 @@
+"""Vectors for records and queries: the per-user vector cache, the model, and the one background
+thread a query is embedded on while the stores rank by keyword."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import lru_cache
+from typing import Any
+
+from ..embed import Embedder
+from ..embed.cache import VectorCache
+from ..errors import ENV_ERROR, EideticError
+from ..records import text_hash
+from ..stores.base import RecordStore
+
+EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little lost if interrupted
+
+
+class Embedding:
+    """Computes each distinct text's vector once per model and keeps it (``embed.cache``)."""
+
+    def __init__(self, cache: VectorCache) -> None:
+        self.cache = cache
+        self.progress: Callable[[int, int], None] | None = None  # (done, total) of a long run
+        self._executor: ThreadPoolExecutor | None = None
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        self.cache.close()
+
+    def background(self) -> ThreadPoolExecutor:
+        """One thread: the model's matrix products release the GIL, so a query embeds there while
+        this thread checks the stores and ranks by keyword (~11 ms of a hybrid recall)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eidetic-embed")
+        return self._executor
+
+    def query(self, embedder: Embedder, text: str) -> Future[Any]:
+        return self.background().submit(query_vector, embedder, text)
+
+    def vectors_for(self, store: RecordStore, embedder: Embedder, docs: list[tuple[int, str]]) -> dict[str, Any]:
+        """hash -> vector for these (doc, text hash) pairs; computes and caches the missing ones."""
+        found = self.cache.get(embedder.name, (h for _, h in docs))
+        missing = [doc for doc, h in docs if h not in found]
+        if missing:
+            unique: dict[str, str] = {}
+            for text in store.texts(missing).values():
+                unique.setdefault(text_hash(text), text)
+            new = dict(zip(unique, embedder.embed(list(unique.values()))))
+            self.cache.put(embedder.name, new.items())
+            found.update(new)
+        return found
+
+    def remembered(self, embedder: Embedder, texts: dict[str, str], stores: Iterable[RecordStore]) -> str | None:
+        """Embed texts just remembered (hash -> text) in chunks, with progress, and let the vector
+        indexes of ``stores`` take the new rows now rather than at the first recall. Returns why
+        not, when the embedder failed (the records are safe: recall computes them later)."""
+        cached = self.cache.get(embedder.name, texts)
+        missing = [h for h in texts if h not in cached]
+        try:
+            for start in range(0, len(missing), EMBED_CHUNK):
+                chunk = missing[start:start + EMBED_CHUNK]
+                self.cache.put(embedder.name, zip(chunk, embedder.embed([texts[h] for h in chunk])))
+                if self.progress is not None:
+                    self.progress(min(start + EMBED_CHUNK, len(missing)), len(missing))
+            for store in stores:
+                store.sync_vectors(embedder.name, None,
+                                   lambda rows, store=store: self.vectors_for(store, embedder, rows))
+        except EideticError as exc:
+            if exc.code != ENV_ERROR:
+                raise
+            return exc.message
+        return None
+
+
+@lru_cache(maxsize=256)
+def query_vector(embedder: Embedder, query: str) -> Any:
+    """Queries repeat (agents, MCP servers): each is embedded once per process."""
+    return embedder.embed([query])[0]

@@ -1,0 +1,224 @@
+"""One recall, end to end: a :class:`~eidetic.query.RecallQuery` -> each store's candidates
+(scope, lifecycle and filters applied inside the store) -> the ranking of its mode -> linked
+records -> usage -> a :class:`~eidetic.results.RecallResult`.
+
+Each mode has one ranking function (``Recall.ENGINES``); approximate and hybrid fall back to
+keyword ranking, and say so, when no embedder answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..embed import Embedder, default_embedder
+from ..errors import ENV_ERROR, EideticError
+from ..query import RecallQuery
+from ..ranking import fields, freshness, fusion, traverse
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..records import Record
+from ..results import Hit, RecallResult
+from ..stores.base import RecordStore
+from ..timeutil import format_ts, now_utc
+from .embedding import Embedding
+from .fields_mode import fields_hits
+from .ranked import rank
+from .stores import StoreSet
+
+
+@dataclass
+class _Run:
+    """What every step of one recall shares."""
+
+    query: RecallQuery
+    access: Access
+    filters: Filters
+    now: datetime
+    stores: list[RecordStore] = field(default_factory=list)
+    embedder: Embedder | None = None
+    query_vector: Any = None  # a Future of the query's vector
+
+
+class Recall:
+    """Runs recall queries over a :class:`StoreSet`."""
+
+    ENGINES = {"exact": "lexical", "keyword": "lexical", "approximate": "semantic",
+               "hybrid": "semantic", "fields": "fields"}
+
+    def __init__(self, stores: StoreSet, embedding: Embedding) -> None:
+        self.stores = stores
+        self.embedding = embedding
+
+    def run(self, query: RecallQuery) -> RecallResult:
+        """Primary hits are the top ``top_k`` after scope, lifecycle and filters; then records
+        reached through ``links``/``supersedes`` up to ``depth`` hops (at most ``max_nodes``),
+        under the same rules at every hop. Each primary hit's usage grows by 1, each reached
+        record's by 0.5^depth, unless ``query.record`` is False."""
+        run = _Run(query, query.access(), query.filter_set(), query.now or now_utc())
+        result = RecallResult(query.text, query.mode, [])
+        engine = self.ENGINES[query.mode]
+        if engine == "semantic":
+            run.embedder, why = default_embedder()
+            if run.embedder is None:
+                result.warnings.append(f"semantic recall unavailable ({why}); {query.mode} ranks by keyword only")
+                engine = "lexical"
+            else:
+                result.embedder_model, result.embedder_online = run.embedder.name, True
+                run.query_vector = self.embedding.query(run.embedder, query.text)  # meanwhile: the stores
+        run.stores = self.stores.synced(result.warnings)
+        hits = None
+        if engine == "semantic":
+            try:
+                hits = self._semantic(run)
+            except EideticError as exc:
+                if exc.code != ENV_ERROR:
+                    raise
+                result.warnings.append(f"semantic recall failed ({exc.message}); {query.mode} ranks by keyword only")
+                result.embedder_online = False
+        if hits is None:
+            hits = self._fields(run) if engine == "fields" else self._lexical(run)
+        reached, result.truncated = self._traverse(run, hits)
+        result.items = hits + reached
+        if query.record and result.items:
+            _bump_usage(run.stores, result.items, run.now)
+        return result
+
+    def _lexical(self, run: _Run) -> list[Hit]:
+        """exact (substring, shortest text first) or keyword (BM25), read page by page."""
+        from ..index.analyzer import query_terms
+
+        q = run.query
+        exact = q.mode == "exact"
+        terms = [] if exact else query_terms(q.text)
+
+        def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
+            def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
+                if exact:
+                    return store.exact(q.text, q.case_sensitive, run.access, run.filters, limit, offset)
+                return store.keyword(terms, run.access, run.filters, limit, offset)
+            return fetch
+
+        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now)
+        if q.explain:
+            for hit, raw, _ in hits:
+                hit.explain = _explain("exact" if exact else "keyword", raw, hit, q.text, terms)
+        return [hit for hit, _, _ in hits]
+
+    def _semantic(self, run: _Run) -> list[Hit]:
+        """approximate: top-k by cosine. hybrid: the union of the top N of each signal
+        (N = max(10 x top-k, 100)), fused by ``ranking.fusion``."""
+        from ..index.analyzer import query_terms
+
+        q, embedder = run.query, run.embedder
+        assert embedder is not None
+        hybrid = q.mode == "hybrid"
+        pool = max(10 * q.top_k, 100)
+        terms = query_terms(q.text)
+        signals: dict[tuple[str, int], tuple[float | None, float | None]] = {}  # (store, doc) -> cosine, bm25
+
+        def candidates(store: RecordStore) -> list[tuple[int, float]]:
+            store.sync_vectors(embedder.name, run.access,
+                               lambda rows: self.embedding.vectors_for(store, embedder, rows))
+            near = None
+            if hybrid and store.parallel_nearest:  # queued behind the query's embedding
+                near = self.embedding.background().submit(
+                    lambda: store.nearest(embedder.name, run.query_vector.result(), run.access, run.filters, pool))
+            keyword = dict(store.keyword(terms, run.access, run.filters, pool)) if hybrid else {}
+            vector = run.query_vector.result()
+            semantic = near.result() if near is not None else store.nearest(
+                embedder.name, vector, run.access, run.filters, pool)
+            scores = semantic
+            if hybrid:
+                semantic.update(store.cosines(embedder.name, vector, run.access,
+                                              [doc for doc in keyword if doc not in semantic]))
+                fused = fusion.fuse(keyword, semantic, q.alpha)
+                # no keyword match and the weakest meaning of the union: not a hit
+                scores = {doc: raw for doc, raw in fused.items() if raw > 0 or doc in keyword}
+            for doc in scores:
+                signals[(store.key, doc)] = (semantic.get(doc), keyword.get(doc))
+            return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now)
+        if q.explain:
+            for hit, raw, doc in hits:
+                cosine, bm25 = signals[(hit.store, doc)]
+                hit.explain = {"engine": q.mode, "model": embedder.name, "raw_score": raw, "cosine": cosine,
+                               "bm25": bm25, "alpha": q.alpha if hybrid else None, "signal": hit.signal,
+                               "formula": ("alpha * cosine_minmax + (1 - alpha) * bm25 / max_bm25 over the union "
+                                           "of each signal's top N" if hybrid else "cosine")}
+        return [hit for hit, _, _ in hits]
+
+    def _fields(self, run: _Run) -> list[Hit]:
+        q = run.query
+        return fields_hits(run.stores, fields.terms_of(q.text), run.access, run.filters, q.top_k,
+                           fields.DEFAULT_MIN_SCORE if q.min_score is None else q.min_score,
+                           float(q.stale_months), run.now, q.explain)
+
+    def _traverse(self, run: _Run, hits: list[Hit]) -> tuple[list[Hit], bool]:
+        """Records linked to the hits (``ranking.traverse``), scored half their parent's."""
+        where: dict[str, RecordStore] = {}
+
+        def fetch(ids: Iterable[str]) -> dict[str, Record]:
+            found: dict[str, Record] = {}
+            wanted = list(ids)
+            for store in run.stores:  # precedence among the copies the caller may see
+                for rid, item in store.by_ids(i for i in wanted if i not in found).items():
+                    if run.access.can_serve(item.record.scope):
+                        found[rid] = item.record
+                        where[rid] = store
+            return found
+
+        def admits(candidate: Record) -> bool:
+            return run.access.admits(candidate.scope, candidate.lifecycle) and \
+                run.filters.matches_source(candidate.metadata)
+
+        walk = traverse.traverse([h.record for h in hits], fetch, admits, run.query.depth, run.query.max_nodes)
+        usage: dict[str, tuple[float, str | None]] = {}
+        for store in {where[node.record.id].key: where[node.record.id] for node in walk.nodes}.values():
+            usage.update(store.usage(node.record.id for node in walk.nodes if where[node.record.id] is store))
+        scores = {h.record.id: h.score for h in hits}
+        reached: list[Hit] = []
+        for node in walk.nodes:
+            count, last = usage.get(node.record.id, (0.0, None))
+            scores[node.record.id] = score = scores[node.parent] * traverse.DECAY
+            reached.append(Hit(record=node.record, score=score,
+                               signal=freshness.signal(node.record.created, count, last, run.now),
+                               recall_count=count, last_recall=last, tier="traversal", depth=node.depth,
+                               via=node.via, parent=node.parent, store=where[node.record.id].key))
+        return reached, walk.truncated
+
+
+def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime) -> None:
+    """Each primary hit's recall count grows by 1, a reached record's by 0.5^depth."""
+    by_key = {store.key: store for store in stores}
+    amounts: dict[str, dict[str, float]] = {}
+    for hit in items:
+        per_store = amounts.setdefault(hit.store, {})
+        per_store[hit.record.id] = per_store.get(hit.record.id, 0.0) + traverse.DECAY ** hit.depth
+    for key, per_store in amounts.items():
+        by_key[key].bump_usage(per_store, format_ts(now))
+
+
+def _explain(engine: str, raw: float, hit: Hit, query: str, terms: list[str]) -> dict[str, Any]:
+    neutral = freshness.is_neutral(hit.record.created, hit.recall_count, hit.last_recall)
+    data: dict[str, Any] = {"engine": engine, "raw_score": raw, "signal": hit.signal,
+                            "blend_factor": 1.0 if neutral else hit.score / raw if raw else 1.0,
+                            "blended": not neutral}
+    if engine == "exact":
+        data.update({"query_chars": len(query), "text_chars": len(hit.record.text),
+                     "formula": "min(1, query_chars / text_chars)"})
+        return data
+    from ..index.analyzer import analyze
+    from ..index.context import thread_of
+
+    present = set(analyze(" ".join(filter(None, (hit.record.name, hit.record.description, hit.record.text)))))
+    # In a thread, terms missing from the record itself matched its neighbours' text.
+    data.update({"query_terms": terms, "matched_terms": [t for t in terms if t in present],
+                 "thread": thread_of(hit.record.metadata),
+                 "formula": "BM25 (tantivy: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)); field weights "
+                            "name 1, description 1, context 2 (the text, with its thread neighbours'), text 1 "
+                            "(a thread member's own text again))"})
+    return data

@@ -1,0 +1,271 @@
+"""Writes: validate a whole batch, then decide under the locks of every store it touches
+(upsert, duplicates, shadowing), write each store's part atomically, and embed the new texts.
+
+A batch is checked completely before anything is written; the decisions and the writes they
+guard are one step for concurrent writers (``_locked``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
+from datetime import datetime
+from typing import Any
+
+from .. import lifecycle
+from ..embed import default_embedder
+from ..errors import EideticError, user_error
+from ..locations import culture_nick
+from ..ranking.access import Access
+from ..records import DEFAULT_MAX_TEXT_BYTES, Record, Scope, record_from_input
+from ..results import RememberResult
+from ..stores.base import IndexedRecord, RecordStore
+from ..timeutil import format_ts
+from .embedding import Embedding
+from .stores import Located, StoreSet
+
+Batch = list[tuple[Record, bool]]  # each record, and whether its input gave ``created``
+Final = dict[str, tuple[RecordStore, "IndexedRecord | None", Record]]  # id -> (store, stored copy, record)
+Usage = tuple[float, "str | None"]
+
+
+def max_text_bytes() -> int:
+    raw = os.environ.get("EIDETIC_MAX_TEXT_BYTES", "").strip()
+    if not raw:
+        return DEFAULT_MAX_TEXT_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise user_error(f"EIDETIC_MAX_TEXT_BYTES is not a number: {raw!r}",
+                         "set it to a size in bytes, e.g. 65536") from None
+    if value < 1:
+        raise user_error("EIDETIC_MAX_TEXT_BYTES must be positive", "e.g. 65536")
+    return value
+
+
+def validate(items: Iterable[tuple[str, Any]], scope: str | None, visibility: str | None,
+             added_by: str | None, writer: Access | None = None) -> Batch:
+    """Every (label, raw record) checked before anything is written; an error names its label.
+    ``writer`` confines the batch to scopes it may read."""
+    default_scope = Access.of(scope, visibility).scope
+    nick = added_by if added_by is not None else culture_nick()
+    limit = max_text_bytes()
+    batch: Batch = []
+    for label, raw in items:
+        try:
+            record, created_given = record_from_input(raw, default_scope=default_scope, added_by=nick,
+                                                      max_text_bytes=limit)
+            if writer is not None and not writer.can_serve(record.scope):
+                raise user_error(f"this session may not write to scope {record.scope.name}/private",
+                                 f"write to {writer.scope.name}/{writer.scope.visibility} or to a public scope")
+            batch.append((record, created_given))
+        except EideticError as exc:
+            exc.message = f"{label}: {exc.message}"
+            exc.remediation = (exc.remediation + "; nothing was written").lstrip("; ")
+            raise
+    return batch
+
+
+class Writes:
+    """Remember, restore and lifecycle changes over a :class:`StoreSet`."""
+
+    def __init__(self, stores: StoreSet, embedding: Embedding) -> None:
+        self.stores = stores
+        self.embedding = embedding
+
+    def remember(self, batch: Batch, now: datetime, embed: bool) -> RememberResult:
+        """Upsert a validated batch; with ``embed``, compute the new texts' vectors now."""
+        if not batch:
+            return RememberResult([], [])
+        stamp = format_ts(now)
+        result = self._locked(batch, lambda decided, existing: self._decide(batch, decided, existing, stamp),
+                              also=self._shadow_stores)
+        if embed and result.ids:
+            self._embed(result, batch)
+        return result
+
+    def restore(self, items: Iterable[tuple[Record, Usage | None]]) -> dict[str, int]:
+        """Write records exactly as given (lifecycle, dates and all) with their usage: how
+        ``migrate`` and ``import`` carry a store across. Idempotent: a record stored the same is
+        not rewritten, and usage is set, not added. No duplicate or shadowing rules run: the
+        records were already decided in their source."""
+        batch = list(items)
+        if not batch:
+            return {"records": 0, "written": 0}
+
+        def write(decided: dict[str, RecordStore], existing: Located) -> int:
+            final = {record.id: (decided[record.id], existing[record.id][1] if record.id in existing else None,
+                                 record) for record, _ in batch}
+            written = _persist(final, existing)
+            for record, usage in batch:
+                if usage is not None and (usage[0] or usage[1]):
+                    decided[record.id].set_usage(record.id, usage[0], usage[1])
+            return written
+
+        written = self._locked([(record, True) for record, _ in batch], write)
+        return {"records": len(batch), "written": written}
+
+    def set_lifecycles(self, changes: dict[str, str], access: Access | None = None) -> None:
+        """Rewrite records with a new lifecycle, re-reading each under the lock so a concurrent
+        remember's content is kept (the copies ``access`` may see, when given)."""
+        involved = {store.key: store for store, _ in self.stores.locate(changes, synced=False, access=access).values()}
+        with ExitStack() as locks:
+            for key in sorted(involved):
+                locks.enter_context(involved[key].lock())
+            final: Final = {}
+            for rid, (store, item) in self.stores.locate(changes, synced=True, access=access).items():
+                final[rid] = (store, item, store.current(item).with_changes(lifecycle=changes[rid]))
+            _persist(final, {})
+
+    def _embed(self, result: RememberResult, batch: Batch) -> None:
+        """Vectors of the texts just remembered; the records are already safe, so a failing
+        embedder only defers this to the first recall that needs them."""
+        embedder, _ = default_embedder()
+        if embedder is None:
+            return
+        remembered = set(result.ids)
+        texts = {r.hash: r.text for r, _ in batch if r.id in remembered}
+        stores = {store.key: store for store, _ in self.stores.locate(result.ids, synced=False).values()}
+        failure = self.embedding.remembered(embedder, texts, stores.values())
+        if failure is not None:
+            result.warnings.append(f"vectors not computed ({failure}); recall will compute them")
+
+    def _locked(self, batch: Batch, decide: Callable[..., Any],
+                also: Callable[[Batch], list[RecordStore]] = lambda batch: []) -> Any:
+        """``decide(targets, existing)`` with every store the batch touches locked (its targets,
+        and the stores ``also`` names). Where each id goes is looked up again under the locks; if
+        a concurrent writer moved an id into a store not locked, the locks are taken again."""
+        for _ in range(5):
+            targets, _ = self._targets(batch, synced=False)
+            involved = {store.key: store for store in [*targets.values(), *also(batch)]}
+            with ExitStack() as locks:
+                for key in sorted(involved):
+                    locks.enter_context(involved[key].lock())
+                decided, existing = self._targets(batch, synced=True)
+                if {store.key for store in decided.values()} <= set(involved):
+                    return decide(decided, existing)
+        raise EideticError("the stores kept changing under this write", "try again", 2)
+
+    def _targets(self, batch: Batch, synced: bool) -> tuple[dict[str, RecordStore], Located]:
+        """Where each record goes (the store that has its id, else the write target for its
+        scope), and the existing copies found on the way."""
+        existing = self.stores.locate((record.id for record, _ in batch), synced)
+        return {record.id: existing[record.id][0] if record.id in existing
+                else self.stores.write_target(record.scope) for record, _ in batch}, existing
+
+    def _shadow_stores(self, batch: Batch) -> list[RecordStore]:
+        wanted = [record.supersedes for record, _ in batch if record.supersedes]
+        return [store for store, _ in self.stores.locate(wanted, synced=False).values()]
+
+    def _decide(self, batch: Batch, targets: dict[str, RecordStore], existing: Located, stamp: str) -> RememberResult:
+        """Upsert by id (a record keeps its scope), skip same-scope duplicate texts, shadow what
+        is superseded, then write."""
+        owners = self._hash_owners(record.hash for record, _ in batch)
+        ids: list[str] = []
+        duplicates: list[dict[str, str]] = []
+        final: Final = {}
+        batch_texts: dict[tuple[str, Scope], str] = {}
+        for record, created_given in batch:
+            if record.id in existing or record.id in final:
+                final[record.id] = _updated(record, created_given, final, existing, stamp)
+                if record.id not in ids:
+                    ids.append(record.id)
+                continue
+            owner = _duplicate_owner(record, owners, batch_texts)
+            if owner is not None:
+                duplicates.append({"id": record.id, "duplicate_of": owner})
+                continue
+            record = record.with_changes(created=record.created if created_given else stamp, updated=stamp)
+            final[record.id] = (targets[record.id], None, record)
+            batch_texts[(record.hash, record.scope)] = record.id
+            ids.append(record.id)
+        self._apply_shadowing(final)
+        return RememberResult(ids, duplicates, _persist(final, existing))
+
+    def _hash_owners(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
+        owners: dict[str, list[tuple[str, Scope]]] = {}
+        wanted = list(hashes)
+        for store in self.stores.all():
+            if store.exists():
+                for h, entries in store.ids_by_hash(wanted).items():
+                    owners.setdefault(h, []).extend(entries)
+        return owners
+
+    def _apply_shadowing(self, final: Final) -> None:
+        """A record that supersedes another of its own scope shadows it at once."""
+        targets = [r.supersedes for _, _, r in final.values() if r.supersedes]
+        located = self.stores.locate([t for t in targets if t not in final], synced=False)
+        for _, _, record in list(final.values()):
+            old_id = record.supersedes
+            if not old_id or old_id == record.id:
+                continue
+            if old_id in final:
+                old_store, old_item, old = final[old_id]
+            elif old_id in located:
+                old_store, old_item = located[old_id]
+                old = old_store.current(old_item)
+            else:
+                continue
+            if old.scope != record.scope or old.lifecycle != "active" or lifecycle.protected(old):
+                continue
+            final[old_id] = (old_store, old_item, old.with_changes(lifecycle="shadowed"))
+
+
+def labelled(records: Iterable[Any]) -> Iterator[tuple[str, Any]]:
+    """API input as (label, raw dict): ``Record`` objects become their input fields."""
+    for position, raw in enumerate(records, start=1):
+        if isinstance(raw, Record):
+            raw = {k: v for k, v in raw.to_dict().items() if k not in ("hash", "lifecycle", "updated")}
+        yield f"record {position}", raw
+
+
+def _updated(record: Record, created_given: bool, final: Final, existing: Located, stamp: str
+             ) -> tuple[RecordStore, IndexedRecord | None, Record]:
+    """A new version of a stored (or earlier-in-the-batch) record: same scope, its lifecycle
+    kept, ``updated`` stamped only when something changed."""
+    if record.id in final:
+        store, item, old = final[record.id]
+    else:
+        store, found = existing[record.id]
+        item, old = found, store.current(found)
+    if old.scope != record.scope:
+        raise _scope_conflict(record, old.scope)
+    merged = record.with_changes(created=record.created if created_given else old.created,
+                                 lifecycle=old.lifecycle, updated=old.updated)
+    if merged.content_key() != old.content_key() or merged.created != old.created:
+        merged = merged.with_changes(updated=stamp)
+    return store, item, merged
+
+
+def _duplicate_owner(record: Record, owners: dict[str, list[tuple[str, Scope]]],
+                     batch_texts: dict[tuple[str, Scope], str]) -> str | None:
+    for rid, scope in owners.get(record.hash, []):
+        if scope == record.scope and rid != record.id:
+            return rid
+    return batch_texts.get((record.hash, record.scope))
+
+
+def _scope_conflict(record: Record, held: Scope) -> EideticError:
+    """A remember of an id that another scope holds. The holder's scope is named only when the
+    writer's scope may see it: a private record's existence and owner are not revealed."""
+    where = f"{record.scope.name}/{record.scope.visibility}"
+    if Access(record.scope).can_serve(held):
+        return user_error(f"record {record.id!r} exists in scope {held.name}/{held.visibility};"
+                          f" remember cannot move it to {where}", "use a new id for the new scope")
+    return user_error(f"the id {record.id!r} is taken by a record outside scope {where}", "choose another id")
+
+
+def _persist(final: Final, existing: Located) -> int:
+    """Write what changed, one atomic write per store; returns the number of records written."""
+    by_store: dict[str, tuple[RecordStore, list[tuple[IndexedRecord | None, Record]]]] = {}
+    for rid, (store, item, record) in final.items():
+        if item is not None and rid in existing:
+            old = existing[rid][1].record
+            if (record.content_key(), record.created, record.lifecycle, record.updated) == \
+                    (old.content_key(), old.created, old.lifecycle, old.updated):
+                continue  # unchanged: writing would only churn mtimes and git
+        by_store.setdefault(store.key, (store, []))[1].append((item, record))
+    for store, items in by_store.values():
+        store.write(items)
+    return sum(len(items) for _, items in by_store.values())
