@@ -64,7 +64,7 @@ def keyword_bench(store, queries: list[str]) -> dict:
     from eidetic.index.analyzer import query_terms
     from eidetic.ranking.access import Access
     from eidetic.ranking.filters import Filters
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import store as postgres
 
     terms = [query_terms(q) for q in queries]
     out = {}
@@ -101,7 +101,7 @@ def nearest_bench(store, docs_by_row: list[int], vectors, queries) -> dict:
 
     from eidetic.ranking.access import Access
     from eidetic.ranking.filters import Filters
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import store as postgres
 
     truths = []
     exact_ms = []

@@ -29,7 +29,7 @@ from eidetic.memory import Memory
 from eidetic.ranking.access import Access
 from eidetic.ranking.filters import Filters
 from eidetic.records import Record
-from eidetic.stores import postgres
+from eidetic.stores.postgres import store as postgres
 from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
 
 TRICKY = {"big": 1e300, "neg": -0.0, "one": 1.0, "int": 2**62, "tiny": 5e-324, "nested": {"x": [1.5, -0.0]},

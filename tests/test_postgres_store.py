@@ -98,7 +98,7 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
     frequencies that keyword() reads from it."""
     import psycopg
 
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import store as postgres
 
     with monkeypatch.context() as old:
         old.setattr(postgres, "SCHEMA_VERSION", 1)
@@ -283,7 +283,7 @@ def test_filters_and_lifecycle_apply_inside_keyword(store):
 
 
 def test_many_excluded_candidates_still_fill_the_page(store, monkeypatch):
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import store as postgres
 
     monkeypatch.setattr(postgres, "KEYWORD_DEPTH", 4)  # force the candidate window to grow
     put(store, *[rec(f"x{i:02d}", "comet " * 3, lifecycle="archived") for i in range(20)],
@@ -333,7 +333,7 @@ def test_keyword_is_exhaustive_bm25_with_a_tiny_depth(store, monkeypatch):
     query goes through several rounds and both bounds decide when to stop."""
     import random
 
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import store as postgres
 
     monkeypatch.setattr(postgres, "KEYWORD_DEPTH", 3)
     monkeypatch.setattr(postgres, "KEYWORD_SCORED", 2)

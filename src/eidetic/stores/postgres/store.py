@@ -27,15 +27,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from ..errors import env_error
-from ..index.analyzer import analyze
-from ..index.context import order_key, thread_key, thread_of
-from ..index.text_index import FIELDS, partition_of, partitions_in_reach
-from ..ranking.access import Access
-from ..ranking.filters import Filters
-from ..records import Record, Scope
-from ..timeutil import to_epoch
-from .base import FieldsRow, IndexedRecord
+from ...errors import env_error
+from ...index.analyzer import analyze
+from ...index.context import order_key, thread_key, thread_of
+from ...index.text_index import FIELDS, partition_of, partitions_in_reach
+from ...ranking.access import Access
+from ...ranking.filters import Filters
+from ...records import Record, Scope
+from ...timeutil import to_epoch
+from ..base import FieldsRow, IndexedRecord
 
 SCHEMA_VERSION = 3
 K1, B = 1.2, 0.75
@@ -797,7 +797,7 @@ class PostgresStore:
 
         Each round reads the top M postings of every query term by impact, with their term
         frequencies, from the impact index alone (packed on the server), bounds every record
-        seen from them (``postgres_topk``, NumPy), admits the candidates with the best upper
+        seen from them (``bm25_bounds``, NumPy), admits the candidates with the best upper
         bounds (scope, lifecycle, filters: one read of ``eidetic_docs``) and scores them exactly
         from the frequencies read, looking up the postings the top M left out only for records
         that could still reach the page. It stops once the (offset+limit)-th exact score reaches
@@ -845,7 +845,7 @@ class PostgresStore:
             return self._proven[1][offset:want]
         import numpy as np
 
-        from . import postgres_topk as topk  # NumPy: loaded only once a keyword search runs
+        from . import bm25_bounds as topk  # NumPy: loaded only once a keyword search runs
 
         where, params = self._where(access, filters)
         weights = [(part, ws) for part, *ws in zip(q[0], q[2], q[3], q[4], q[5])]
@@ -887,7 +887,7 @@ class PostgresStore:
 
     def _top_postings(self, parts: list[int], terms: list[str], depth: int) -> list[bytes | None]:
         """Each query term's top ``depth + 1`` postings by impact, read from the impact index
-        alone and packed on the server (``postgres_topk.POSTING``), so that tens of thousands of
+        alone and packed on the server (``bm25_bounds.POSTING``), so that tens of thousands of
         postings cross as one buffer per term rather than as Python rows."""
         rows = self.conn.execute(
             """SELECT c.packed FROM unnest(%s::int[], %s::text[]) WITH ORDINALITY AS q(part, term, i)
