@@ -64,8 +64,8 @@ class Session:
         self.target = Target.of(dsn)
         self._conn: Any = None
         self._reader: Any = None
-        self.vector_ready = False  # ``conn`` knows the vector type (``register_vector``)
-        self.lock_depth = 0  # nested ``writer_lock`` uses by this store
+        self._vector_ready = False  # ``conn`` knows the vector type (``register_vector``)
+        self._lock_depth = 0  # nested ``writer_lock`` uses by this store
         # lower() of a record's text as Python's str.lower cases it, where the server can
         # (``_connect`` picks a Unicode collation when there is one)
         self.lower = "lower(d.text)"
@@ -73,7 +73,7 @@ class Session:
     @property
     def conn(self) -> Any:
         if self._conn is None:
-            if self.lock_depth:  # a new session would write without the writer lock
+            if self._lock_depth:  # a new session would write without the writer lock
                 raise env_error(f"lost the connection to the PostgreSQL server at {self.target} while holding "
                                 "the writer lock", "try the command again")
             self._conn = self._connect()
@@ -92,11 +92,11 @@ class Session:
 
     def register_vector(self) -> None:
         """Teach ``conn`` the pgvector type (once the schema, hence the extension, exists)."""
-        if not self.vector_ready:
+        if not self._vector_ready:
             from pgvector.psycopg import register_vector
 
             register_vector(self.conn)
-            self.vector_ready = True
+            self._vector_ready = True
 
     @contextmanager
     def guard(self) -> Iterator[None]:
@@ -120,7 +120,7 @@ class Session:
 
     def drop(self) -> None:
         """Forget the connections (closing them quietly: they may be dead already)."""
-        conns, self._conn, self._reader, self.vector_ready = (self._conn, self._reader), None, None, False
+        conns, self._conn, self._reader, self._vector_ready = (self._conn, self._reader), None, None, False
         for conn in conns:
             if conn is not None:
                 conn.close()
@@ -166,12 +166,12 @@ class Session:
         under the guard before the lock is taken (the store creates its schema there)."""
         import psycopg
 
-        if self.lock_depth:
-            self.lock_depth += 1
+        if self._lock_depth:
+            self._lock_depth += 1
             try:
                 yield
             finally:
-                self.lock_depth -= 1
+                self._lock_depth -= 1
             return
         with self.guard():
             first()
@@ -185,11 +185,11 @@ class Session:
             finally:
                 if not conn.closed:
                     conn.execute("RESET lock_timeout")
-        self.lock_depth = 1
+        self._lock_depth = 1
         try:
             yield
         finally:
-            self.lock_depth = 0
+            self._lock_depth = 0
             if self._conn is conn:  # else the connection was lost, and the session lock with it
                 try:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (WRITERS_LOCK,))

@@ -63,11 +63,6 @@ class PostgresStore:
         """The main server session (opened on first use, again after a loss)."""
         return self._session.conn
 
-    @property
-    def reader(self) -> Any:
-        """nearest()'s own session."""
-        return self._session.reader
-
     @guarded
     def exists(self) -> bool:
         return self._schema.version() is not None
