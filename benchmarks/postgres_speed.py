@@ -64,7 +64,7 @@ def keyword_bench(store, queries: list[str]) -> dict:
     from eidetic.index.analyzer import query_terms
     from eidetic.ranking.access import Access
     from eidetic.ranking.filters import Filters
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import keyword
 
     terms = [query_terms(q) for q in queries]
     out = {}
@@ -72,13 +72,13 @@ def keyword_bench(store, queries: list[str]) -> dict:
         latencies, _ = timed(lambda t, limit=limit: store.keyword(t, Access(), Filters(), limit), terms)
         out[f"top{limit}"] = summary(latencies)
     _, narrowed = timed(lambda t: store.keyword(t, Access(), Filters(), 10), terms)
-    depth, scored = postgres.KEYWORD_DEPTH, postgres.KEYWORD_SCORED
+    depth, scored = keyword.KEYWORD_DEPTH, keyword.KEYWORD_SCORED
     # every posting of every term, every candidate scored exactly: exhaustive BM25
-    postgres.KEYWORD_DEPTH = postgres.KEYWORD_SCORED = 10**9
+    keyword.KEYWORD_DEPTH = keyword.KEYWORD_SCORED = 10**9
     try:
         exhaustive_ms, exhaustive = timed(lambda t: store.keyword(t, Access(), Filters(), 10), terms)
     finally:
-        postgres.KEYWORD_DEPTH, postgres.KEYWORD_SCORED = depth, scored
+        keyword.KEYWORD_DEPTH, keyword.KEYWORD_SCORED = depth, scored
     # by id, so records tied at the 10th score may count as disagreements
     same = sum(len({d for d, _ in a} & {d for d, _ in b}) for a, b in zip(narrowed, exhaustive))
     total = sum(len(b) for b in exhaustive)
@@ -101,7 +101,7 @@ def nearest_bench(store, docs_by_row: list[int], vectors, queries) -> dict:
 
     from eidetic.ranking.access import Access
     from eidetic.ranking.filters import Filters
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import vectors as pg_vectors
 
     truths = []
     exact_ms = []
@@ -110,11 +110,11 @@ def nearest_bench(store, docs_by_row: list[int], vectors, queries) -> dict:
         top = np.argpartition(-(vectors @ q), 10)[:10]
         exact_ms.append((time.perf_counter() - started) * 1000)
         truths.append({docs_by_row[i] for i in top})
-    chosen = postgres.EF_SEARCH
+    chosen = pg_vectors.EF_SEARCH
     out = {"numpy_exact_top10": summary(exact_ms), "by_ef_search": {}}
     try:
         for ef in EF_VALUES:
-            postgres.EF_SEARCH = ef
+            pg_vectors.EF_SEARCH = ef
             for pool in (10, 100):
                 latencies, found = timed(lambda q, pool=pool: store.nearest(MODEL, q, Access(), Filters(), pool),
                                          queries)
@@ -124,7 +124,7 @@ def nearest_bench(store, docs_by_row: list[int], vectors, queries) -> dict:
                 print(f"  nearest ef_search={ef} pool={pool}: {out['by_ef_search'][str(ef)][f'pool{pool}']}",
                       flush=True)
     finally:
-        postgres.EF_SEARCH = chosen
+        pg_vectors.EF_SEARCH = chosen
     out["default_ef_search"] = chosen
     return out
 

@@ -29,8 +29,7 @@ from eidetic.memory import Memory
 from eidetic.ranking.access import Access
 from eidetic.ranking.filters import Filters
 from eidetic.records import Record
-from eidetic.stores import postgres
-from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
+from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore, schema
 
 TRICKY = {"big": 1e300, "neg": -0.0, "one": 1.0, "int": 2**62, "tiny": 5e-324, "nested": {"x": [1.5, -0.0]},
           "wide": 2**64 + 1, "zeta": "last key first", "alpha": True}
@@ -159,8 +158,8 @@ def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str, m
     keyword ranking is unchanged."""
     terms = query_terms("deploy zanzibar")
     with monkeypatch.context() as old:
-        old.setattr(postgres, "SCHEMA_VERSION", 2)
-        old.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:2])
+        old.setattr(schema, "SCHEMA_VERSION", 2)
+        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
         first = PostgresStore(pg_dsn)
         with first.lock():
             first.write([(None, Record(id=f"c{i}", text=f"deploy the service number {i}")) for i in range(20)]

@@ -98,11 +98,11 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
     frequencies that keyword() reads from it."""
     import psycopg
 
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import schema
 
     with monkeypatch.context() as old:
-        old.setattr(postgres, "SCHEMA_VERSION", 1)
-        old.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:1])
+        old.setattr(schema, "SCHEMA_VERSION", 1)
+        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
         first = PostgresStore(dsn)
         put(first, *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
             rec("rare", "deploy the zanzibar service"))
@@ -283,9 +283,9 @@ def test_filters_and_lifecycle_apply_inside_keyword(store):
 
 
 def test_many_excluded_candidates_still_fill_the_page(store, monkeypatch):
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import keyword
 
-    monkeypatch.setattr(postgres, "KEYWORD_DEPTH", 4)  # force the candidate window to grow
+    monkeypatch.setattr(keyword, "KEYWORD_DEPTH", 4)  # force the candidate window to grow
     put(store, *[rec(f"x{i:02d}", "comet " * 3, lifecycle="archived") for i in range(20)],
         *[rec(f"y{i}", "comet tail and a long body of words") for i in range(3)])
     assert set(ids(store, store.keyword(["comet"], PUBLIC, NONE, 5))) == {"y0", "y1", "y2"}
@@ -333,10 +333,10 @@ def test_keyword_is_exhaustive_bm25_with_a_tiny_depth(store, monkeypatch):
     query goes through several rounds and both bounds decide when to stop."""
     import random
 
-    from eidetic.stores import postgres
+    from eidetic.stores.postgres import keyword
 
-    monkeypatch.setattr(postgres, "KEYWORD_DEPTH", 3)
-    monkeypatch.setattr(postgres, "KEYWORD_SCORED", 2)
+    monkeypatch.setattr(keyword, "KEYWORD_DEPTH", 3)
+    monkeypatch.setattr(keyword, "KEYWORD_SCORED", 2)
     rng = random.Random(5)
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(300)]
     weights = [1 / (rank + 1) for rank in range(len(words))]  # Zipf: a few common words, many rare

@@ -1,10 +1,10 @@
-"""The arithmetic of the postgres backend's exact BM25 top k (``PostgresStore.keyword``): pure
-NumPy over postings the store has already read, no I/O, so each step is tested on its own.
+"""The arithmetic of the postgres backend's exact BM25 top k (``keyword.py``): pure NumPy over
+postings the store has already read, no I/O, so each step is tested on its own.
 
 ``lists[i]`` holds query term i's top postings by impact (``POSTING`` records, sorted by doc),
 read ``depth + 1`` deep. A term with more than ``depth`` postings is *cut short*: its smallest
 posting read stands for every one left out, which scores at most ``rest[i] = cap[i] * that
-impact`` for the term (``cap`` turns an impact into a safe BM25 bound; see ``keyword``).
+impact`` for the term (``cap`` turns an impact into a safe BM25 bound; see ``keyword.py``).
 Done in SQL, the aggregation over tens of thousands of postings took most of a query's time;
 here it takes a millisecond or two.
 """

@@ -1,4 +1,4 @@
-"""The postgres keyword search's arithmetic (``stores/postgres_topk.py``), against plain Python
+"""The postgres keyword search's arithmetic (``stores/postgres/bm25_bounds.py``), against plain Python
 computations of the same definitions: no server needed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from eidetic.stores import postgres_topk as topk
+from eidetic.stores.postgres import bm25_bounds as topk
 
 
 def packed(postings: list[tuple[int, float, tuple[int, int, int, int]]]) -> bytes:

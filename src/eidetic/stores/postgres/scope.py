@@ -1,0 +1,56 @@
+"""What a caller may see, in the postgres backend's terms: the ids of the visibility partitions
+in reach, and scope, lifecycle and filters as SQL over ``eidetic_docs d``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ...index.text_index import partitions_in_reach
+from ...ranking.access import Access
+from ...ranking.filters import Filters
+
+if TYPE_CHECKING:
+    from .connection import Session
+
+
+def pg(condition: str) -> str:
+    """SQLite-style SQL from ``Access.sql``/``Filters.sql`` for psycopg: ``?`` marks become
+    ``%s`` (neither produces a literal question mark), and an empty filter's ``1`` becomes TRUE."""
+    return "TRUE" if condition == "1" else condition.replace("?", "%s")
+
+
+def where(access: Access, filters: Filters) -> tuple[str, list[Any]]:
+    """Scope, lifecycle and column filters as SQL over ``d``; metadata facets are checked in
+    Python (``Filters.matches_meta``), the one definition of their typed comparisons."""
+    scope_sql, scope_params = access.sql("d")
+    filter_sql, filter_params = replace(filters, meta=()).sql("d")
+    return f"{pg(scope_sql)} AND {pg(filter_sql)}", scope_params + filter_params
+
+
+class Partitions:
+    """Partition ids by key (``public``, ``private:<scope>``), cached: an id never changes once
+    the partition is created."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._ids: dict[str, int] = {}
+
+    def ids(self, keys: Iterable[str], create: bool) -> dict[str, int]:
+        """The ids of the partitions ``keys`` that exist (all of them with ``create``)."""
+        wanted = [key for key in set(keys) if key not in self._ids]
+        if wanted and create:
+            self._session.conn.execute(
+                "INSERT INTO eidetic_partitions(key, visibility, scope) SELECT k, v, s FROM "
+                "unnest(%s::text[], %s::text[], %s::text[]) AS t(k, v, s) ON CONFLICT (key) DO NOTHING",
+                (wanted, ["public" if k == "public" else "private" for k in wanted],
+                 [None if k == "public" else k[len("private:"):] for k in wanted]))
+        if wanted:
+            self._ids.update(self._session.conn.execute(
+                "SELECT key, part FROM eidetic_partitions WHERE key = ANY(%s)", (wanted,)).fetchall())
+        return {key: self._ids[key] for key in keys if key in self._ids}
+
+    def in_reach(self, access: Access) -> list[int]:
+        """The ids of the existing partitions ``access`` may read."""
+        return list(self.ids(partitions_in_reach(access.scope), create=False).values())
