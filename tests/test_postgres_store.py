@@ -547,6 +547,10 @@ def test_a_server_lost_mid_session_is_an_environment_error_and_the_store_reconne
                           "AND datname = current_database()")
         assert "lost the connection" in lost(lambda: s.keyword(["kept"], PUBLIC, NONE, 5)).message
         assert s.count() == 1  # the next call connects afresh
+        # vectors after a reconnect: the new session knows the pgvector type too
+        s.sync_vectors("m", None, lambda rows: {h: unit([1, 0, 0]) for _, h in rows})
+        doc = s.by_ids(["r1"])["r1"].doc
+        assert s.cosines("m", unit([1, 0, 0]), PUBLIC, [doc]) == pytest.approx({doc: 1.0})
         stop()
         stopped = True
         lost(s.count)

@@ -90,6 +90,7 @@ class Schema:
         """Whether the schema is there (upgrading an older one); ``create`` makes it if absent.
         Reads pass False: they never create tables on a team's server."""
         if self.ready:
+            self._session.register_vector()  # again after a reconnect (a no-op otherwise)
             return True
         version = self.version()
         if version is None and not create:
