@@ -39,9 +39,9 @@ from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..sqlite_db import chunks as _chunks
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
-from ..stores.base import IndexedRecord
 from ..stores.files import FileStat, FilesStore
 from ..timeutil import to_epoch
+from .rows import DOC_COLUMNS as _DOC_COLUMNS, IndexedRecord, row_to_indexed as _row_to_indexed
 from .context import _LIVE, Neighbourhood, order_key, thread_key, thread_of
 from .text_index import MIN_CHUNKED_QUERY, TextIndexes, partition_of, partitions_in_reach
 from .vector_index import VectorIndex
@@ -88,10 +88,6 @@ CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
 """ + _DROPPED + ";"
 
-_DOC_COLUMNS = ("doc, id, path, scope, visibility, lifecycle, type, name, description, text, "
-                "created, updated, added_by, supersedes, links, metadata")
-
-
 @dataclass
 class SyncReport:
     added: int = 0
@@ -102,16 +98,6 @@ class SyncReport:
     @property
     def changed(self) -> int:
         return self.added + self.updated + self.removed
-
-
-def _row_to_indexed(row: Sequence[Any]) -> IndexedRecord:
-    (doc, rid, path, scope, visibility, lifecycle, rtype, name, description, text, created,
-     updated, added_by, supersedes, links, metadata) = row
-    record = Record(id=rid, text=text, type=rtype, name=name, description=description,
-                    metadata=json.loads(metadata), scope=Scope(scope, visibility), created=created,
-                    updated=updated, added_by=added_by, supersedes=supersedes,
-                    links=json.loads(links), lifecycle=lifecycle)
-    return IndexedRecord(doc, path or None, record)
 
 
 class StoreIndex:
