@@ -8,7 +8,7 @@ import pytest
 
 from conftest import rec
 
-from eidetic.stores.files import FilesStore
+from eidetic.stores.folder import RecordFolder
 
 
 def ndjson(*records):
@@ -128,13 +128,13 @@ def test_recall_reads_only_changed_files(cli, store, monkeypatch):
     time.sleep(0.1)  # past the racy window: files written a moment ago are re-checked by content
     cli("recall", "record", "--mode", "keyword")
     reads = []
-    original = FilesStore.read_text
+    original = RecordFolder.read_text
 
     def counting(self, rel):
         reads.append(rel)
         return original(self, rel)
 
-    monkeypatch.setattr(FilesStore, "read_text", counting)
+    monkeypatch.setattr(RecordFolder, "read_text", counting)
     cli("recall", "record", "--mode", "keyword")
     assert reads == []
     time.sleep(0.01)
@@ -188,13 +188,13 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
     cli("recall", "record", "--mode", "keyword")
     monkeypatch.setattr(store_index, "VERIFY_FILES", 20)
     stats = []
-    original = FilesStore.stat_file
+    original = RecordFolder.stat_file
 
     def counting(self, rel):
         stats.append(rel)
         return original(self, rel)
 
-    monkeypatch.setattr(FilesStore, "stat_file", counting)
+    monkeypatch.setattr(RecordFolder, "stat_file", counting)
     time.sleep(0.01)
     with open(rec(store, "r42"), "r+") as handle:  # in place: no folder mtime changes
         text = handle.read().replace("record 42", "record 42 okapi")

@@ -121,9 +121,9 @@ class Memory:
         store = self._stores.get(name)
         if store is None:
             if where is not None:
-                from .stores.files_backend import FilesBackend
+                from .stores.markdown import MarkdownStore
 
-                store = FilesBackend(where, self.usage)
+                store = MarkdownStore(where, self.usage)
             elif self.backend == "sqlite":
                 from .stores.sqlite import SqliteStore
 
@@ -779,12 +779,12 @@ class Memory:
         """
         import watchfiles
 
-        from .stores.files_backend import FilesBackend
+        from .stores.markdown import MarkdownStore
 
         if self.backend != "files":
             raise user_error(f"watch follows record files; the {self.backend} backend has none",
                              "its writes are visible to the next recall already")
-        stores = [store for store in self.stores() if isinstance(store, FilesBackend) and store.exists()]
+        stores = [store for store in self.stores() if isinstance(store, MarkdownStore) and store.exists()]
         if not stores:
             raise user_error("no store folder exists yet to watch",
                              "remember something first, or name one with --memory-dir")

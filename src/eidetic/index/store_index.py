@@ -39,7 +39,7 @@ from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..sqlite_db import chunks as _chunks
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
-from ..stores.files import FileStat, FilesStore
+from ..stores.folder import FileStat, RecordFolder
 from ..timeutil import to_epoch
 from .rows import DOC_COLUMNS as _DOC_COLUMNS, IndexedRecord, row_to_indexed as _row_to_indexed
 from .context import _LIVE, Neighbourhood, order_key, thread_key, thread_of
@@ -101,7 +101,7 @@ class SyncReport:
 
 
 class StoreIndex:
-    """Search structures for one :class:`FilesStore`, in one SQLite file; or, with no files
+    """Search structures for one :class:`RecordFolder`, in one SQLite file; or, with no files
     store (``store`` None), the SQLite file that *is* the store (the ``sqlite`` backend).
 
     In that second role the database is never dropped or recreated: a missing one is created
@@ -113,7 +113,7 @@ class StoreIndex:
     writer's changes from there (:meth:`_follow_database`).
     """
 
-    def __init__(self, store: FilesStore | None, path: Path, default_scope: Scope = DEFAULT_SCOPE,
+    def __init__(self, store: RecordFolder | None, path: Path, default_scope: Scope = DEFAULT_SCOPE,
                  derived: Path | None = None) -> None:
         self.store = store
         self.path = path

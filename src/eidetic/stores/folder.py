@@ -1,8 +1,8 @@
-"""The files store: one markdown file per record in a folder, safe under crashes and concurrency.
+"""A record folder: one markdown file per record, read and written safely under crashes and
+concurrency (the folder I/O of the ``files`` backend, ``stores.markdown``).
 
-Writes go to a uniquely named hidden temp file in the target folder, are fsynced, then renamed
-over the record file, so a reader (or a crash) only ever sees the old or the new complete
-version. A batch takes the store lock (``.eidetic.lock``) so that checks such as duplicate
+A batch of writes is staged in a hidden folder, made durable, then renamed over the record
+files, so a reader (or a crash) only ever sees the old or the new complete version of each. A batch takes the store lock (``.eidetic.lock``) so that checks such as duplicate
 detection and the writes they guard are one step for concurrent writers. Hidden files and
 folders, ``MEMORY.md`` and non-markdown files are never records; symlinks are not followed,
 so no path outside the store is read or written.
@@ -40,7 +40,7 @@ class FileStat(NamedTuple):
     ino: int
 
 
-class FilesStore:
+class RecordFolder:
     """A folder of record files. Paths given to and returned by it are relative, '/'-separated."""
 
     def __init__(self, root: Path) -> None:

@@ -1,6 +1,7 @@
-"""The ``files`` backend: records are markdown files in a folder (``stores.files``), searched
-through a derived SQLite + tantivy index in the cache folder (``index.store_index``) that
-catches up with hand edits on every sync and can be dropped at any time."""
+"""The ``files`` backend, :class:`MarkdownStore`: records are markdown files in a folder
+(:class:`~eidetic.stores.folder.RecordFolder`), searched through a derived SQLite + tantivy
+index in the cache folder (``index.store_index``) that catches up with hand edits on every
+sync and can be dropped at any time."""
 
 from __future__ import annotations
 
@@ -19,35 +20,37 @@ from ..ranking.filters import Filters
 from ..records import Record, record_path
 from ..usage import UsageState
 from .base import FieldsRow, IndexedRecord
-from .files import FilesStore
+from .folder import RecordFolder
 from .indexed import IndexedStore
 
 
-class FilesBackend(IndexedStore):
+class MarkdownStore(IndexedStore):
+    """The ``files`` backend: a folder of markdown record files and its derived index."""
+
     backend = "files"
 
     def __init__(self, root: Path, usage: UsageState) -> None:
         self.root = root
-        self.files = FilesStore(root)
-        super().__init__(StoreIndex(self.files, index_path_for(root)), store_key(root), str(root), usage)
+        self.folder = RecordFolder(root)
+        super().__init__(StoreIndex(self.folder, index_path_for(root)), store_key(root), str(root), usage)
 
     def exists(self) -> bool:
-        return self.files.exists()
+        return self.folder.exists()
 
     def broken(self) -> list[tuple[str, str]]:
         return [(str(self.root / path), error) for path, error in self.index.broken()]
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        with self.files.lock():
-            self.files.remove_abandoned_staging()  # a crashed writer's leftovers
+        with self.folder.lock():
+            self.folder.remove_abandoned_staging()  # a crashed writer's leftovers
             yield
 
     def current(self, item: IndexedRecord) -> Record:
         """The record as its file says now (a hand edit may not be indexed yet)."""
         assert item.path is not None
         try:
-            content, _ = self.files.read_text(item.path)
+            content, _ = self.folder.read_text(item.path)
             return frontmatter.parse(content, item.path[:-3])
         except (OSError, ValueError, UnicodeDecodeError):
             return item.record
@@ -58,7 +61,7 @@ class FilesBackend(IndexedStore):
                   for old, record in items]
 
         def write_files() -> dict:
-            return self.files.write_many([(rel, frontmatter.render(record)) for rel, record in placed])
+            return self.folder.write_many([(rel, frontmatter.render(record)) for rel, record in placed])
 
         self.index.apply_writes(placed, write_files)
 
@@ -66,18 +69,18 @@ class FilesBackend(IndexedStore):
         """The path for a new id; a hash-suffixed name if something (a hand-written file, a
         folder) is already there."""
         path = record_path(rid)
-        if not self.files.taken(path):
+        if not self.folder.taken(path):
             return path
         shard, _, name = path.partition("/")
         alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
-        if not self.files.taken(alt):
+        if not self.folder.taken(alt):
             return alt
         raise user_error(f"cannot find a free file name for id {rid!r}", f"move or rename the file {path} in {self.root}")
 
     def delete(self, item: IndexedRecord) -> None:
         assert item.path is not None
-        with self.files.lock():
-            self.files.delete(item.path)
+        with self.folder.lock():
+            self.folder.delete(item.path)
             self.index.sync()
 
     def file_of(self, item: IndexedRecord) -> str | None:
@@ -92,7 +95,7 @@ class FilesBackend(IndexedStore):
 
     def rebuild(self) -> dict[str, Any]:
         report = self.index.rebuild()
-        with self.files.lock():
-            self.files.remove_abandoned_staging()
+        with self.folder.lock():
+            self.folder.remove_abandoned_staging()
         return {"store": self.location, "index": str(self.index.path), "records": self.index.count(),
                 "unparseable": len(report.broken)}
