@@ -770,43 +770,10 @@ class Memory:
         return reports
 
     def watch(self, stop_event: Any = None, on_change: Any = None, ready: Any = None) -> None:
-        """Keep the indexes current as files change, until ``stop_event`` is set.
+        """Keep the indexes current as files change, until ``stop_event`` is set (``stores.markdown.watch``)."""
+        from .stores.markdown import watch
 
-        A file watcher (inotify, FSEvents, ReadDirectoryChangesW through ``watchfiles``) reports
-        every change, including edits in place that folder mtimes do not show; each batch is
-        marked for re-checking and synced at once, so recall sees it within ~0.1 s at any size.
-        Optional: without it, recall still finds every change (see ``index.store_index``).
-        """
-        import watchfiles
-
-        from .stores.markdown import MarkdownStore
-
-        if self.backend != "files":
-            raise user_error(f"watch follows record files; the {self.backend} backend has none",
-                             "its writes are visible to the next recall already")
-        stores = [store for store in self.stores() if isinstance(store, MarkdownStore) and store.exists()]
-        if not stores:
-            raise user_error("no store folder exists yet to watch",
-                             "remember something first, or name one with --memory-dir")
-        for store in stores:
-            store.sync(full=True)
-        roots = {str(store.root.resolve()): store for store in stores}
-        if ready is not None:
-            ready([store.root for store in stores])
-        for changes in watchfiles.watch(*roots, watch_filter=None, debounce=40, step=10,
-                                        stop_event=stop_event, rust_timeout=500,
-                                        yield_on_timeout=True):
-            touched: dict[str, list[str]] = {}
-            for _, path in changes:
-                for root in roots:
-                    if path.startswith(root + os.sep):
-                        touched.setdefault(root, []).append(path[len(root) + 1:].replace(os.sep, "/"))
-            for root, paths in touched.items():
-                store = roots[root]
-                store.mark_dirty(paths)
-                report = store.index.sync()
-                if on_change is not None:
-                    on_change(store.root, report)
+        watch(self.stores(), stop_event, on_change, ready)
 
     def refresh_index(self) -> None:
         """Stat every file of every store now and index what changed."""

@@ -6,20 +6,21 @@ sync and can be dropped at any time."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 from .. import frontmatter
 from ..errors import user_error
-from ..index.store_index import StoreIndex
+from ..index.store_index import StoreIndex, SyncReport
 from ..locations import index_path_for, store_key
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, record_path
 from ..usage import UsageState
-from .base import FieldsRow, IndexedRecord
+from .base import FieldsRow, IndexedRecord, RecordStore
 from .folder import RecordFolder
 from .indexed import IndexedStore
 
@@ -99,3 +100,47 @@ class MarkdownStore(IndexedStore):
             self.folder.remove_abandoned_staging()
         return {"store": self.location, "index": str(self.index.path), "records": self.index.count(),
                 "unparseable": len(report.broken)}
+
+
+def watch(stores: Sequence[RecordStore], stop_event: Any = None,
+          on_change: Callable[[Path, SyncReport], None] | None = None,
+          ready: Callable[[list[Path]], None] | None = None) -> None:
+    """Keep the indexes of these stores current as their files change, until ``stop_event`` is set.
+
+    A file watcher (inotify, FSEvents, ReadDirectoryChangesW through ``watchfiles``) reports
+    every change, including edits in place that folder mtimes do not show; each batch is
+    marked for re-checking and synced at once, so recall sees it within ~0.1 s at any size.
+    Optional: without it, recall still finds every change (see ``index.store_index``).
+    ``ready`` gets the watched folders once they are synced; ``on_change`` each sync's report.
+    """
+    import watchfiles
+
+    present: list[MarkdownStore] = []
+    for store in stores:
+        if not isinstance(store, MarkdownStore):
+            raise user_error(f"watch follows record files; the {store.backend} backend has none",
+                             "its writes are visible to the next recall already")
+        if store.exists():
+            present.append(store)
+    if not present:
+        raise user_error("no store folder exists yet to watch",
+                         "remember something first, or name one with --memory-dir")
+    for store in present:
+        store.sync(full=True)
+    roots = {str(store.root.resolve()): store for store in present}
+    if ready is not None:
+        ready([store.root for store in present])
+    for changes in watchfiles.watch(*roots, watch_filter=None, debounce=40, step=10,
+                                    stop_event=stop_event, rust_timeout=500,
+                                    yield_on_timeout=True):
+        touched: dict[str, list[str]] = {}
+        for _, path in changes:
+            for root in roots:
+                if path.startswith(root + os.sep):
+                    touched.setdefault(root, []).append(path[len(root) + 1:].replace(os.sep, "/"))
+        for root, paths in touched.items():
+            store = roots[root]
+            store.mark_dirty(paths)
+            report = store.index.sync()
+            if on_change is not None:
+                on_change(store.root, report)
