@@ -1,20 +1,19 @@
 """The ``files`` backend, :class:`MarkdownStore`: records are markdown files in a folder
 (:class:`~eidetic.stores.folder.RecordFolder`), searched through a derived SQLite + tantivy
-index in the cache folder (``index.store_index``) that catches up with hand edits on every
+index in the cache folder (``stores.folder_index``) that catches up with hand edits on every
 sync and can be dropped at any time."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .. import frontmatter
 from ..errors import user_error
-from ..index.store_index import StoreIndex, SyncReport
 from ..locations import index_path_for, store_key
 from ..ranking.access import Access
 from ..ranking.filters import Filters
@@ -22,6 +21,7 @@ from ..records import Record, record_path
 from ..usage import UsageState
 from .base import FieldsRow, IndexedRecord, RecordStore
 from .folder import RecordFolder
+from .folder_index import FolderIndex, SyncReport
 from .indexed import IndexedStore
 
 
@@ -29,14 +29,18 @@ class MarkdownStore(IndexedStore):
     """The ``files`` backend: a folder of markdown record files and its derived index."""
 
     backend = "files"
+    index: FolderIndex
 
     def __init__(self, root: Path, usage: UsageState) -> None:
         self.root = root
         self.folder = RecordFolder(root)
-        super().__init__(StoreIndex(self.folder, index_path_for(root)), store_key(root), str(root), usage)
+        super().__init__(FolderIndex(self.folder, index_path_for(root)), store_key(root), str(root), usage)
 
     def exists(self) -> bool:
         return self.folder.exists()
+
+    def sync(self, full: bool = False) -> None:
+        self.index.sync(full=full)
 
     def broken(self) -> list[tuple[str, str]]:
         return [(str(self.root / path), error) for path, error in self.index.broken()]
@@ -88,7 +92,7 @@ class MarkdownStore(IndexedStore):
         return str(self.root / item.path) if item.path else None
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
-        return [(*row[:8], str(self.root / row[8])) for row in self.index.fields_candidates(terms, access, filters)]
+        return [(*row[:8], str(self.root / row[8])) for row in self.search.fields_candidates(terms, access, filters)]
 
     def mark_dirty(self, rel_paths: Iterable[str]) -> None:
         """Files a watcher saw change: checked by content on the next sync."""
@@ -110,7 +114,7 @@ def watch(stores: Sequence[RecordStore], stop_event: Any = None,
     A file watcher (inotify, FSEvents, ReadDirectoryChangesW through ``watchfiles``) reports
     every change, including edits in place that folder mtimes do not show; each batch is
     marked for re-checking and synced at once, so recall sees it within ~0.1 s at any size.
-    Optional: without it, recall still finds every change (see ``index.store_index``).
+    Optional: without it, recall still finds every change (see ``stores.folder_changes``).
     ``ready`` gets the watched folders once they are synced; ``on_change`` each sync's report.
     """
     import watchfiles
