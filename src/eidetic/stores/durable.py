@@ -54,9 +54,9 @@ class Folders:
 
     def open(self, rel_dir: str, create: bool = True) -> int:
         """The descriptor of a folder of the store, made (one level at a time) when missing."""
-        fd = self._fds.get(rel_dir)
-        if fd is not None:
-            return fd
+        known = self._fds.get(rel_dir)
+        if known is not None:
+            return known
         parent, _, name = rel_dir.rpartition("/")
         parent_fd = self.open(parent, create)
         for attempt in (1, 2):

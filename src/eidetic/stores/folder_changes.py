@@ -122,10 +122,11 @@ def _compare(conn: sqlite3.Connection, listings: Listings, known_dirs: dict[str,
             "SELECT path, mtime_ns, size, ino, racy FROM files WHERE dir=?", (rel_dir,))}
         for rel, st in files.items():
             old = indexed.pop(rel, None)
-            differs = old is None or old[:3] != (st.mtime_ns, st.size, st.ino)
-            if differs or old[3]:
+            if old is None or old[:3] != (st.mtime_ns, st.size, st.ino):
                 changes.read.append((rel, st))
-                changes.changed += differs
+                changes.changed += 1
+            elif old[3]:  # racy: unchanged stat, read again all the same
+                changes.read.append((rel, st))
         changes.drop.extend(indexed)
 
 
