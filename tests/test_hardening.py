@@ -20,7 +20,7 @@ from eidetic import frontmatter
 from eidetic.errors import EideticError
 from eidetic.memory import Memory
 from eidetic.records import MAX_NESTING, MAX_VALUES, DEFAULT_SCOPE, record_from_input
-from eidetic.stores.files import FilesStore
+from eidetic.stores.folder import RecordFolder
 
 
 def ndjson(*records):
@@ -218,7 +218,7 @@ def test_purge_never_deletes_outside_the_store(cli, store, env):
 # -- 3. a batch is all or nothing ---------------------------------------------------------------
 
 def test_write_many_undoes_its_renames_when_one_fails(tmp_path):
-    files = FilesStore(tmp_path / "store")
+    files = RecordFolder(tmp_path / "store")
     files.root.mkdir()
     files.write_many([("aa/one.md", "old one\n")])
     (files.root / "cc" / "three.md").mkdir(parents=True)  # a folder where a record file goes
@@ -310,7 +310,7 @@ def test_another_scopes_private_copy_never_hides_a_public_one(env, cli, monkeypa
     with Memory.open() as memory:  # the repository store, written directly (an id collision)
         repo_store = memory.plan.repo
     repo_store.mkdir(parents=True)
-    FilesStore(repo_store).write_many([("x.md", "---\nid: x\n---\npublic quokka for everyone\n")])
+    RecordFolder(repo_store).write_many([("x.md", "---\nid: x\n---\npublic quokka for everyone\n")])
     assert ids(cli("recall", "quokka", "--mode", "keyword", "--json")) == ["x"]
     hit = cli("recall", "quokka", "--mode", "keyword", "--json").json["items"][0]
     assert hit["text"] == "public quokka for everyone"

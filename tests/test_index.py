@@ -8,7 +8,7 @@ import pytest
 
 from conftest import rec
 
-from eidetic.stores.files import FilesStore
+from eidetic.stores.folder import RecordFolder
 
 
 def ndjson(*records):
@@ -128,13 +128,13 @@ def test_recall_reads_only_changed_files(cli, store, monkeypatch):
     time.sleep(0.1)  # past the racy window: files written a moment ago are re-checked by content
     cli("recall", "record", "--mode", "keyword")
     reads = []
-    original = FilesStore.read_text
+    original = RecordFolder.read_text
 
     def counting(self, rel):
         reads.append(rel)
         return original(self, rel)
 
-    monkeypatch.setattr(FilesStore, "read_text", counting)
+    monkeypatch.setattr(RecordFolder, "read_text", counting)
     cli("recall", "record", "--mode", "keyword")
     assert reads == []
     time.sleep(0.01)
@@ -181,20 +181,21 @@ def test_keyword_index_is_rebuilt_after_a_crash_between_sqlite_and_tantivy(cli, 
 
 
 def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch):
-    from eidetic.index import store_index
+    from eidetic.stores import folder_changes, folder_index
 
-    monkeypatch.setattr(store_index, "_is_racy", lambda *args: False)  # not re-checked by recency here
+    for module in (folder_changes, folder_index):  # not re-checked by recency here
+        monkeypatch.setattr(module, "is_racy", lambda *args: False)
     cli("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record {i}"} for i in range(300))))
     cli("recall", "record", "--mode", "keyword")
-    monkeypatch.setattr(store_index, "VERIFY_FILES", 20)
+    monkeypatch.setattr(folder_changes, "VERIFY_FILES", 20)
     stats = []
-    original = FilesStore.stat_file
+    original = RecordFolder.stat_file
 
     def counting(self, rel):
         stats.append(rel)
         return original(self, rel)
 
-    monkeypatch.setattr(FilesStore, "stat_file", counting)
+    monkeypatch.setattr(RecordFolder, "stat_file", counting)
     time.sleep(0.01)
     with open(rec(store, "r42"), "r+") as handle:  # in place: no folder mtime changes
         text = handle.read().replace("record 42", "record 42 okapi")
@@ -206,7 +207,7 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
         assert recalls <= 15  # one full round of 300 files, 20 per recall
     assert len(stats) <= 20 * (recalls + 1)  # each recall stat-checked VERIFY_FILES files, not 300
     assert len(set(stats)) == len(stats)  # round robin: no file twice within a round
-    monkeypatch.setattr(store_index.StoreIndex, "_verification_slice", lambda *args: [])
+    monkeypatch.setattr(folder_changes, "verification_slice", lambda *args: [])
     time.sleep(0.01)
     with open(rec(store, "r43"), "a") as handle:
         handle.write("zebra\n")

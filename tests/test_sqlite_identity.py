@@ -16,7 +16,7 @@ from pathlib import Path
 
 from conftest import run_process
 
-from eidetic.index.store_index import SCHEMA_VERSION
+from eidetic.index.schema import SCHEMA_VERSION
 from eidetic.memory import Memory
 
 MODES = ("exact", "keyword", "fields")

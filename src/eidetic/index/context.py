@@ -3,8 +3,8 @@
 A chat turn rarely repeats the words of the question it answers ("Yes, last Tuesday!"); the
 turns before and after it usually do. So a thread member's keyword ``context`` field holds its
 text together with its neighbours' (the window), and keyword scores add that field's BM25 to
-the record's own fields' (``text_index.FIELDS``). On LoCoMo this lifted keyword recall@10 more than any other change
-(``research/quality-feasibility.md``; measured again in ``docs/benchmarks.md``).
+the record's own fields' (``text_index.FIELDS``). On LoCoMo this lifted keyword recall@10 more
+than any other change (``docs/benchmarks.md``).
 
 Neighbours, as a chat ingester writes conversations: records whose metadata share a
 ``thread`` (or ``thread_id``, ``conversation_id``) value form a thread, ordered by ``created``
@@ -16,8 +16,8 @@ Only active records of the same visibility partition count: a public record neve
 private text, not even into a ranking, and a forgotten (archived), shadowed or conflicting
 copy lends nothing.
 
-This module is SQL over the index's ``docs`` and ``links`` tables plus pure helpers; the
-keyword index itself is written by ``StoreIndex``.
+This module is SQL over the record database's ``docs`` table plus pure helpers; the keyword
+index itself is written by the record database (``database``).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ record's text, with its conversation neighbours' for a thread member, see ``cont
 (1: a thread member's own text again).
 Why tantivy and not SQLite FTS5: FTS5 scores every record that shares a query term before it
 can sort, which took ~100 ms per query at 100k records here; tantivy's block-max WAND reads
-only what can still enter the top k (~1 ms, ``docs/benchmarks.md``). Its BM25 is the one
-SPEC §5 names: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), never negative.
+only what can still enter the top k (~1 ms, ``docs/benchmarks.md``). Its BM25 is the usual
+one (as in Lucene): k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), never negative.
 
 Exact recall: every text is also indexed as consecutive lower-cased 3-character chunks with
 positions (``chunks``). An occurrence of a query starts 0, 1 or 2 characters into a chunk;
@@ -20,10 +20,11 @@ would need no edge check but cost 4x the indexing time; SQLite's trigram FTS5 in
 There is one such index per visibility partition (public, and each scope's private records),
 so BM25 statistics never mix what a caller may see with what it may not (``partition_of``).
 Each holds only terms, each record's ``doc`` number and text length; everything else stays in
-SQLite. ``StoreIndex`` keeps the two consistent (see its ``_write``): for a files store a crash
-between them leaves a "pending" mark that makes the next user rebuild this index from SQLite;
-for the sqlite backend the indexes' ``state.json`` says which database, and which point of its
-change history, they reflect, and they catch up from there (``StoreIndex._follow_database``).
+SQLite. The record database (``database``) keeps the two consistent: for a files store a
+crash between them leaves a "pending" mark that makes the next user rebuild this index from
+SQLite (``stores.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
+database, and which point of its change history, they reflect, and they catch up from there
+(``store_database``).
 """
 
 from __future__ import annotations

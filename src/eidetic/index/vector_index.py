@@ -3,18 +3,18 @@
 Rows are appended in doc-number order to a raw float32 matrix (``vectors-<gen>.f32``) with
 the doc numbers alongside (``docs-<gen>.i64``); ``state.json`` says how many rows are valid.
 Readers memory-map the files (a new process opens 100k vectors in microseconds, and only the
-pages it touches count against its memory); writers, under the store index's lock, append
+pages it touches count against its memory); writers, under the index lock, append
 and then replace ``state.json`` atomically, so a reader always sees a consistent prefix.
 Deleted records keep their rows until a compaction writes a new generation: the caller
 admits candidates in SQL anyway (scope, lifecycle, filters), and a vanished doc is simply
 not admitted.
 
 Search is exact (one matrix-vector product) up to ``ann_threshold()`` rows. Above it an HNSW
-graph (``usearch``, 8-bit, memory-mapped) proposes candidates over the rows it covers, which are then re-scored exactly in float32; rows appended since the graph was built
-are scored exactly. Measured recall@10 against exact search is in ``docs/benchmarks.md``.
-Why usearch: a small wheel with no dependencies, memory-mapped loading, incremental adds,
-sub-millisecond queries at 1M vectors (``research/spike-search.md``); NumPy brute force takes
-~16 ms at 100k and ~120 ms at 1M on this machine.
+graph (``usearch``, 8-bit, memory-mapped) proposes candidates over the rows it covers, which
+are then re-scored exactly in float32; rows appended since the graph was built are scored
+exactly. Measured recall@10 against exact search is in ``docs/benchmarks.md``. Why usearch: a
+small wheel with no dependencies, memory-mapped loading, incremental adds, sub-millisecond
+queries at 1M vectors; NumPy brute force took ~16 ms at 100k and ~120 ms at 1M here.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class VectorIndex:
     def last_doc(self) -> int:
         return self.state()["last_doc"]
 
-    # -- writing (the caller holds the store index's write lock) --------------------------
+    # -- writing (the caller holds the record database's index lock) ----------------
 
     def append(self, docs: list[int], vectors: Any, last_doc: int) -> None:
         """Add rows for docs (ascending, all above the last one) and note how far the doc

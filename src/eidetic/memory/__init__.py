@@ -233,7 +233,7 @@ class Memory:
 
     def watch(self, stop_event: Any = None, on_change: Any = None, ready: Any = None) -> None:
         """Keep the files backend's indexes current as files change, until ``stop_event``."""
-        from ..stores.files_backend import watch
+        from ..stores.markdown import watch
 
         if self.backend != "files":
             raise user_error(f"watch follows record files; the {self.backend} backend has none",

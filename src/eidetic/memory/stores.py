@@ -40,9 +40,9 @@ class StoreSet:
         store = self._open.get(name)
         if store is None:
             if where is not None:
-                from ..stores.files_backend import FilesBackend
+                from ..stores.markdown import MarkdownStore
 
-                store = FilesBackend(where, self.usage)
+                store = MarkdownStore(where, self.usage)
             elif self.backend == "sqlite":
                 from ..stores.sqlite import SqliteStore
 

@@ -14,26 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..index.rows import IndexedRecord
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
+
+__all__ = ["BACKENDS", "FieldsRow", "IndexedRecord", "RecordStore"]  # IndexedRecord: re-exported from index.rows
 
 BACKENDS = ("files", "sqlite", "postgres")
 
 # (doc, id, name, description, text, type, updated, file mtime ns or None, path or None)
 FieldsRow = tuple[int, str, "str | None", "str | None", str, str, "str | None", "int | None", "str | None"]
-
-
-@dataclass
-class IndexedRecord:
-    """A record as a store holds it: its doc number and, for files, its file's relative path."""
-
-    doc: int
-    path: str | None
-    record: Record
 
 
 class RecordStore(Protocol):

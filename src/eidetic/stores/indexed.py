@@ -1,13 +1,16 @@
-"""What the ``files`` and ``sqlite`` backends share: a :class:`StoreIndex` answers every search
-and lookup, vectors live in memory-mapped per-partition indexes, and usage lives in the
-per-user usage state keyed by the store. They differ only in where records are kept."""
+"""What the ``files`` and ``sqlite`` backends share: a record database (``index.database``)
+answers every lookup and, with :class:`~eidetic.index.searches.SqlSearches`, every search;
+vectors live in memory-mapped per-partition indexes, and usage lives in the per-user usage
+state keyed by the store. They differ in where records are kept and how the database follows
+them (``stores.folder_index``, ``index.store_database``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..index.store_index import StoreIndex
+from ..index.database import RecordDatabase
+from ..index.searches import SqlSearches
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Scope
@@ -21,17 +24,15 @@ class IndexedStore:
     backend = ""
     parallel_nearest = False  # both search in this process: nothing to gain, and SQLite is per thread
 
-    def __init__(self, index: StoreIndex, key: str, location: str, usage: UsageState) -> None:
+    def __init__(self, index: RecordDatabase, key: str, location: str, usage: UsageState) -> None:
         self.index = index
+        self.search = SqlSearches(index)
         self.key = key
         self.location = location
         self._usage = usage
 
     def close(self) -> None:
         self.index.close()
-
-    def sync(self, full: bool = False) -> None:
-        self.index.sync(full=full)
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -60,37 +61,37 @@ class IndexedStore:
 
     def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
                 offset: int = 0) -> list[tuple[int, float]]:
-        return self.index.keyword(terms, access, filters, limit, offset)
+        return self.search.keyword(terms, access, filters, limit, offset)
 
     def first_page(self, top_k: int) -> int:
         return max(10 * top_k, 100)  # tantivy: a large first read saves later ones
 
     def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
-        return self.index.exact(query, case_sensitive, access, filters, limit, offset)
+        return self.search.exact(query, case_sensitive, access, filters, limit, offset)
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
-        return self.index.fields_candidates(terms, access, filters)
+        return self.search.fields_candidates(terms, access, filters)
 
     def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
-        return self.index.admitted_docs(docs, access, filters)
+        return self.search.admitted_docs(docs, access, filters)
 
     # -- vectors ---------------------------------------------------------------------------
 
     def sync_vectors(self, model: str, access: Access | None,
                      vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
-        keys = self.index.partition_keys() if access is None else self.index.reach(access)
-        self.index.sync_vectors(model, keys, vectors_for)
+        keys = self.index.partition_keys() if access is None else self.search.reach(access)
+        self.index.vectors.sync(model, keys, vectors_for)
 
     def nearest(self, model: str, query: Any, access: Access, filters: Filters,
                 pool: int) -> dict[int, float]:
         """Each partition's index offers candidates best first, in growing pages; SQL admits
         them, until ``pool`` are admitted."""
         found: dict[int, float] = {}
-        for index in self.index.vector_indexes(model, self.index.reach(access)):
+        for index in self.index.vectors.get(model, self.search.reach(access)):
             admitted: dict[int, float] = {}
             for page in index.ranked(query, pool):
-                allowed = self.index.admitted_docs([doc for doc, _ in page], access, filters)
+                allowed = self.search.admitted_docs([doc for doc, _ in page], access, filters)
                 admitted.update((doc, score) for doc, score in page if doc in allowed)
                 if len(admitted) >= pool:
                     break
@@ -99,7 +100,7 @@ class IndexedStore:
 
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
         found: dict[int, float] = {}
-        for index in self.index.vector_indexes(model, self.index.reach(access)):
+        for index in self.index.vectors.get(model, self.search.reach(access)):
             found.update(index.cosines(query, [doc for doc in docs if doc not in found]))
         return found
 

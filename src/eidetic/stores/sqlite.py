@@ -7,7 +7,7 @@ and vector indexes are derived, kept in the cache folder, and rebuilt from it wh
 Processes with different cache folders (two users, a container) may share one database. What
 they must agree on lives beside it: the writers' lock (``<database>.lock``). What each derives
 on its own side records which database it reflects (the file's ``instance``) and how far into
-its history, and catches up with what the others wrote (``StoreIndex._follow_database``); a
+its history, and catches up with what the others wrote (``index.store_database``); a
 database replaced by another file, or restored from a backup, makes it start over."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..index.store_index import StoreIndex
+from ..index.store_database import StoreDatabase
 from ..locations import cache_dir, store_key
 from ..records import Record
 from ..usage import UsageState
@@ -43,16 +43,23 @@ def derived_path_for(database: Path) -> Path:
 
 
 class SqliteStore(IndexedStore):
+    """The ``sqlite`` backend: one database file is the store."""
+
     backend = "sqlite"
+    index: StoreDatabase
 
     def __init__(self, database: Path, usage: UsageState) -> None:
         self.database = database.expanduser().absolute()
         derived = derived_path_for(self.database)
-        super().__init__(StoreIndex(None, self.database, derived=derived), store_key(self.database),
+        super().__init__(StoreDatabase(self.database, derived), store_key(self.database),
                          str(self.database), usage)
 
     def exists(self) -> bool:
         return self.database.is_file()
+
+    def sync(self, full: bool = False) -> None:
+        """Bring the derived indexes up to what any process wrote to the database."""
+        self.index.follow()
 
     def broken(self) -> list[tuple[str, str]]:
         return []  # rows are written whole by transactions: nothing can be half-parsed

@@ -1,53 +1,61 @@
-"""The ``files`` backend: records are markdown files in a folder (``stores.files``), searched
-through a derived SQLite + tantivy index in the cache folder (``index.store_index``) that
-catches up with hand edits on every sync and can be dropped at any time."""
+"""The ``files`` backend, :class:`MarkdownStore`: records are markdown files in a folder
+(:class:`~eidetic.stores.folder.RecordFolder`), searched through a derived SQLite + tantivy
+index in the cache folder (``stores.folder_index``) that catches up with hand edits on every
+sync and can be dropped at any time."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .. import frontmatter
 from ..errors import user_error
-from ..index.store_index import StoreIndex
 from ..locations import index_path_for, store_key
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, record_path
 from ..usage import UsageState
-from .base import FieldsRow, IndexedRecord
-from .files import FilesStore
+from .base import FieldsRow, IndexedRecord, RecordStore
+from .folder import RecordFolder
+from .folder_index import FolderIndex, SyncReport
 from .indexed import IndexedStore
 
 
-class FilesBackend(IndexedStore):
+class MarkdownStore(IndexedStore):
+    """The ``files`` backend: a folder of markdown record files and its derived index."""
+
     backend = "files"
+    index: FolderIndex
 
     def __init__(self, root: Path, usage: UsageState) -> None:
         self.root = root
-        self.files = FilesStore(root)
-        super().__init__(StoreIndex(self.files, index_path_for(root)), store_key(root), str(root), usage)
+        self.folder = RecordFolder(root)
+        super().__init__(FolderIndex(self.folder, index_path_for(root)), store_key(root), str(root), usage)
 
     def exists(self) -> bool:
-        return self.files.exists()
+        return self.folder.exists()
+
+    def sync(self, full: bool = False) -> None:
+        self.index.sync(full=full)
 
     def broken(self) -> list[tuple[str, str]]:
         return [(str(self.root / path), error) for path, error in self.index.broken()]
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        with self.files.lock():
-            self.files.remove_abandoned_staging()  # a crashed writer's leftovers
+        with self.folder.lock():
+            self.folder.remove_abandoned_staging()  # a crashed writer's leftovers
             yield
 
     def current(self, item: IndexedRecord) -> Record:
         """The record as its file says now (a hand edit may not be indexed yet)."""
         assert item.path is not None
         try:
-            content, _ = self.files.read_text(item.path)
+            content, _ = self.folder.read_text(item.path)
             return frontmatter.parse(content, item.path[:-3])
         except (OSError, ValueError, UnicodeDecodeError):
             return item.record
@@ -58,7 +66,7 @@ class FilesBackend(IndexedStore):
                   for old, record in items]
 
         def write_files() -> dict:
-            return self.files.write_many([(rel, frontmatter.render(record)) for rel, record in placed])
+            return self.folder.write_many([(rel, frontmatter.render(record)) for rel, record in placed])
 
         self.index.apply_writes(placed, write_files)
 
@@ -66,25 +74,25 @@ class FilesBackend(IndexedStore):
         """The path for a new id; a hash-suffixed name if something (a hand-written file, a
         folder) is already there."""
         path = record_path(rid)
-        if not self.files.taken(path):
+        if not self.folder.taken(path):
             return path
         shard, _, name = path.partition("/")
         alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
-        if not self.files.taken(alt):
+        if not self.folder.taken(alt):
             return alt
         raise user_error(f"cannot find a free file name for id {rid!r}", f"move or rename the file {path} in {self.root}")
 
     def delete(self, item: IndexedRecord) -> None:
         assert item.path is not None
-        with self.files.lock():
-            self.files.delete(item.path)
+        with self.folder.lock():
+            self.folder.delete(item.path)
             self.index.sync()
 
     def file_of(self, item: IndexedRecord) -> str | None:
         return str(self.root / item.path) if item.path else None
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
-        return [(*row[:8], str(self.root / row[8])) for row in self.index.fields_candidates(terms, access, filters)]
+        return [(*row[:8], str(self.root / row[8])) for row in self.search.fields_candidates(terms, access, filters)]
 
     def mark_dirty(self, rel_paths: Iterable[str]) -> None:
         """Files a watcher saw change: checked by content on the next sync."""
@@ -92,34 +100,43 @@ class FilesBackend(IndexedStore):
 
     def rebuild(self) -> dict[str, Any]:
         report = self.index.rebuild()
-        with self.files.lock():
-            self.files.remove_abandoned_staging()
+        with self.folder.lock():
+            self.folder.remove_abandoned_staging()
         return {"store": self.location, "index": str(self.index.path), "records": self.index.count(),
                 "unparseable": len(report.broken)}
 
 
-def watch(stores: Sequence[Any], stop_event: Any = None, on_change: Any = None, ready: Any = None) -> None:
-    """Keep these stores' indexes current as files change, until ``stop_event`` is set.
+def watch(stores: Sequence[RecordStore], stop_event: Any = None,
+          on_change: Callable[[Path, SyncReport], None] | None = None,
+          ready: Callable[[list[Path]], None] | None = None) -> None:
+    """Keep the indexes of these stores current as their files change, until ``stop_event`` is set.
 
     A file watcher (inotify, FSEvents, ReadDirectoryChangesW through ``watchfiles``) reports
-    every change, including edits in place that folder mtimes do not show; each batch is marked
-    for re-checking and synced at once, so recall sees it within ~0.1 s at any size. Optional:
-    without it, recall still finds every change (see ``index.store_index``).
+    every change, including edits in place that folder mtimes do not show; each batch is
+    marked for re-checking and synced at once, so recall sees it within ~0.1 s at any size.
+    Optional: without it, recall still finds every change (see ``stores.folder_changes``).
+    ``ready`` gets the watched folders once they are synced; ``on_change`` each sync's report.
     """
-    import os
-
     import watchfiles
 
-    watched = [store for store in stores if isinstance(store, FilesBackend) and store.exists()]
-    if not watched:
-        raise user_error("no store folder exists yet to watch", "remember something first, or name one with --memory-dir")
-    for store in watched:
+    present: list[MarkdownStore] = []
+    for store in stores:
+        if not isinstance(store, MarkdownStore):
+            raise user_error(f"watch follows record files; the {store.backend} backend has none",
+                             "its writes are visible to the next recall already")
+        if store.exists():
+            present.append(store)
+    if not present:
+        raise user_error("no store folder exists yet to watch",
+                         "remember something first, or name one with --memory-dir")
+    for store in present:
         store.sync(full=True)
-    roots = {str(store.root.resolve()): store for store in watched}
+    roots = {str(store.root.resolve()): store for store in present}
     if ready is not None:
-        ready([store.root for store in watched])
-    for changes in watchfiles.watch(*roots, watch_filter=None, debounce=40, step=10, stop_event=stop_event,
-                                    rust_timeout=500, yield_on_timeout=True):
+        ready([store.root for store in present])
+    for changes in watchfiles.watch(*roots, watch_filter=None, debounce=40, step=10,
+                                    stop_event=stop_event, rust_timeout=500,
+                                    yield_on_timeout=True):
         touched: dict[str, list[str]] = {}
         for _, path in changes:
             for root in roots:

@@ -1,0 +1,340 @@
+"""The record database: one SQLite file's ``docs`` table, with the keyword indexes (tantivy,
+``text_index``) and the vector indexes (``vectors``) derived from it kept consistent.
+
+SQLite holds every record's fields (for filters, scope and lifecycle, and output); tantivy holds
+the keyword and substring indexes. Writes run one at a time per cache folder, under the index
+lock, in one SQLite transaction inside which the keyword entries of the changed docs, and of the
+thread neighbours whose context quotes them (``context``), are rewritten. Doc numbers are never
+reused, so a stale keyword entry can never point at another record.
+
+Two kinds build on :class:`RecordDatabase` and differ in how they open, commit and catch up:
+``index.store_database`` (the database *is* the store: the sqlite backend) and
+``stores.folder_index`` (the derived index of a folder of record files: the files backend).
+The searches SQL answers are in ``searches``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import env_error
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..records import Record, Scope
+from ..sqlite_db import chunks as _chunks
+from ..timeutil import to_epoch
+from . import schema
+from .context import Neighbourhood, order_key, thread_key, thread_of
+from .rows import DOC_COLUMNS, IndexedRecord, row_to_indexed
+from .text_index import TextIndexes, partition_of
+from .vectors import VectorIndexes
+
+
+class RecordDatabase(ABC):
+    """The records of one SQLite file (``path``) and what is derived from them, under
+    ``derived`` (a base name in the cache folder: ``.tantivy``, ``.vectors``, ``.lock``)."""
+
+    # What the ``fields`` ranking takes as a record's last write: SQL over ``docs d`` (the
+    # file's mtime, where there is a file, is joined separately). Each kind sets it.
+    LAST_TOUCHED: str
+
+    def __init__(self, path: Path, derived: Path) -> None:
+        self.path = path
+        self.derived = derived
+        self._conn: sqlite3.Connection | None = None
+        self.meta_filter: Filters | None = None  # what ``eidetic_meta`` checks: set by each search
+        self.text = TextIndexes(derived.with_suffix(".tantivy"))
+        self.vectors = VectorIndexes(self)
+        self._retext: set[int] = set()  # docs whose keyword entry must be (re)written
+        self._fresh: set[int] = set()  # of those, docs new in this transaction (none to delete)
+        self._moved: set[int] = set()  # docs added or re-elected: their neighbours' contexts change
+
+    # -- connection ----------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            for folder in {self.path.parent, self.derived.parent}:
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise env_error(f"cannot create the folder {folder}: {exc.strerror}",
+                                    "set EIDETIC_CACHE_DIR (or the database path) to a writable place") from None
+            self._conn = self._open()
+        return self._conn
+
+    @abstractmethod
+    def _open(self) -> sqlite3.Connection:
+        """Open the database at this schema version: each kind decides what an absent, older
+        or damaged file means."""
+
+    def _connect(self) -> sqlite3.Connection:
+        return schema.connect(self.path, self._meta_match)
+
+    def _meta_match(self, metadata: str) -> bool:
+        filters = self.meta_filter
+        return filters is None or filters.matches_meta(json.loads(metadata))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def index_lock(self):  # -> filelock.FileLock
+        """Serialises the writers of this cache folder's derived indexes (SQLite's own lock is
+        released at COMMIT, before tantivy commits)."""
+        import filelock
+
+        return filelock.FileLock(str(self.derived.with_suffix(".lock")), timeout=300)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction (the caller holds the index lock); on failure the keyword
+        index's uncommitted changes go with it."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            self.text.rollback()
+            raise
+        finally:
+            self._retext.clear()
+            self._fresh.clear()
+            self._moved.clear()
+
+    # -- keyword entries -----------------------------------------------------------------
+
+    @property
+    def neighbourhood(self) -> Neighbourhood:
+        return Neighbourhood(self.conn)
+
+    def _flush_text(self) -> None:
+        """(Re)write the keyword entries of changed docs and of the neighbours whose context
+        quotes them (``context``), inside the write transaction."""
+        if not self._retext:
+            return
+        around = self.neighbourhood.of(self._moved & self._retext)
+        todo = set(self._retext)
+        for neighbours in around.values():
+            todo.update(neighbours)
+        around.update(self.neighbourhood.of(todo - set(around)))
+        self._add_text(sorted(todo), around, fresh=False)
+
+    def _add_text(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
+        """Index docs' name, description, text and context (their text, then their neighbours')."""
+        rows: dict[int, tuple[str, str | None, str | None, str]] = {}
+        for chunk in _chunks(docs, 500):
+            marks = ",".join("?" * len(chunk))
+            for doc, visibility, scope, name, description, text in self.conn.execute(
+                    f"SELECT doc, visibility, scope, name, description, text FROM docs WHERE doc IN ({marks})", chunk):
+                rows[doc] = (partition_of(visibility, scope), name, description, text)
+        texts = {doc: row[3] for doc, row in rows.items()}
+        texts.update(self.texts([d for doc in rows for d in around.get(doc, ()) if d not in texts]))
+        by_partition: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
+        for doc, (key, name, description, text) in rows.items():
+            context = "\n".join([text, *(texts[d] for d in around.get(doc, ()) if d in texts)])
+            by_partition.setdefault(key, []).append((doc, name, description, text, context))
+            if not fresh and doc not in self._fresh:
+                self.text.delete(key, doc)
+        for key, entries in by_partition.items():
+            self.text.add(key, entries)
+
+    def _reindex_text(self) -> None:
+        """Index every record again, from an empty keyword index (the caller commits it)."""
+        self.text.drop()
+        docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
+        self._add_text(docs, self.neighbourhood.of(docs), fresh=True)
+        self.text.create(self.partitions())
+
+    def partitions(self) -> dict[str, tuple[str, list[str]]]:
+        """partition key -> SQL condition and parameters, for every partition ever used."""
+        return {key: ("visibility = 'public'", []) if visibility == "public"
+                else ("visibility = 'private' AND scope = ?", [scope])
+                for key, visibility, scope in self.conn.execute("SELECT key, visibility, scope FROM partitions")}
+
+    def partition_keys(self) -> list[str]:
+        return sorted(self.partitions())
+
+    # -- writing docs (inside a write transaction) ---------------------------------------
+
+    def _insert_doc(self, rel: str, record: Record) -> int:
+        return self._insert_docs([(rel, record)])[0]
+
+    def _insert_docs(self, items: list[tuple[str, Record]]) -> list[int]:
+        """Insert records into docs and the full-text index, in bulk; returns their doc ids
+        (assigned here, inside the caller's write transaction, so executemany can be used)."""
+        conn = self.conn
+        first = max(int(self.meta("next_doc") or 1),
+                    (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1)
+        docs = list(range(first, first + len(items)))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES('next_doc', ?)", (str(first + len(items)),))
+        keys = {partition_of(r.scope.visibility, r.scope.name) for _, r in items}
+        conn.executemany("INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
+                         [(key, "public", None) if key == "public" else (key, "private", key[len("private:"):])
+                          for key in keys])
+        # A record outside any thread is its own whole context: its keyword entry is written
+        # now, on a thread of its own while SQLite takes the rows (bulk ingest). Thread members
+        # wait for _flush_text, which needs their neighbours' rows.
+        lone: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
+        threaded = []
+        for doc, (_, r) in zip(docs, items):
+            if thread_of(r.metadata) is None:
+                lone.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
+                    (doc, r.name, r.description, r.text, r.text))
+            else:
+                threaded.append(doc)
+
+        def add_lone() -> None:
+            for key, rows in lone.items():
+                self.text.add(key, rows)
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            added = pool.submit(add_lone)
+            self._insert_rows(docs, items)
+            added.result()
+        self._retext.update(threaded)
+        self._fresh.update(threaded)
+        self._moved.update(threaded)
+        return docs
+
+    def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
+        self.conn.executemany(
+            "INSERT INTO docs(doc, id, path, scope, visibility, lifecycle, type, name, description, text,"
+            " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner,"
+            " thread_key, thread_order) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
+            [(doc, r.id, rel, r.scope.name, r.scope.visibility, r.lifecycle, r.type, r.name, r.description,
+              r.text, r.hash, len(r.text), r.created, ts, r.updated, r.added_by,
+              r.supersedes, json.dumps(r.links, ensure_ascii=False),
+              json.dumps(r.metadata, ensure_ascii=False), _source(r.metadata),
+              key, order_key(ts, r.id) if key else None)
+             for doc, (rel, r) in zip(docs, items)
+             for ts in (to_epoch(r.created),)
+             for key in (thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata)),)])
+
+    def _drop_doc(self, doc: int) -> set[str]:
+        """Remove a doc and its keyword entry; its neighbours' entries are rewritten (their
+        context quoted it). Returns its id (empty when there was no such doc)."""
+        conn = self.conn
+        found = conn.execute("SELECT id, visibility, scope FROM docs WHERE doc=?", (doc,)).fetchone()
+        if found is None:
+            return set()
+        rid, visibility, scope = found
+        for neighbours in self.neighbourhood.of([doc]).values():
+            self._retext.update(neighbours)
+        self._retext.discard(doc)
+        key = partition_of(visibility, scope)
+        if doc not in self._fresh:
+            self.text.delete(key, doc)
+        self._log_drop(doc, key)
+        conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
+        return {rid}
+
+    def _log_drop(self, doc: int, partition: str) -> None:
+        """Called just before a doc's row goes. A database that other cache folders follow logs
+        the drop for them; one that nobody else follows has nothing to do."""
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
+        result: dict[str, IndexedRecord] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids)), 500):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                    f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 AND id IN ({marks})", chunk):
+                item = row_to_indexed(row)
+                result[item.record.id] = item
+        return result
+
+    def by_doc(self, doc: int) -> IndexedRecord | None:
+        row = self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE doc=?", (doc,)).fetchone()
+        return row_to_indexed(row) if row else None
+
+    def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
+        result: dict[int, IndexedRecord] = {}
+        for chunk in _chunks(list(docs), 500):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE doc IN ({marks})", chunk):
+                item = row_to_indexed(row)
+                result[item.doc] = item
+        return result
+
+    def texts(self, docs: Sequence[int]) -> dict[int, str]:
+        result: dict[int, str] = {}
+        for chunk in _chunks(list(docs), 500):
+            marks = ",".join("?" * len(chunk))
+            result.update(self.conn.execute(f"SELECT doc, text FROM docs WHERE doc IN ({marks})", chunk))
+        return result
+
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+        """(id, created) per doc: all the blend needs, without loading texts and metadata."""
+        result: dict[int, tuple[str, str | None]] = {}
+        for chunk in _chunks(list(docs), 500):
+            marks = ",".join("?" * len(chunk))
+            for doc, rid, created in self.conn.execute(
+                    f"SELECT doc, id, created FROM docs WHERE doc IN ({marks})", chunk):
+                result[doc] = (rid, created)
+        return result
+
+    def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
+        """For each text hash, the (id, scope) of the records that have that exact text."""
+        result: dict[str, list[tuple[str, Scope]]] = {}
+        for chunk in _chunks(list(set(hashes)), 500):
+            marks = ",".join("?" * len(chunk))
+            for h, rid, scope, vis in self.conn.execute(
+                    f"SELECT hash, id, scope, visibility FROM docs WHERE winner=1 AND hash IN ({marks})", chunk):
+                result.setdefault(h, []).append((rid, Scope(scope, vis)))
+        return result
+
+    def all_records(self) -> list[IndexedRecord]:
+        """Every served record of this store, by id."""
+        return [row_to_indexed(row) for row in self.conn.execute(
+            f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 ORDER BY id")]
+
+    def count(self, access: Access | None = None) -> int:
+        """Served records (that ``access`` may see, in the lifecycles it admits)."""
+        if access is None:
+            return self.conn.execute("SELECT count(*) FROM docs WHERE winner=1").fetchone()[0]
+        where, params = access.sql("d")
+        return self.conn.execute(f"SELECT count(*) FROM docs d WHERE d.winner=1 AND {where}", params).fetchone()[0]
+
+    def conflicts(self) -> list[tuple[str, str, str, str]]:
+        """(id, path, scope, visibility) of files whose id is also claimed by another file
+        (and that are not the one served)."""
+        return list(self.conn.execute(
+            "SELECT id, path, scope, visibility FROM docs WHERE winner=0 ORDER BY id, path"))
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    @abstractmethod
+    def status(self, verify: bool = True) -> dict[str, Any]:
+        """What ``eidetic index`` shows of this store (see :meth:`_status`)."""
+
+    def _status(self, store: str, current: bool, unparseable: list[tuple[str, str]]) -> dict[str, Any]:
+        return {
+            "store": store,
+            "index": str(self.path),
+            "records": self.count(),
+            "current": current,
+            "vectors": self.vectors.status(),
+            "unparseable": [{"path": p, "error": e} for p, e in unparseable],
+            "conflicts": [{"id": i, "path": p, "scope": s, "visibility": v} for i, p, s, v in self.conflicts()],
+        }
+
+
+def _source(metadata: dict[str, Any]) -> str | None:
+    value = metadata.get("source")
+    return value if isinstance(value, str) else None

@@ -1,0 +1,112 @@
+"""The layout of a record database (tables, schema version, upgrades) and how it is opened.
+
+One layout serves both kinds of record database, so the same SQL answers every query: the
+derived index of a folder of record files (``stores.folder_index``: an older or damaged one is
+dropped and rebuilt) and the database that is the sqlite backend's store
+(``index.store_database``: created by the first write, upgraded in place, never dropped). Only
+the first uses the ``files`` and ``dirs`` tables; only the second logs drops in ``dropped``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import env_error
+
+SCHEMA_VERSION = "11"
+
+# The sqlite backend logs each dropped doc (with what its keyword entry and its thread
+# neighbours' need), in the transaction that drops it: every cache folder's keyword index
+# catches up from this log, whichever process made the change. A files store does not use it.
+DROPPED = """CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL,
+    partition TEXT NOT NULL, thread_key TEXT, thread_order TEXT)"""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL,
+    nfiles INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, dir TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+    ino INTEGER NOT NULL, racy INTEGER NOT NULL, doc INTEGER, error TEXT);
+CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
+CREATE INDEX IF NOT EXISTS files_error ON files(path) WHERE error IS NOT NULL;
+CREATE INDEX IF NOT EXISTS files_racy ON files(path) WHERE racy = 1;
+CREATE TABLE IF NOT EXISTS docs(
+    doc INTEGER PRIMARY KEY, id TEXT NOT NULL, path TEXT NOT NULL,
+    scope TEXT NOT NULL, visibility TEXT NOT NULL, lifecycle TEXT NOT NULL, type TEXT NOT NULL,
+    name TEXT, description TEXT, text TEXT NOT NULL, hash TEXT NOT NULL, len INTEGER NOT NULL,
+    created TEXT, created_ts REAL, updated TEXT, added_by TEXT, supersedes TEXT,
+    links TEXT NOT NULL, metadata TEXT NOT NULL, source TEXT, winner INTEGER NOT NULL,
+    thread_key TEXT, thread_order TEXT);
+CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE INDEX IF NOT EXISTS docs_thread ON docs(thread_key, thread_order, doc) WHERE thread_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS partitions(key TEXT PRIMARY KEY, visibility TEXT NOT NULL, scope TEXT);
+CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
+CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
+""" + DROPPED + ";"
+
+# Upgrades of a database that is the store, from each old schema version to the next. A change
+# to SCHEMA must add its step here: such a database is never dropped and rebuilt.
+MIGRATIONS: dict[str, tuple[str, str]] = {  # from version -> (to version, SQL script)
+    # 11: the drop log and a change stamp; each cache folder's keyword index keeps its own
+    # state instead of the shared flag
+    "10": ("11", DROPPED + ";DELETE FROM meta WHERE key='keyword_pending'"
+                 ";INSERT OR REPLACE INTO meta VALUES('change', lower(hex(randomblob(16))))"),
+}
+
+
+def connect(path: Path, meta_match: Callable[[str], bool]) -> sqlite3.Connection:
+    """A connection in autocommit mode (callers open transactions), WAL, with ``eidetic_meta``:
+    the SQL function through which filters on metadata call back into Python."""
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.create_function("eidetic_meta", 1, meta_match, deterministic=True)
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> str | None:
+    """The version the database says it has; None when it has no ``meta`` table or no version."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return row[0] if row else None
+
+
+def lay_out(conn: sqlite3.Connection, path: Path) -> None:
+    """Create or upgrade the database that is the store, in one write transaction that reads
+    the schema version again: concurrent first users (with any cache folders) do it once."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = schema_version(conn)
+        if version is None:
+            _run(conn, SCHEMA)
+            conn.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+            conn.execute("INSERT INTO meta VALUES('instance', ?)", (uuid.uuid4().hex,))
+            conn.execute("INSERT INTO meta VALUES('change', ?)", (uuid.uuid4().hex,))
+        while version is not None and version != SCHEMA_VERSION:
+            if version not in MIGRATIONS:
+                raise env_error(f"the database {path} has schema version {version}, which this eidetic "
+                                f"(schema {SCHEMA_VERSION}) cannot read", "upgrade eidetic; the file was left as it was")
+            version, script = MIGRATIONS[version]
+            _run(conn, script)
+            conn.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        conn.close()
+        raise
+
+
+def _run(conn: sqlite3.Connection, script: str) -> None:
+    """Run a script's statements inside the caller's transaction (``executescript`` would
+    commit it first)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
