@@ -1,4 +1,4 @@
-"""Audit rules (seed 000's memory-audit): is a memory fresh, stale, or pointing at files that
+"""Audit rules (as coding agents' memory-audit tools grade memory folders): is a memory fresh, stale, or pointing at files that
 are gone? Pure: the caller passes the record's dates, its usage, ``now`` and which of the paths
 it names exist.
 

@@ -1,4 +1,4 @@
-"""Lifecycle rules (SPEC §8): which records ``sweep`` shadows or archives. Pure: records,
+"""Lifecycle rules (``eidetic explain sweep``): which records ``sweep`` shadows or archives. Pure: records,
 their usage and ``now`` in; decisions out. Nothing is ever deleted here.
 
 - A record superseded by another record of the same scope (name and visibility) is shadowed.

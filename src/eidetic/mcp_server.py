@@ -150,6 +150,14 @@ def build_server(session: Session) -> MCPServer:
         instructions=f"eidetic memory store. This session's scope is {scope}: recall and overview "
                      f"see public records and, when the scope is private, its own private records. "
                      f"Remember what is worth keeping; recall before answering from memory.")
+    _add_memory_tools(server, session)
+    _add_maintenance_tools(server, session)
+    _add_resources(server, session)
+    return server
+
+
+def _add_memory_tools(server: MCPServer, session: Session) -> None:
+    """``remember`` and ``recall``."""
 
     @server.tool()
     async def remember(
@@ -186,6 +194,10 @@ def build_server(session: Session) -> MCPServer:
     recall.__signature__ = _recall_signature()  # type: ignore[attr-defined]  # the query's fields
     server.tool()(recall)
 
+
+def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
+    """``sweep`` and ``overview``."""
+
     @server.tool()
     async def sweep(
         dry_run: Annotated[bool, Field(description="report what would change, write nothing")] = False,
@@ -204,6 +216,10 @@ def build_server(session: Session) -> MCPServer:
 
         return await session.run(work)
 
+
+def _add_resources(server: MCPServer, session: Session) -> None:
+    """A record by id, and the list of records the session may see."""
+
     @server.resource(RECORD_URI, name="record", mime_type="application/json",
                      security=ResourceSecurity(exempt_params={"id"}))  # an id is looked up, never a path
     async def record_resource(id: str) -> str:
@@ -214,8 +230,6 @@ def build_server(session: Session) -> MCPServer:
     async def records_resource() -> str:
         """The active records this session may see (at most 1000): id, type, name, description, uri."""
         return await session.run(lambda: _records_json(session), failure=ResourceError)
-
-    return server
 
 
 def serve(memory: Memory, scope: Scope) -> None:

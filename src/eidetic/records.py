@@ -251,27 +251,9 @@ def record_from_input(
     fed back in, but they are ignored. Unknown keys are rejected: a typo such as ``metdata``
     would otherwise silently lose provenance.
     """
-    if not isinstance(raw, dict):
-        raise user_error(f"a record must be a JSON object (got {type(raw).__name__})",
-                         'e.g. {"id": "note-1", "text": "..."}')
-    problem = shape_problem(raw)
-    if problem:
-        raise user_error(f"the record is too complex: {problem}",
-                         f"keep records under {MAX_NESTING} levels and {MAX_VALUES} values")
-    _check_encodable(raw)
-    unknown = sorted(set(raw) - INPUT_KEYS - SYSTEM_KEYS)
-    if unknown:
-        raise user_error(f"unknown record field(s): {', '.join(unknown)}",
-                         "record fields are: " + ", ".join(sorted(INPUT_KEYS)))
+    raw = _checked_object(raw)
     text = _check_text(raw.get("text"), max_text_bytes)
-    scope = default_scope
-    if raw.get("scope") is not None:
-        inline = raw["scope"]
-        if not isinstance(inline, dict) or set(inline) - {"name", "visibility"}:
-            raise user_error("'scope' must be an object with 'name' and 'visibility'",
-                             'e.g. "scope": {"name": "default", "visibility": "public"}')
-        scope = check_scope(inline.get("name", default_scope.name),
-                            inline.get("visibility", default_scope.visibility))
+    scope = _input_scope(raw.get("scope"), default_scope)
     record_type = raw.get("type", DEFAULT_TYPE)
     if record_type is None:
         record_type = DEFAULT_TYPE
@@ -301,6 +283,33 @@ def record_from_input(
         links=_check_links(raw.get("links")),
     )
     return record, created is not None
+
+
+def _checked_object(raw: object) -> dict[str, Any]:
+    """``raw``, if it is a JSON object within the shape limits, that every backend can store,
+    with known keys."""
+    if not isinstance(raw, dict):
+        raise user_error(f"a record must be a JSON object (got {type(raw).__name__})",
+                         'e.g. {"id": "note-1", "text": "..."}')
+    problem = shape_problem(raw)
+    if problem:
+        raise user_error(f"the record is too complex: {problem}",
+                         f"keep records under {MAX_NESTING} levels and {MAX_VALUES} values")
+    _check_encodable(raw)
+    unknown = sorted(set(raw) - INPUT_KEYS - SYSTEM_KEYS)
+    if unknown:
+        raise user_error(f"unknown record field(s): {', '.join(unknown)}",
+                         "record fields are: " + ", ".join(sorted(INPUT_KEYS)))
+    return raw
+
+
+def _input_scope(inline: object, default_scope: Scope) -> Scope:
+    if inline is None:
+        return default_scope
+    if not isinstance(inline, dict) or set(inline) - {"name", "visibility"}:
+        raise user_error("'scope' must be an object with 'name' and 'visibility'",
+                         'e.g. "scope": {"name": "default", "visibility": "public"}')
+    return check_scope(inline.get("name", default_scope.name), inline.get("visibility", default_scope.visibility))
 
 
 def _check_encodable(raw: dict[str, Any]) -> None:

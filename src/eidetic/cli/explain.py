@@ -65,8 +65,8 @@ score = (keyword + type_prior + usage_boost) * recency_factor
   (a month = 365.25 / 12 days).
 No keyword hit, no result; except a browse (`--type` and no query): (1 + usage_boost) * recency.
 `--min-score` defaults to 0.5 and `--stale-months` to 6 in this mode; `--explain` shows every
-input. MEMORY.md is never a record. `memory-recall` is the same ranking with seed 000's command
-line: `memory-recall [query] TERMS... [--type T] [--limit N] [--min-score S] [--stale-months N]
+input. MEMORY.md is never a record. `memory-recall` is the same ranking with the command line
+coding agents' memory-recall tools use: `memory-recall [query] TERMS... [--type T] [--limit N] [--min-score S] [--stale-months N]
 [--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]`.""",
     "audit": """# eidetic audit
 Grades every memory you may see, read-only:

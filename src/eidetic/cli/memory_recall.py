@@ -1,4 +1,4 @@
-"""``memory-recall``: seed 000's command line over markdown memory folders, unchanged.
+"""``memory-recall``: the command line coding agents' memory-recall tools use, over markdown memory folders.
 
     memory-recall [query] TERMS... [--type T] [--limit N] [--min-score S] [--stale-months N]
                   [--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]

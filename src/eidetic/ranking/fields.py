@@ -1,4 +1,4 @@
-"""The ``fields`` ranking (SPEC §6, seed 000): transparent, deterministic, no embeddings.
+"""The ``fields`` ranking of markdown memory folders (``eidetic explain fields``): transparent, deterministic, no embeddings.
 
     score = (keyword + type_prior + usage_boost) x recency_factor
 

@@ -1,4 +1,4 @@
-"""The freshness signal and its blend into a relevance score (SPEC §4, seed 003), exactly.
+"""The freshness signal and its blend into a relevance score exactly as the README's recall section states it.
 
 Pure functions: ``now`` is always passed in, so a recall, a sweep and the tests agree on time.
 """

@@ -1,11 +1,11 @@
-"""Hybrid fusion (SPEC §5): a convex blend of the keyword and the semantic signal over the union
+"""Hybrid fusion: a convex blend of the keyword and the semantic signal over the union
 of each signal's top N, each normalised to [0, 1] over that union. Pure.
 
 BM25 is divided by its maximum (it is never negative, so every keyword match keeps a positive
 share and is never dropped by normalisation, unlike the earlier implementation's min-max);
 cosine is min-max normalised over the candidates (its useful range is narrow and shifted).
 Convex fusion of normalised scores beat reciprocal-rank fusion on the public data
-(``research/quality-feasibility.md``).
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
