@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +65,7 @@ class StorePlan:
         return self.home
 
 
-def plan_stores(memory_dirs: list[str | Path] | None = None, cwd: Path | None = None) -> StorePlan:
+def plan_stores(memory_dirs: Sequence[str | Path] | None = None, cwd: Path | None = None) -> StorePlan:
     home = home_store()
     if memory_dirs:
         dirs = tuple(dict.fromkeys(Path(d).expanduser().absolute() for d in memory_dirs))

@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import EideticError, user_error
 from ..ranking import fields
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         raise user_error("no query terms", "give words to look for, or --type T to browse a type")
     dirs = resolve_dirs(args)
     existing = [d for d in dirs if d.is_dir()]
-    results = []
+    results: list[dict[str, Any]] = []
     if existing:
         with Memory.open(existing) as memory:
             found = memory.recall(RecallQuery(" ".join(terms), mode="fields", top_k=args.limit, types=args.types or (),

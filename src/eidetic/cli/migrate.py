@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..errors import user_error
 from .output import emit_json, emit_text
@@ -61,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.update(len(batch))
             bar.close()
-        report = {"from": [s.location for s in source.stores()], "to": [s.location for s in target.stores()],
-                  "records": records, "written": written, "unchanged": records - written}
+        report: dict[str, Any] = {"from": [s.location for s in source.stores()],
+                                  "to": [s.location for s in target.stores()],
+                                  "records": records, "written": written, "unchanged": records - written}
     if args.json:
         emit_json(report)
     else:

@@ -52,7 +52,7 @@ def add_option(parser: argparse.ArgumentParser, option) -> None:
     elif str(kind).startswith("tuple"):
         parser.add_argument(flag, action="append", metavar=option.metadata["metavar"], **common)
     else:
-        convert = {int: _int, float: _float}.get(base)
+        convert = {int: _int, float: _float}.get(base, str)
         parser.add_argument(flag, type=convert, default=option.default, metavar=option.metadata["metavar"],
                             choices=MODES if option.name == "mode" else None, **common)
 

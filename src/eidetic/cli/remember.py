@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from json import JSONDecodeError
+from typing import Any
 
 from ..errors import user_error
 from ..records import load_json
@@ -15,7 +17,7 @@ class _Bar:
     """A tqdm bar on a terminal, started only once embedding takes a while."""
 
     def __init__(self) -> None:
-        self._bar = None
+        self._bar: Any = None
 
     def __call__(self, done: int, total: int) -> None:
         if total <= 256:
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         if args.record is not None:
             try:
                 raw = load_json(args.record)
-            except ValueError as exc:
+            except JSONDecodeError as exc:
                 raise user_error(f"invalid JSON argument ({exc.msg} at column {exc.colno})",
                                  "pass one JSON object, e.g. '{\"text\": \"...\"}'; nothing was written") from None
             result = memory.remember([raw], **options)

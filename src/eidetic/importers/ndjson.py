@@ -39,7 +39,7 @@ def read(lines: Iterable[str | bytes], name: str | None) -> Iterator[Entry]:
             continue
         try:
             yield Entry(where, load_json(line))
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             yield Entry(where, error=f"invalid JSON ({exc.msg} at column {exc.colno})")
 
 

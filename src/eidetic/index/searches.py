@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .database import RecordDatabase
 
 # (doc, id, name, description, text, type, last touched, file mtime ns, path)
-FieldsCandidate = tuple[int, str, "str | None", "str | None", str, str, "str | None", "int | None", str]
+FieldsCandidate = tuple[int, str, "str | None", "str | None", str, str, "str | None", "int | None", "str | None"]
 
 
 class SqlSearches:

@@ -179,7 +179,8 @@ class TextIndex:
         index.reload()
         searcher = index.searcher()
         clauses = [(tantivy.Occur.Should,
-                    tantivy.Query.phrase_query(self._schema, CHUNK_FIELD, parts) if len(parts) > 1
+                    tantivy.Query.phrase_query(self._schema, CHUNK_FIELD, list[str | tuple[int, str]](parts))
+                    if len(parts) > 1
                     else tantivy.Query.term_query(self._schema, CHUNK_FIELD, parts[0]))
                    for parts in aligned_chunks(query)]
         limit = min(limit, searcher.num_docs)  # tantivy allocates for the limit: never beyond the store

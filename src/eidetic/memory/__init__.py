@@ -16,10 +16,11 @@ shadowing) -> atomic writes -> index update -> vectors.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from json import JSONDecodeError
 
 from ..embed.cache import VectorCache
 from ..errors import user_error
@@ -70,7 +71,7 @@ class Memory:
         self._curation = Curation(self._stores, self._writes)
 
     @classmethod
-    def open(cls, memory_dirs: list[str | Path] | None = None, cwd: Path | None = None, *,
+    def open(cls, memory_dirs: Sequence[str | Path] | None = None, cwd: Path | None = None, *,
              backend: str | None = None, db: str | Path | None = None, dsn: str | None = None) -> "Memory":
         """The caller's stores. ``backend`` defaults to ``EIDETIC_BACKEND``, else ``files``:
         the repository and home folders (or ``memory_dirs``); for ``sqlite``, the database
@@ -140,7 +141,7 @@ class Memory:
                     continue
                 try:
                     yield f"line {number}", load_json(line)
-                except ValueError as exc:
+                except JSONDecodeError as exc:
                     raise user_error(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
                                      "each line must be one JSON object; nothing was written") from None
 

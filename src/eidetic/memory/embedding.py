@@ -3,10 +3,10 @@ thread a query is embedded on while the stores rank by keyword."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from ..embed import Embedder
 from ..embed.cache import VectorCache
@@ -39,7 +39,7 @@ class Embedding:
         return self._executor
 
     def query(self, embedder: Embedder, text: str) -> Future[Any]:
-        return self.background().submit(query_vector, embedder, text)
+        return self.background().submit(query_vector, cast(Hashable, embedder), text)
 
     def vectors_for(self, store: RecordStore, embedder: Embedder, docs: list[tuple[int, str]]) -> dict[str, Any]:
         """hash -> vector for these (doc, text hash) pairs; computes and caches the missing ones."""
@@ -67,13 +67,16 @@ class Embedding:
                 if self.progress is not None:
                     self.progress(min(start + EMBED_CHUNK, len(missing)), len(missing))
             for store in stores:
-                store.sync_vectors(embedder.name, None,
-                                   lambda rows, store=store: self.vectors_for(store, embedder, rows))
+                store.sync_vectors(embedder.name, None, self._vectors_of(store, embedder))
         except EideticError as exc:
             if exc.code != ENV_ERROR:
                 raise
             return exc.message
         return None
+
+
+    def _vectors_of(self, store: RecordStore, embedder: Embedder) -> Callable[[list[tuple[int, str]]], dict[str, Any]]:
+        return lambda rows: self.vectors_for(store, embedder, rows)
 
 
 @lru_cache(maxsize=256)

@@ -42,7 +42,7 @@ def status_seen_by(store: RecordStore, status: dict[str, Any], access: Access) -
 
 
 def index_status(stores: StoreSet, access: Access) -> list[dict[str, Any]]:
-    reports = []
+    reports: list[dict[str, Any]] = []
     for store in stores.all():
         if not store.exists():
             reports.append({"store": store.location, "backend": store.backend, "index": None,

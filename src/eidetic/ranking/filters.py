@@ -47,15 +47,10 @@ class MetaFilter:
         return found == self.value
 
     def _in_range(self, found: Any) -> bool:
-        left: float | datetime | None
-        right: float | datetime | None
         if _is_number(found) and _is_number(self.value):
-            left, right = float(found), float(self.value)
-        else:
-            left, right = _as_date(found), _as_date(self.raw)
-            if left is None or right is None:
-                return False
-        return left >= right if self.op == ">=" else left <= right
+            return _compare(float(found), self.op, float(self.value))
+        left, right = _as_date(found), _as_date(self.raw)
+        return left is not None and right is not None and _compare(left, self.op, right)
 
 
 def _is_number(value: Any) -> bool:
@@ -96,6 +91,11 @@ def parse_filter(spec: str) -> MetaFilter:
                              "e.g. --filter priority>=2 or --filter due<=2026-12-31")
         return MetaFilter(key, op, raw.strip(), number if number is not None else raw.strip())
     return MetaFilter(key, op, raw, _typed(raw))
+
+
+def _compare(left: Any, op: str, right: Any) -> bool:
+    """``>=`` or ``<=`` between two numbers or two dates."""
+    return bool(left >= right) if op == ">=" else bool(left <= right)
 
 
 def _number(raw: str) -> float | int | None:

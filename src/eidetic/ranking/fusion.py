@@ -11,9 +11,12 @@ Convex fusion of normalised scores beat reciprocal-rank fusion on the public dat
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 
-def fuse(keyword: dict[Hashable, float], semantic: dict[Hashable, float], alpha: float) -> dict[Hashable, float]:
+def fuse(keyword: dict[K, float], semantic: dict[K, float], alpha: float) -> dict[K, float]:
     """Blend per candidate: alpha * semantic_norm + (1 - alpha) * keyword_norm."""
     top = max(keyword.values(), default=0.0)
     low, high = min(semantic.values(), default=0.0), max(semantic.values(), default=0.0)

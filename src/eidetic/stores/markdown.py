@@ -92,7 +92,8 @@ class MarkdownStore(IndexedStore):
         return str(self.root / item.path) if item.path else None
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
-        return [(*row[:8], str(self.root / row[8])) for row in self.search.fields_candidates(terms, access, filters)]
+        return [(*row[:8], str(self.root / row[8]) if row[8] else None)
+                for row in self.search.fields_candidates(terms, access, filters)]
 
     def mark_dirty(self, rel_paths: Iterable[str]) -> None:
         """Files a watcher saw change: checked by content on the next sync."""
