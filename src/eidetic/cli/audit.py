@@ -28,9 +28,8 @@ def add_parser(sub, add_common) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..ranking.access import Access
-    from ..records import DEFAULT_SCOPE, check_scope
 
-    access = Access(check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility))
+    access = Access.of(args.scope, args.visibility)
     with open_memory(args) as memory:
         report = memory.audit(access, stale_months=args.stale_months,
                               repo_root=Path(args.repo_root) if args.repo_root else None)

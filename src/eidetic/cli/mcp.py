@@ -23,9 +23,9 @@ def add_parser(sub, add_common) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported here: the SDK and the store stack are heavy, and `eidetic --help` must stay fast.
     from ..mcp_server import serve
-    from ..records import DEFAULT_SCOPE, check_scope
+    from ..ranking.access import Access
 
-    scope = check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility)
+    scope = Access.of(args.scope, args.visibility).scope
     with open_memory(args) as memory:
         serve(memory, scope)
     return 0

@@ -62,11 +62,11 @@ def run_export(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     from ..importers import detect, import_entries, place, read
     from ..memory import max_text_bytes
-    from ..records import DEFAULT_SCOPE, check_scope
+    from ..ranking.access import Access
 
     source = None if args.source == "-" else Path(args.source).expanduser()
     fmt = args.format or detect(source)
-    default_scope = check_scope(args.scope or DEFAULT_SCOPE.name, args.visibility or DEFAULT_SCOPE.visibility)
+    default_scope = Access.of(args.scope, args.visibility).scope
     limit = max_text_bytes()
     if source is None and (sys.stdin is None or sys.stdin.isatty()):
         raise user_error("nothing to import", "name a file or folder, or pipe NDJSON on stdin")
