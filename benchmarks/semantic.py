@@ -51,9 +51,12 @@ def clustered(n: int, seed: int) -> "np.ndarray":  # noqa: F821
         count = min(50_000, n - start)
         topic = rng.choice(topics, count, p=weights)
         z = rng.standard_normal((count, sub)).astype(np.float32) * (0.06 * scale[topic])[:, None]
-        block = (centres[topic] + np.einsum("nij,nj->ni", bases[topic], z)
-                 + rng.standard_normal((count, DIM)).astype(np.float32) * (0.02 * scale[topic])[:, None])
-        out[start:start + count] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        block = (
+            centres[topic]
+            + np.einsum("nij,nj->ni", bases[topic], z)
+            + rng.standard_normal((count, DIM)).astype(np.float32) * (0.02 * scale[topic])[:, None]
+        )
+        out[start : start + count] = block / np.linalg.norm(block, axis=1, keepdims=True)
     return out
 
 
@@ -68,7 +71,7 @@ def isotropic(n: int, seed: int) -> "np.ndarray":  # noqa: F821
     for start in range(0, n, 100_000):
         count = min(100_000, n - start)
         block = centres[rng.integers(0, 2000, count)] + 0.9 * rng.standard_normal((count, DIM)).astype(np.float32)
-        out[start:start + count] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        out[start : start + count] = block / np.linalg.norm(block, axis=1, keepdims=True)
     return out
 
 
@@ -78,8 +81,10 @@ def embedding_throughput(corpus: list[dict]) -> dict:
     model = local.load()
     model.embed(["warm up"])
     out = {}
-    for label, texts in (("short notes (20-60 words)", [r["text"] for r in corpus if len(r["text"].split()) <= 60][:256]),
-                         ("doc chunks (60-300 words)", [r["text"] for r in corpus if len(r["text"].split()) > 60][:96])):
+    for label, texts in (
+        ("short notes (20-60 words)", [r["text"] for r in corpus if len(r["text"].split()) <= 60][:256]),
+        ("doc chunks (60-300 words)", [r["text"] for r in corpus if len(r["text"].split()) > 60][:96]),
+    ):
         started = time.perf_counter()
         model.embed(texts)
         seconds = time.perf_counter() - started
@@ -137,11 +142,18 @@ def ann(n: int, work: Path, data: str = "embedding-like", queries: int = 200) ->
             hits += len(truth & {doc for doc, _ in sorted(page, key=lambda item: -item[1])[:10]})
         by_ef[str(ef)] = {"search_top100_ms": summary(graph_ms), "recall_at_10": round(hits / (10 * len(qs)), 4)}
     chosen = by_ef[str(ANN_EXPANSION_SEARCH) if graph else "None"]
-    result = {"vectors": n, "data": data, "index": "HNSW (usearch i8, M 16, ef 256) + exact re-score" if graph else "exact",
-              "threshold": ann_threshold(), "build_s": round(build, 1),
-              "search_top100_ms": chosen["search_top100_ms"], "numpy_exact_top10_ms": summary(exact_ms),
-              "recall_at_10": chosen["recall_at_10"], "by_expansion_search": by_ef,
-              "disk_mb": round(sum(p.stat().st_size for p in folder.iterdir()) / 1e6, 1)}
+    result = {
+        "vectors": n,
+        "data": data,
+        "index": "HNSW (usearch i8, M 16, ef 256) + exact re-score" if graph else "exact",
+        "threshold": ann_threshold(),
+        "build_s": round(build, 1),
+        "search_top100_ms": chosen["search_top100_ms"],
+        "numpy_exact_top10_ms": summary(exact_ms),
+        "recall_at_10": chosen["recall_at_10"],
+        "by_expansion_search": by_ef,
+        "disk_mb": round(sum(p.stat().st_size for p in folder.iterdir()) / 1e6, 1),
+    }
     print(f"  vector index {n} ({data}): {result}", flush=True)
     shutil.rmtree(folder, ignore_errors=True)
     return result
@@ -162,8 +174,13 @@ def hybrid_store(n: int, work: Path, env: dict, queries: int, processes: int) ->
     vectors = clustered(n, seed=99)
     cache = VectorCache(Path(env["EIDETIC_CACHE_DIR"]) / "vectors.sqlite")
     for start in range(0, n, 10_000):
-        cache.put(local.MODEL_NAME, ((text_hash(r["text"]), v) for r, v in
-                                     zip(corpus[start:start + 10_000], vectors[start:start + 10_000])))
+        cache.put(
+            local.MODEL_NAME,
+            (
+                (text_hash(r["text"]), v)
+                for r, v in zip(corpus[start : start + 10_000], vectors[start : start + 10_000])
+            ),
+        )
     cache.close()
     del vectors
     qs = keyword_queries(corpus, queries, seed=21)
@@ -188,8 +205,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--processes", type=int, default=11)
     parser.add_argument("--ann-data", nargs="+", default=["embedding-like"], choices=["embedding-like", "isotropic"])
-    parser.add_argument("--parts", nargs="+", default=["embedding", "ann", "hybrid"],
-                        choices=["embedding", "ann", "hybrid"], help="run only these (the others keep their last results)")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        default=["embedding", "ann", "hybrid"],
+        choices=["embedding", "ann", "hybrid"],
+        help="run only these (the others keep their last results)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="eidetic-semantic-"))
@@ -213,26 +235,31 @@ def main() -> None:
 
 
 def table(r: dict) -> str:
-    lines = [f"Semantic recall, {r['date']}, {r['machine']}", "",
-             "| measure | result |", "|---|---|"]
+    lines = [f"Semantic recall, {r['date']}, {r['machine']}", "", "| measure | result |", "|---|---|"]
     for label, value in r["embedding"].items():
         if label == "one query":
             lines.append(f"| embed one query (local NumPy model, 1 BLAS thread) | p50 {value['p50_ms']} ms |")
         else:
             lines.append(f"| embedding throughput, {label} | {value['per_s']} texts/s ({value['texts']} texts) |")
     for v in r["vector_index"]:
-        lines.append(f"| {v['vectors']:,} {v.get('data', 'isotropic')} vectors: {v['index']}, top-100 candidates re-scored | p50 {v['search_top100_ms']['p50_ms']} ms, "
-                     f"p95 {v['search_top100_ms']['p95_ms']} ms; recall@10 vs exact {v['recall_at_10']}; "
-                     f"build {v['build_s']} s; {v['disk_mb']} MB |")
-        lines.append(f"| {v['vectors']:,} {v.get('data', 'isotropic')} vectors: NumPy exact top-10 (the alternative) | p50 {v['numpy_exact_top10_ms']['p50_ms']} ms |")
+        lines.append(
+            f"| {v['vectors']:,} {v.get('data', 'isotropic')} vectors: {v['index']}, top-100 candidates re-scored | p50 {v['search_top100_ms']['p50_ms']} ms, "
+            f"p95 {v['search_top100_ms']['p95_ms']} ms; recall@10 vs exact {v['recall_at_10']}; "
+            f"build {v['build_s']} s; {v['disk_mb']} MB |"
+        )
+        lines.append(
+            f"| {v['vectors']:,} {v.get('data', 'isotropic')} vectors: NumPy exact top-10 (the alternative) | p50 {v['numpy_exact_top10_ms']['p50_ms']} ms |"
+        )
     h = r["hybrid"]
-    lines += [f"| hybrid recall, {h['records']:,}-record files store, in-process, top-10 (query embedding included) | "
-              f"p50 {h['hybrid_in_process']['p50_ms']} ms, p95 {h['hybrid_in_process']['p95_ms']} ms |",
-              f"| approximate recall, same store, in-process | p50 {h['approximate_in_process']['p50_ms']} ms, "
-              f"p95 {h['approximate_in_process']['p95_ms']} ms |",
-              f"| `eidetic recall --mode hybrid` new process (model load included) | p50 {h['hybrid_cli_process']['p50_ms']} ms, "
-              f"p95 {h['hybrid_cli_process']['p95_ms']} ms |",
-              f"| first semantic recall after ingest (vector index and graph built from the cache) | {h['first_semantic_recall_s']} s |"]
+    lines += [
+        f"| hybrid recall, {h['records']:,}-record files store, in-process, top-10 (query embedding included) | "
+        f"p50 {h['hybrid_in_process']['p50_ms']} ms, p95 {h['hybrid_in_process']['p95_ms']} ms |",
+        f"| approximate recall, same store, in-process | p50 {h['approximate_in_process']['p50_ms']} ms, "
+        f"p95 {h['approximate_in_process']['p95_ms']} ms |",
+        f"| `eidetic recall --mode hybrid` new process (model load included) | p50 {h['hybrid_cli_process']['p50_ms']} ms, "
+        f"p95 {h['hybrid_cli_process']['p95_ms']} ms |",
+        f"| first semantic recall after ingest (vector index and graph built from the cache) | {h['first_semantic_recall_s']} s |",
+    ]
     return "\n".join(lines)
 
 

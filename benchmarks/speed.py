@@ -51,8 +51,12 @@ SIZES = {"files": 100_000, "sqlite": 1_000_000, "postgres": 100_000}  # the larg
 
 def query_sets(first: list[dict], n: int) -> dict[str, list[str]]:
     """The queries of each mode, drawn from the first chunk's records (the same seeds as ever)."""
-    return {"keyword": keyword_queries(first, n, seed=21), "exact": exact_queries(first, n, seed=23),
-            "hybrid": keyword_queries(first, n, seed=25), "approximate": keyword_queries(first, n, seed=27)}
+    return {
+        "keyword": keyword_queries(first, n, seed=21),
+        "exact": exact_queries(first, n, seed=23),
+        "hybrid": keyword_queries(first, n, seed=25),
+        "approximate": keyword_queries(first, n, seed=27),
+    }
 
 
 def ingest(n: int, work: Path, env: dict, runs: int) -> tuple[list[dict], dict]:
@@ -80,15 +84,20 @@ def ingest(n: int, work: Path, env: dict, runs: int) -> tuple[list[dict], dict]:
                 spent += run_cli(["remember", "--json", "--no-embed"], env, stdin=stdin)[0]
             if attempt == 0:
                 cache = VectorCache(Path(env["EIDETIC_CACHE_DIR"]) / "vectors.sqlite")
-                cache.put(local.MODEL_NAME, ((text_hash(r["text"]), v)
-                                             for r, v in zip(chunk, clustered(len(chunk), seed=99 + number))))
+                cache.put(
+                    local.MODEL_NAME,
+                    ((text_hash(r["text"]), v) for r, v in zip(chunk, clustered(len(chunk), seed=99 + number))),
+                )
                 cache.close()
                 first = first or chunk
             print(f"  {start + len(chunk):,} records, {(start + len(chunk)) / spent:,.0f}/s", flush=True)
         seconds.append(spent)
     median = sorted(seconds)[len(seconds) // 2]
-    return first, {"records_per_s": round(n / median), "runs_s": [round(s, 1) for s in seconds],
-                   "processes": -(-n // CHUNK)}
+    return first, {
+        "records_per_s": round(n / median),
+        "runs_s": [round(s, 1) for s in seconds],
+        "processes": -(-n // CHUNK),
+    }
 
 
 def wipe(work: Path, env: dict) -> None:
@@ -132,8 +141,9 @@ def hand_edits(store: Path, first: list[dict], env: dict) -> dict:
     watcher = None
     for style in ("rename", "in_place", "in_place_watched"):
         if style == "in_place_watched":
-            watcher = subprocess.Popen([sys.executable, "-m", "eidetic", "watch"], env=env,
-                                       stderr=subprocess.PIPE, text=True)
+            watcher = subprocess.Popen(
+                [sys.executable, "-m", "eidetic", "watch"], env=env, stderr=subprocess.PIPE, text=True
+            )
             watcher.stderr.readline()  # "watching ...": the watch is set up
             time.sleep(0.2)
         visible = []
@@ -171,14 +181,21 @@ def disk(backend: str, work: Path, env: dict) -> dict:
     """MB on disk; the embedding model's prepared weights (cache/models, ~90 MB once per
     machine) and the embedding cache are the model's, not the store's, and are left out."""
     if backend == "files":
-        derived = sum(folder_bytes(p) for p in (work / "cache").iterdir()
-                      if p.name not in ("models", "model-checks") and not p.name.startswith("vectors.sqlite"))
-        return {"record files": round(folder_bytes(work / "store") / 1e6),
-                "derived (keyword index, vectors)": round(derived / 1e6)}
+        derived = sum(
+            folder_bytes(p)
+            for p in (work / "cache").iterdir()
+            if p.name not in ("models", "model-checks") and not p.name.startswith("vectors.sqlite")
+        )
+        return {
+            "record files": round(folder_bytes(work / "store") / 1e6),
+            "derived (keyword index, vectors)": round(derived / 1e6),
+        }
     if backend == "sqlite":
         database = sum(folder_bytes(Path(env["EIDETIC_SQLITE_PATH"] + s)) for s in ("", "-wal"))
-        return {"database": round(database / 1e6),
-                "derived (keyword index, vectors)": round(folder_bytes(work / "cache" / "sqlite") / 1e6)}
+        return {
+            "database": round(database / 1e6),
+            "derived (keyword index, vectors)": round(folder_bytes(work / "cache" / "sqlite") / 1e6),
+        }
     import psycopg
 
     with psycopg.connect(env["EIDETIC_PG_DSN"]) as conn:
@@ -201,8 +218,12 @@ def measure(backend: str, n: int, args: argparse.Namespace) -> dict:
         settings = {"EIDETIC_BACKEND": "postgres", "EIDETIC_PG_DSN": dsn}
     os.environ.update(settings)
     env.update(settings)
-    result: dict = {"backend": backend, "records": n, "machine": machine(),
-                    "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    result: dict = {
+        "backend": backend,
+        "records": n,
+        "machine": machine(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+    }
     try:
         first, result["ingest"] = ingest(n, work, env, args.ingest_runs)
         result["mean_words"] = round(sum(len(r["text"].split()) for r in first) / len(first), 1)
@@ -220,10 +241,14 @@ def measure(backend: str, n: int, args: argparse.Namespace) -> dict:
                 print(f"  {mode} in-process: {result['in_process'][mode]}", flush=True)
         result["cli"] = {}
         for mode in MODES:
-            runs = [timed_cli(["recall", q, "--mode", mode, "--top-k", "10", "--json"], env)
-                    for q in queries[mode][:args.processes]]
-            result["cli"][mode] = {**summary([wall for wall, _, _ in runs]),
-                                   "peak_rss_mb": round(max(rss for _, rss, _ in runs))}
+            runs = [
+                timed_cli(["recall", q, "--mode", mode, "--top-k", "10", "--json"], env)
+                for q in queries[mode][: args.processes]
+            ]
+            result["cli"][mode] = {
+                **summary([wall for wall, _, _ in runs]),
+                "peak_rss_mb": round(max(rss for _, rss, _ in runs)),
+            }
             print(f"  {mode} as a new process: {result['cli'][mode]}", flush=True)
         result["cli_help"] = summary([timed_cli(["--help"], env)[0] for _ in range(11)])
         result["ingest_embedded"] = embedded_ingest(env, args.embedded)
@@ -244,30 +269,44 @@ def measure(backend: str, n: int, args: argparse.Namespace) -> dict:
 
 
 def table(r: dict) -> str:
-    lines = [f"### `{r['backend']}` at {r['records']:,} records", "",
-             f"{r['date']}, {r['machine']}; mean {r['mean_words']} words a record.", "",
-             "| recall, top 10 | in-process p50 | p95 | new process p50 | p95 | peak RSS |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"### `{r['backend']}` at {r['records']:,} records",
+        "",
+        f"{r['date']}, {r['machine']}; mean {r['mean_words']} words a record.",
+        "",
+        "| recall, top 10 | in-process p50 | p95 | new process p50 | p95 | peak RSS |",
+        "|---|---|---|---|---|---|",
+    ]
     for mode in MODES:
         inside, cli = r["in_process"][mode], r["cli"][mode]
-        lines.append(f"| {mode} | {inside['p50_ms']} ms | {inside['p95_ms']} ms | {cli['p50_ms']} ms | "
-                     f"{cli['p95_ms']} ms | {cli['peak_rss_mb']} MB |")
+        lines.append(
+            f"| {mode} | {inside['p50_ms']} ms | {inside['p95_ms']} ms | {cli['p50_ms']} ms | "
+            f"{cli['p95_ms']} ms | {cli['peak_rss_mb']} MB |"
+        )
     ingest, embedded = r["ingest"], r["ingest_embedded"]
-    lines += ["", f"- `remember --no-embed` from NDJSON: **{ingest['records_per_s']:,} records/s** "
-              f"({ingest['processes']} process{'es' if ingest['processes'] > 1 else ''}; runs "
-              + ", ".join(f"{s} s" for s in ingest["runs_s"]) + ")",
-              f"- `remember` with the local embedding model, {embedded['records']} more records: "
-              f"{embedded['records_per_s']} records/s (the model's own speed, whatever the store size)",
-              f"- first semantic recall (vectors indexed from the cache, graph built): {r['first_semantic_recall_s']} s",
-              f"- `eidetic --help`: p50 {r['cli_help']['p50_ms']} ms",
-              "- disk: " + ", ".join(f"{k} {v:,} MB" for k, v in r["disk_mb"].items())]
+    lines += [
+        "",
+        f"- `remember --no-embed` from NDJSON: **{ingest['records_per_s']:,} records/s** "
+        f"({ingest['processes']} process{'es' if ingest['processes'] > 1 else ''}; runs "
+        + ", ".join(f"{s} s" for s in ingest["runs_s"])
+        + ")",
+        f"- `remember` with the local embedding model, {embedded['records']} more records: "
+        f"{embedded['records_per_s']} records/s (the model's own speed, whatever the store size)",
+        f"- first semantic recall (vectors indexed from the cache, graph built): {r['first_semantic_recall_s']} s",
+        f"- `eidetic --help`: p50 {r['cli_help']['p50_ms']} ms",
+        "- disk: " + ", ".join(f"{k} {v:,} MB" for k, v in r["disk_mb"].items()),
+    ]
     if "hand_edit" in r:
         edit = r["hand_edit"]
-        lines.append(f"- a hand edit is seen by recall after: p50 {edit['rename']['p50_ms']} ms (file replaced by "
-                     f"rename), {edit['in_place']['p50_ms']} ms (rewritten in place, no watcher), "
-                     f"{edit['in_place_watched']['p50_ms']} ms (in place, `eidetic watch` running)")
+        lines.append(
+            f"- a hand edit is seen by recall after: p50 {edit['rename']['p50_ms']} ms (file replaced by "
+            f"rename), {edit['in_place']['p50_ms']} ms (rewritten in place, no watcher), "
+            f"{edit['in_place_watched']['p50_ms']} ms (in place, `eidetic watch` running)"
+        )
     else:
-        lines.append("- hand edits: none to catch up with (the database is the store; every change goes through eidetic)")
+        lines.append(
+            "- hand edits: none to catch up with (the database is the store; every change goes through eidetic)"
+        )
     return "\n".join(lines)
 
 
@@ -279,6 +318,7 @@ def load(name: str) -> dict | None:
 def targets() -> list[tuple[str, str, float | None, str, bool | None]]:
     """Every speed target of the issues, against the saved results: (issue, target, measured,
     unit, met); ``measured`` is None where that benchmark has not been run."""
+
     def at(backend: str, n: int, *path: str) -> float | None:
         found = load(f"speed-{backend}-{n}.json")
         for key in path:
@@ -288,30 +328,148 @@ def targets() -> list[tuple[str, str, float | None, str, bool | None]]:
         return found
 
     semantic, memory_recall, versus = load("semantic.json"), load("memory-recall-10000.json"), load("versus.json")
-    ann_1m = next((v for v in (semantic or {}).get("vector_index", [])
-                   if v["vectors"] == 1_000_000 and v["data"] == "embedding-like"), None)
+    ann_1m = next(
+        (
+            v
+            for v in (semantic or {}).get("vector_index", [])
+            if v["vectors"] == 1_000_000 and v["data"] == "embedding-like"
+        ),
+        None,
+    )
     ratios = {}
     if versus and versus["sizes"]:
         largest = max(versus["sizes"], key=lambda s: s["records"])
         if largest["records"] >= 10_000:
             ratios = largest["ratios"]
     rows = [
-        ("2", "files 100k: keyword recall p50 in-process", at("files", 100_000, "in_process", "keyword", "p50_ms"), "ms", "<=", 10),
-        ("2", "files 100k: exact recall p50 in-process", at("files", 100_000, "in_process", "exact", "p50_ms"), "ms", "<=", 10),
-        ("2", "files 100k: `recall --mode keyword` new process p50", at("files", 100_000, "cli", "keyword", "p50_ms"), "ms", "<=", 300),
-        ("2", "files 100k: `remember` from NDJSON", at("files", 100_000, "ingest", "records_per_s"), "records/s", ">=", 5000),
-        ("2", "files 100k: a hand edit (rename) seen by recall, p50", at("files", 100_000, "hand_edit", "rename", "p50_ms"), "ms", "<=", 300),
-        ("2", "files 100k: a hand edit in place, `eidetic watch` running, p50", at("files", 100_000, "hand_edit", "in_place_watched", "p50_ms"), "ms", "<=", 300),
-        ("4", "files 100k: hybrid recall p50 in-process", at("files", 100_000, "in_process", "hybrid", "p50_ms"), "ms", "<=", 30),
-        ("4", "files 100k: hybrid recall new process p50 (model load included)", at("files", 100_000, "cli", "hybrid", "p50_ms"), "ms", "<=", 600),
-        ("4", "1M vectors: top-10 search with the ANN index, p50", ann_1m["search_top100_ms"]["p50_ms"] if ann_1m else None, "ms", "<=", 20),
-        ("5", "10k memory files: `memory-recall` process p50", (memory_recall or {}).get("memory_recall_ms", {}).get("p50_ms"), "ms", "<=", 300),
-        ("6", "sqlite 1M: keyword recall p50 in-process", at("sqlite", 1_000_000, "in_process", "keyword", "p50_ms"), "ms", "<=", 20),
-        ("6", "sqlite 1M: hybrid recall p50 in-process", at("sqlite", 1_000_000, "in_process", "hybrid", "p50_ms"), "ms", "<=", 100),
-        ("6", "postgres 100k: keyword recall p50 in-process", at("postgres", 100_000, "in_process", "keyword", "p50_ms"), "ms", "<=", 50),
-        ("6", "postgres 100k: hybrid recall p50 in-process", at("postgres", 100_000, "in_process", "hybrid", "p50_ms"), "ms", "<=", 50),
-        ("7", "sqlite 1M: peak RSS of a hybrid recall process", at("sqlite", 1_000_000, "cli", "hybrid", "peak_rss_mb"), "MB", "<=", 1536),
-        ("7", "10k records: ingest vs eidetic-cli (ours --no-embed)", ratios.get("ingest_vs_no_embed"), "x faster", ">=", 100),
+        (
+            "2",
+            "files 100k: keyword recall p50 in-process",
+            at("files", 100_000, "in_process", "keyword", "p50_ms"),
+            "ms",
+            "<=",
+            10,
+        ),
+        (
+            "2",
+            "files 100k: exact recall p50 in-process",
+            at("files", 100_000, "in_process", "exact", "p50_ms"),
+            "ms",
+            "<=",
+            10,
+        ),
+        (
+            "2",
+            "files 100k: `recall --mode keyword` new process p50",
+            at("files", 100_000, "cli", "keyword", "p50_ms"),
+            "ms",
+            "<=",
+            300,
+        ),
+        (
+            "2",
+            "files 100k: `remember` from NDJSON",
+            at("files", 100_000, "ingest", "records_per_s"),
+            "records/s",
+            ">=",
+            5000,
+        ),
+        (
+            "2",
+            "files 100k: a hand edit (rename) seen by recall, p50",
+            at("files", 100_000, "hand_edit", "rename", "p50_ms"),
+            "ms",
+            "<=",
+            300,
+        ),
+        (
+            "2",
+            "files 100k: a hand edit in place, `eidetic watch` running, p50",
+            at("files", 100_000, "hand_edit", "in_place_watched", "p50_ms"),
+            "ms",
+            "<=",
+            300,
+        ),
+        (
+            "4",
+            "files 100k: hybrid recall p50 in-process",
+            at("files", 100_000, "in_process", "hybrid", "p50_ms"),
+            "ms",
+            "<=",
+            30,
+        ),
+        (
+            "4",
+            "files 100k: hybrid recall new process p50 (model load included)",
+            at("files", 100_000, "cli", "hybrid", "p50_ms"),
+            "ms",
+            "<=",
+            600,
+        ),
+        (
+            "4",
+            "1M vectors: top-10 search with the ANN index, p50",
+            ann_1m["search_top100_ms"]["p50_ms"] if ann_1m else None,
+            "ms",
+            "<=",
+            20,
+        ),
+        (
+            "5",
+            "10k memory files: `memory-recall` process p50",
+            (memory_recall or {}).get("memory_recall_ms", {}).get("p50_ms"),
+            "ms",
+            "<=",
+            300,
+        ),
+        (
+            "6",
+            "sqlite 1M: keyword recall p50 in-process",
+            at("sqlite", 1_000_000, "in_process", "keyword", "p50_ms"),
+            "ms",
+            "<=",
+            20,
+        ),
+        (
+            "6",
+            "sqlite 1M: hybrid recall p50 in-process",
+            at("sqlite", 1_000_000, "in_process", "hybrid", "p50_ms"),
+            "ms",
+            "<=",
+            100,
+        ),
+        (
+            "6",
+            "postgres 100k: keyword recall p50 in-process",
+            at("postgres", 100_000, "in_process", "keyword", "p50_ms"),
+            "ms",
+            "<=",
+            50,
+        ),
+        (
+            "6",
+            "postgres 100k: hybrid recall p50 in-process",
+            at("postgres", 100_000, "in_process", "hybrid", "p50_ms"),
+            "ms",
+            "<=",
+            50,
+        ),
+        (
+            "7",
+            "sqlite 1M: peak RSS of a hybrid recall process",
+            at("sqlite", 1_000_000, "cli", "hybrid", "peak_rss_mb"),
+            "MB",
+            "<=",
+            1536,
+        ),
+        (
+            "7",
+            "10k records: ingest vs eidetic-cli (ours --no-embed)",
+            ratios.get("ingest_vs_no_embed"),
+            "x faster",
+            ">=",
+            100,
+        ),
         ("7", "10k records: keyword recall process vs eidetic-cli", ratios.get("keyword"), "x faster", ">=", 5),
         ("7", "10k records: hybrid recall process vs eidetic-cli", ratios.get("hybrid"), "x faster", ">=", 20),
     ]
@@ -327,8 +485,14 @@ def report() -> None:
 
     found = plot.points()
     plot.plot(found, HERE.parent / "docs" / "recall-latency.png")
-    lines = [plot.table(found), "", "### Every speed target, from the saved results", "",
-             "| issue | target | measured | |", "|---|---|---|---|"]
+    lines = [
+        plot.table(found),
+        "",
+        "### Every speed target, from the saved results",
+        "",
+        "| issue | target | measured | |",
+        "|---|---|---|---|",
+    ]
     for issue, what, measured, unit, met in targets():
         shown = "not run" if measured is None else f"{measured:,} {unit}"
         lines.append(f"| {issue} | {what} | {shown} | {'' if met is None else 'met' if met else '**not met**'} |")
@@ -341,7 +505,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     for backend in ("files", "sqlite", "postgres"):
-        one = sub.add_parser(backend, help=f"measure the {backend} backend (meant for up to {SIZES[backend]:,} records)")
+        one = sub.add_parser(
+            backend, help=f"measure the {backend} backend (meant for up to {SIZES[backend]:,} records)"
+        )
         one.add_argument("sizes", type=int, nargs="+")
         one.add_argument("--queries", type=int, default=200, help="in-process recalls per mode")
         one.add_argument("--processes", type=int, default=11, help="new recall processes per mode")

@@ -77,10 +77,20 @@ def evaluate(cases: list[tuple], names: list[str]) -> dict:
             keyword, semantic, ids = signals(memory, query, WEIGHTS[name])
             for alpha in ALPHAS:
                 per_alpha[alpha][group].append(metrics(ranking(keyword, semantic, ids, alpha), relevant))
-        out[name] = {str(a): {g: {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0]}
-                              for g, rows in groups.items()} for a, groups in per_alpha.items()}
-        print(name, {a: {g: v.get("ndcg@10" if g.startswith("scifact") else "recall@10") for g, v in gs.items()}
-                     for a, gs in out[name].items()}, flush=True)
+        out[name] = {
+            str(a): {
+                g: {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0]} for g, rows in groups.items()
+            }
+            for a, groups in per_alpha.items()
+        }
+        print(
+            name,
+            {
+                a: {g: v.get("ndcg@10" if g.startswith("scifact") else "recall@10") for g, v in gs.items()}
+                for a, gs in out[name].items()
+            },
+            flush=True,
+        )
     return out
 
 
@@ -104,22 +114,30 @@ def main() -> None:
         memory = open_store(folder)
         memory.refresh_index()  # the signals below read the index directly: bring it up to date
         opened.append(memory)
-        cases += [(memory, q["question"], set(q["relevant_ids"]), "locomo 1-4")
-                  for q in queries if q["sample_id"] == sample and q["relevant_ids"] and q["category"] != 5]
+        cases += [
+            (memory, q["question"], set(q["relevant_ids"]), "locomo 1-4")
+            for q in queries
+            if q["sample_id"] == sample and q["relevant_ids"] and q["category"] != 5
+        ]
     root = args.data / "beir-scifact"
     if "scifact" in args.datasets and (args.work / "scifact").exists():
         memory = open_store(args.work / "scifact")
         memory.refresh_index()
         opened.append(memory)
-        for split, qfile, qrels in (("scifact test", "queries_test_public.jsonl", "test_public.tsv"),
-                                    ("scifact train", "queries_train.jsonl", "train.tsv")):
+        for split, qfile, qrels in (
+            ("scifact test", "queries_test_public.jsonl", "test_public.tsv"),
+            ("scifact train", "queries_train.jsonl", "train.tsv"),
+        ):
             relevant: dict = defaultdict(set)
             for line in (root / "qrels" / qrels).read_text().splitlines()[1:]:
                 qid, did, score = line.split("\t")
                 if int(score) > 0:
                     relevant[qid].add(did)
-            cases += [(memory, q["text"], relevant[q["_id"]], split)
-                      for q in (json.loads(line) for line in (root / qfile).open()) if relevant.get(q["_id"])]
+            cases += [
+                (memory, q["text"], relevant[q["_id"]], split)
+                for q in (json.loads(line) for line in (root / qfile).open())
+                if relevant.get(q["_id"])
+            ]
     result = evaluate(cases, args.weights)
     for memory in opened:
         memory.close()
@@ -132,12 +150,19 @@ def main() -> None:
 def table(result: dict) -> str:
     groups = sorted({g for by_alpha in result.values() for gs in by_alpha.values() for g in gs})
     metric = {g: "nDCG@10" if g.startswith("scifact") else "R@10" for g in groups}
-    lines = ["Signals fused without the freshness blend; keyword = alpha 0, semantic alone = alpha 1.", "",
-             "| weights (name, description, text, context) | alpha | " + " | ".join(f"{g} {metric[g]}" for g in groups) + " |",
-             "|---|---|" + "---|" * len(groups)]
+    lines = [
+        "Signals fused without the freshness blend; keyword = alpha 0, semantic alone = alpha 1.",
+        "",
+        "| weights (name, description, text, context) | alpha | "
+        + " | ".join(f"{g} {metric[g]}" for g in groups)
+        + " |",
+        "|---|---|" + "---|" * len(groups),
+    ]
     for name, by_alpha in result.items():
         for alpha, gs in by_alpha.items():
-            cells = [f"{gs[g]['ndcg@10' if metric[g] == 'nDCG@10' else 'recall@10']:.3f}" if g in gs else "-" for g in groups]
+            cells = [
+                f"{gs[g]['ndcg@10' if metric[g] == 'nDCG@10' else 'recall@10']:.3f}" if g in gs else "-" for g in groups
+            ]
             lines.append(f"| {name} {WEIGHTS[name]} | {alpha} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -38,7 +38,11 @@ MODES = ("exact", "keyword", "hybrid", "approximate")
 # At the largest size: (what, measure, at least this many times faster). Ingest is compared
 # like for like: eidetic-cli computes no vectors at ingest, so ours runs with --no-embed (ours
 # with its embedding model computing every record's vector is reported next to it).
-TARGETS = (("ingest", "ingest_no_embed_s", 100.0), ("keyword recall", "keyword", 5.0), ("hybrid recall", "hybrid", 20.0))
+TARGETS = (
+    ("ingest", "ingest_no_embed_s", 100.0),
+    ("keyword recall", "keyword", 5.0),
+    ("hybrid recall", "hybrid", 20.0),
+)
 
 
 def our_command() -> list[str]:
@@ -51,8 +55,14 @@ def our_env(work: Path, source: Path | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EIDETIC_", "DR_"))}
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), env.get("PYTHONPATH")]))
-    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_CACHE_DIR": str(work / "cache"),
-                "EIDETIC_STATE_DIR": str(work / "state"), "HOME": str(work / "home")})
+    env.update(
+        {
+            "EIDETIC_DATA_DIR": str(work / "store"),
+            "EIDETIC_CACHE_DIR": str(work / "cache"),
+            "EIDETIC_STATE_DIR": str(work / "state"),
+            "HOME": str(work / "home"),
+        }
+    )
     (work / "home").mkdir(parents=True, exist_ok=True)
     return installed_env(env)
 
@@ -75,8 +85,9 @@ def ingest(command: list[str], env: dict, cwd: Path, ndjson: Path, n: int, extra
     return seconds
 
 
-def recalls(command: list[str], env: dict, cwd: Path, mode: str, queries: list[str], budget_s: float,
-            minimum: int = 3) -> dict:
+def recalls(
+    command: list[str], env: dict, cwd: Path, mode: str, queries: list[str], budget_s: float, minimum: int = 3
+) -> dict:
     """New-process recalls, one per query, until the queries run out or (after ``minimum``)
     ``budget_s`` is spent. p50/p95 in ms, plus what came back (hits, top ids)."""
     walls, hits, tops = [], [], []
@@ -103,8 +114,12 @@ def measure_size(n: int, work: Path, cli_script: Path, args) -> dict:
     kw = keyword_queries(corpus, args.queries)
     ex = exact_queries(corpus, args.queries)
     queries = {"exact": ex, "keyword": kw, "hybrid": kw, "approximate": kw}
-    out: dict = {"records": n, "mean_words": round(sum(len(r["text"].split()) for r in corpus) / n, 1),
-                 "eidetic": {}, "eidetic_cli": {}}
+    out: dict = {
+        "records": n,
+        "mean_words": round(sum(len(r["text"].split()) for r in corpus) / n, 1),
+        "eidetic": {},
+        "eidetic_cli": {},
+    }
     ours, theirs = out["eidetic"], out["eidetic_cli"]
     cmd = our_command()
 
@@ -116,7 +131,10 @@ def measure_size(n: int, work: Path, cli_script: Path, args) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
     ours["ingest_no_embed_s"] = round(statistics.median(runs), 3)
     ours["ingest_no_embed_runs_s"] = [round(r, 3) for r in runs]
-    print(f"  eidetic remember --no-embed: {ours['ingest_no_embed_s']} s (runs {ours['ingest_no_embed_runs_s']})", flush=True)
+    print(
+        f"  eidetic remember --no-embed: {ours['ingest_no_embed_s']} s (runs {ours['ingest_no_embed_runs_s']})",
+        flush=True,
+    )
 
     # ours with vectors (the default): this store serves the recalls
     folder = work / f"ours-{n}"
@@ -137,10 +155,14 @@ def measure_size(n: int, work: Path, cli_script: Path, args) -> dict:
     theirs["store_mb"] = round(sum(p.stat().st_size for p in (folder / "store").rglob("*.jsonl")) / 1e6, 1)
     for mode in args.modes:
         theirs[mode] = recalls([str(cli_script)], env, work, mode, queries[mode], args.mode_budget)
-        print(f"  eidetic-cli recall --mode {mode}: p50 {theirs[mode]['p50_ms']} ms (n {theirs[mode]['n']})", flush=True)
+        print(
+            f"  eidetic-cli recall --mode {mode}: p50 {theirs[mode]['p50_ms']} ms (n {theirs[mode]['n']})", flush=True
+        )
 
-    ratios = {"ingest_vs_no_embed": ratio(theirs["ingest_s"], ours["ingest_no_embed_s"]),
-              "ingest_vs_embed": ratio(theirs["ingest_s"], ours["ingest_s"])}
+    ratios = {
+        "ingest_vs_no_embed": ratio(theirs["ingest_s"], ours["ingest_no_embed_s"]),
+        "ingest_vs_embed": ratio(theirs["ingest_s"], ours["ingest_s"]),
+    }
     agreement = {}
     for mode in args.modes:
         ratios[mode] = ratio(theirs[mode]["p50_ms"], ours[mode]["p50_ms"])
@@ -162,30 +184,42 @@ def check_targets(size: dict) -> list[dict]:
         if key not in size["eidetic"]:
             continue
         got = size["ratios"]["ingest_vs_no_embed" if key == "ingest_no_embed_s" else key]
-        label = f"{what} >= {needed:g}x faster" + (" (ours --no-embed, like for like)" if key.startswith("ingest") else "")
+        label = f"{what} >= {needed:g}x faster" + (
+            " (ours --no-embed, like for like)" if key.startswith("ingest") else ""
+        )
         checks.append({"target": label, "records": size["records"], "ratio": got, "pass": got >= needed})
     return checks
 
 
 def table(r: dict) -> str:
-    intro = (f"{r['eidetic_version']} against eidetic-cli {r['cli_version']} (PyPI, Python 3.12, offline: "
-             f"hash-embedding fallback), {r['date']}, {r['machine']}. New processes, default flags (top-k 5); "
-             "ours with its local embedding model, vectors computed at ingest. Recall latencies are p50 over "
-             "the queries shown (n); ratio = eidetic-cli / eidetic.")
-    lines = [intro, "",
-             "| records | measure | eidetic-cli | eidetic | ratio |", "|---|---|---|---|---|"]
+    intro = (
+        f"{r['eidetic_version']} against eidetic-cli {r['cli_version']} (PyPI, Python 3.12, offline: "
+        f"hash-embedding fallback), {r['date']}, {r['machine']}. New processes, default flags (top-k 5); "
+        "ours with its local embedding model, vectors computed at ingest. Recall latencies are p50 over "
+        "the queries shown (n); ratio = eidetic-cli / eidetic."
+    )
+    lines = [intro, "", "| records | measure | eidetic-cli | eidetic | ratio |", "|---|---|---|---|---|"]
     for s in r["sizes"]:
         o, t, x, n = s["eidetic"], s["eidetic_cli"], s["ratios"], f"{s['records']:,}"
-        lines.append(f"| {n} | ingest, `remember` NDJSON on stdin (ours `--no-embed`, median of "
-                     f"{len(o['ingest_no_embed_runs_s'])}) | {t['ingest_s']} s | {o['ingest_no_embed_s']} s | "
-                     f"{x['ingest_vs_no_embed']}x |")
-        lines.append(f"| {n} | ingest, ours computing every vector with the local model | {t['ingest_s']} s | "
-                     f"{o['ingest_s']} s | {x['ingest_vs_embed']}x |")
+        lines.append(
+            f"| {n} | ingest, `remember` NDJSON on stdin (ours `--no-embed`, median of "
+            f"{len(o['ingest_no_embed_runs_s'])}) | {t['ingest_s']} s | {o['ingest_no_embed_s']} s | "
+            f"{x['ingest_vs_no_embed']}x |"
+        )
+        lines.append(
+            f"| {n} | ingest, ours computing every vector with the local model | {t['ingest_s']} s | "
+            f"{o['ingest_s']} s | {x['ingest_vs_embed']}x |"
+        )
         for mode in (m for m in MODES if m in o):
-            note = " (theirs offline: hash-embeds every record, ranks by keywords)" if mode == "hybrid" else (
-                " (theirs: hash vectors)" if mode == "approximate" else "")
-            lines.append(f"| {n} | `recall --mode {mode}`{note} | {t[mode]['p50_ms']:,} ms (n {t[mode]['n']}) | "
-                         f"{o[mode]['p50_ms']:,} ms (n {o[mode]['n']}) | {x[mode]}x |")
+            note = (
+                " (theirs offline: hash-embeds every record, ranks by keywords)"
+                if mode == "hybrid"
+                else (" (theirs: hash vectors)" if mode == "approximate" else "")
+            )
+            lines.append(
+                f"| {n} | `recall --mode {mode}`{note} | {t[mode]['p50_ms']:,} ms (n {t[mode]['n']}) | "
+                f"{o[mode]['p50_ms']:,} ms (n {o[mode]['n']}) | {x[mode]}x |"
+            )
     lines += ["", "| target (at the largest size) | ratio | result |", "|---|---|---|"]
     lines += [f"| {c['target']} | {c['ratio']}x | {'pass' if c['pass'] else 'FAIL'} |" for c in r["targets"]]
     return "\n".join(lines)
@@ -195,14 +229,23 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--queries", type=int, default=15, help="recall processes per mode (at most)")
-    parser.add_argument("--mode-budget", type=float, default=240,
-                        help="seconds per tool, mode and size after which no more queries start (at least 3 run)")
-    parser.add_argument("--ingest-runs", type=int, default=3, help="fresh-store ingests of ours with --no-embed (median)")
+    parser.add_argument(
+        "--mode-budget",
+        type=float,
+        default=240,
+        help="seconds per tool, mode and size after which no more queries start (at least 3 run)",
+    )
+    parser.add_argument(
+        "--ingest-runs", type=int, default=3, help="fresh-store ingests of ours with --no-embed (median)"
+    )
     parser.add_argument("--cli-venv", type=Path, help="eidetic-cli's virtual environment (created if needed)")
     parser.add_argument("--work", type=Path, help="work folder (default: a new temporary one, removed at the end)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
-    parser.add_argument("--live-source", action="store_true",
-                        help="run ours from the working tree itself, not from a snapshot taken at the start")
+    parser.add_argument(
+        "--live-source",
+        action="store_true",
+        help="run ours from the working tree itself, not from a snapshot taken at the start",
+    )
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--no-doc", action="store_true", help="do not update docs/benchmarks.md")
     args = parser.parse_args(argv)
@@ -210,14 +253,27 @@ def main(argv: list[str] | None = None) -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-versus-"))
     work.mkdir(parents=True, exist_ok=True)
     args.source = None if args.live_source else snapshot(work)
-    version = subprocess.run([*our_command(), "--version"], env=our_env(work / "probe", args.source),
-                             capture_output=True, text=True, cwd=work, check=False)
+    version = subprocess.run(
+        [*our_command(), "--version"],
+        env=our_env(work / "probe", args.source),
+        capture_output=True,
+        text=True,
+        cwd=work,
+        check=False,
+    )
     if version.returncode != 0:
         raise SystemExit(f"eidetic does not start: {version.stderr[-2000:]}")
-    head = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True, check=False).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", str(HERE.parent), "status", "--porcelain", "--", "src"],
-                                capture_output=True, text=True, check=False).stdout.strip())
+    head = subprocess.run(
+        ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    dirty = bool(
+        subprocess.run(
+            ["git", "-C", str(HERE.parent), "status", "--porcelain", "--", "src"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    )
     ours_version = f"{version.stdout.strip()} ({head}{', working tree with uncommitted changes' if dirty else ''})"
     print(f"eidetic: {ours_version}", flush=True)
     venv = args.cli_venv or work / "eidetic-cli-venv"
@@ -225,9 +281,15 @@ def main(argv: list[str] | None = None) -> None:
     script_name, script = versus_cli.console_script(venv)
     print(f"eidetic-cli {versus_cli.installed_version(venv)}: console script {script_name!r} at {script}", flush=True)
 
-    result: dict = {"machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-                    "cli_version": versus_cli.installed_version(venv), "eidetic_version": ours_version, "cli_script": script_name,
-                    "cli_embed_url": versus_cli.UNREACHABLE_EMBED_URL, "sizes": []}
+    result: dict = {
+        "machine": machine(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "cli_version": versus_cli.installed_version(venv),
+        "eidetic_version": ours_version,
+        "cli_script": script_name,
+        "cli_embed_url": versus_cli.UNREACHABLE_EMBED_URL,
+        "sizes": [],
+    }
     try:
         for n in args.sizes:
             result["sizes"].append(measure_size(n, work, script, args))

@@ -43,8 +43,14 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("EIDETIC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("EIDETIC_STATE_DIR", str(tmp_path / "state"))
-    for name in ("EIDETIC_DATA_DIR", "EIDETIC_EMBED_URL", "EIDETIC_MAX_TEXT_BYTES", "EIDETIC_BACKEND",
-                 "EIDETIC_SQLITE_PATH", "EIDETIC_PG_DSN"):
+    for name in (
+        "EIDETIC_DATA_DIR",
+        "EIDETIC_EMBED_URL",
+        "EIDETIC_MAX_TEXT_BYTES",
+        "EIDETIC_BACKEND",
+        "EIDETIC_SQLITE_PATH",
+        "EIDETIC_PG_DSN",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)
     return tmp_path
@@ -61,6 +67,7 @@ def store(env, monkeypatch):
 @pytest.fixture
 def cli(env):
     """Run the CLI in-process (fast); stdin is given as text."""
+
     def run(*args: str, stdin: str | None = None) -> Run:
         out, err = io.StringIO(), io.StringIO()
         old_stdin = sys.stdin
@@ -71,6 +78,7 @@ def cli(env):
         finally:
             sys.stdin = old_stdin
         return Run(code, out.getvalue(), err.getvalue())
+
     return run
 
 
@@ -79,11 +87,19 @@ class _Tty(io.StringIO):
         return True
 
 
-def run_process(*args: str, stdin: str | None = None, env: dict | None = None,
-                cwd: Path | None = None, timeout: float = 120) -> Run:
+def run_process(
+    *args: str, stdin: str | None = None, env: dict | None = None, cwd: Path | None = None, timeout: float = 120
+) -> Run:
     """Run ``python -m eidetic`` as a real process."""
-    proc = subprocess.run([sys.executable, "-m", "eidetic", *args], input=stdin, text=True,
-                          capture_output=True, env=env or os.environ.copy(), cwd=cwd, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eidetic", *args],
+        input=stdin,
+        text=True,
+        capture_output=True,
+        env=env or os.environ.copy(),
+        cwd=cwd,
+        timeout=timeout,
+    )
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -98,8 +114,11 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under ``folder`` with its bytes and mtime: to prove nothing was written."""
     if not folder.exists():
         return {}
-    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".eidetic.lock")}
+    return {
+        p.name: (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.startswith(".eidetic.lock")
+    }
 
 
 @pytest.fixture(scope="session")

@@ -14,8 +14,10 @@ NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
 
 def test_references_are_repository_paths_only():
-    text = ("See src/real.py:12, docs/y.md:3-9 and .github/workflows/ci.yml; not https://x.org/a/b.html, "
-            "docs.python.org/3/x.html, /etc/hosts, ~/notes/a.md, e.g. or v1.2; src/real.py again.")
+    text = (
+        "See src/real.py:12, docs/y.md:3-9 and .github/workflows/ci.yml; not https://x.org/a/b.html, "
+        "docs.python.org/3/x.html, /etc/hosts, ~/notes/a.md, e.g. or v1.2; src/real.py again."
+    )
     assert references(text) == ["src/real.py", "docs/y.md", ".github/workflows/ci.yml"]
 
 
@@ -37,8 +39,12 @@ def test_audit_command(cli, env):
     (repo / "src" / "real.py").write_text("")
     folder = env / "memory"
     folder.mkdir()
-    for stem, body in (("alive", "Parser in src/real.py:12."), ("dead", "Parser moved from src/gone.py."),
-                       ("old", "An old note."), ("used", "An old note we still use.")):
+    for stem, body in (
+        ("alive", "Parser in src/real.py:12."),
+        ("dead", "Parser moved from src/gone.py."),
+        ("old", "An old note."),
+        ("used", "An old note we still use."),
+    ):
         (folder / f"{stem}.md").write_text(f"---\nname: {stem}\ntype: project\n---\n{body}\n")
     ancient = time.time() - 400 * 86400
     for stem in ("old", "used"):

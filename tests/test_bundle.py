@@ -10,11 +10,21 @@ import pytest
 @pytest.fixture
 def bundle(cli, store):
     records = [
-        {"id": "chain0", "text": "quokka sightings register", "metadata": {"source": "discord"},
-         "links": ["chain1"], "supersedes": "older"},
+        {
+            "id": "chain0",
+            "text": "quokka sightings register",
+            "metadata": {"source": "discord"},
+            "links": ["chain1"],
+            "supersedes": "older",
+        },
         {"id": "chain1", "text": "chain one notes", "metadata": {"source": "docs"}, "links": ["chain2"]},
         {"id": "chain2", "text": "chain two notes", "metadata": {"source": "docs"}},
-        {"id": "older", "text": "older register entry", "metadata": {"source": "discord"}, "scope": {"name": "other", "visibility": "public"}},
+        {
+            "id": "older",
+            "text": "older register entry",
+            "metadata": {"source": "discord"},
+            "scope": {"name": "other", "visibility": "public"},
+        },
     ]
     assert cli("remember", stdin="".join(json.dumps(r) + "\n" for r in records)).code == 0
     return store
@@ -27,8 +37,11 @@ def items(run):
 
 def test_default_depth_one(cli, bundle):
     run = cli("recall", "quokka", "--mode", "keyword", "--json")
-    assert items(run) == [("chain0", "primary", 0, None, None), ("chain1", "traversal", 1, "links", "chain0"),
-                          ("older", "traversal", 1, "supersedes", "chain0")]
+    assert items(run) == [
+        ("chain0", "primary", 0, None, None),
+        ("chain1", "traversal", 1, "links", "chain0"),
+        ("older", "traversal", 1, "supersedes", "chain0"),
+    ]
     assert run.json["truncated"] is True  # chain2 lies beyond the bound
     hit = run.json["items"][1]
     assert hit["score"] == pytest.approx(run.json["items"][0]["score"] * 0.5)
@@ -55,23 +68,46 @@ def test_source_filters_every_hop(cli, bundle):
 
 def test_reinforcement_decays_by_depth_once_per_record(cli, bundle):
     cli("recall", "quokka", "--mode", "keyword", "--depth", "2")
-    counts = {i["id"]: i["recall_count"] for i in
-              cli("recall", "quokka", "--mode", "keyword", "--depth", "2", "--json", "--no-record").json["items"]}
+    counts = {
+        i["id"]: i["recall_count"]
+        for i in cli("recall", "quokka", "--mode", "keyword", "--depth", "2", "--json", "--no-record").json["items"]
+    }
     assert counts == {"chain0": 1, "chain1": 0.5, "older": 0.5, "chain2": 0.25}
     cli("recall", "chain notes", "--mode", "keyword", "--depth", "1", "--top-k", "5")
-    counts = {i["id"]: i["recall_count"] for i in
-              cli("recall", "quokka", "--mode", "keyword", "--depth", "2", "--json", "--no-record").json["items"]}
+    counts = {
+        i["id"]: i["recall_count"]
+        for i in cli("recall", "quokka", "--mode", "keyword", "--depth", "2", "--json", "--no-record").json["items"]
+    }
     assert counts["chain1"] == 1.5 and counts["chain2"] == 1.25  # primary hits: 1 each, not 1 + 0.5
 
 
 def test_private_links_never_leak(cli, store):
     cli("remember", '{"id": "pub", "text": "public wombat", "links": ["priv"]}')
-    cli("remember", '{"id": "priv", "text": "private note", "links": ["deep"]}', "--scope", "secret", "--visibility", "private")
+    cli(
+        "remember",
+        '{"id": "priv", "text": "private note", "links": ["deep"]}',
+        "--scope",
+        "secret",
+        "--visibility",
+        "private",
+    )
     cli("remember", '{"id": "deep", "text": "public behind private"}')
     public = cli("recall", "wombat", "--mode", "keyword", "--depth", "3", "--json")
     assert [i[0] for i in items(public)] == ["pub"] and public.json["truncated"] is False
     assert "private note" not in public.out  # (the public record's own links list names "priv")
-    own = cli("recall", "wombat", "--mode", "keyword", "--depth", "3", "--scope", "secret", "--visibility", "private", "--json")
+    own = cli(
+        "recall",
+        "wombat",
+        "--mode",
+        "keyword",
+        "--depth",
+        "3",
+        "--scope",
+        "secret",
+        "--visibility",
+        "private",
+        "--json",
+    )
     assert [i[0] for i in items(own)] == ["pub", "priv", "deep"]
 
 

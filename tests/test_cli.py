@@ -70,8 +70,12 @@ def test_store_routing_repo_home_and_override(cli, env, monkeypatch):
     assert rec(repo / ".eidetic" / "memory", "pub").exists()
     assert rec(env / "home" / ".eidetic" / "memory", "priv").exists()
     assert not rec(repo / ".eidetic" / "memory", "priv").exists()
-    found = [i["id"] for i in cli("recall", "quokka", "--mode", "keyword", "--scope", "me",
-                                  "--visibility", "private", "--json").json["items"]]
+    found = [
+        i["id"]
+        for i in cli(
+            "recall", "quokka", "--mode", "keyword", "--scope", "me", "--visibility", "private", "--json"
+        ).json["items"]
+    ]
     assert sorted(found) == ["priv", "pub"]
     monkeypatch.chdir(env / "work")  # outside the repo: public records go home
     cli("remember", '{"id": "outside", "text": "outside quokka"}')
@@ -114,13 +118,18 @@ def test_help_and_keyword_and_exact_recall_do_not_import_heavy_modules(store):
     assert run_process("remember", '{"id": "a", "text": "quokka"}', "--no-embed").code == 0
     time.sleep(0.1)
     run_process("recall", "quokka", "--mode", "keyword")  # re-checks the just-written ("racy") file
-    for args in (["--help"], ["recall", "quokka", "--mode", "keyword", "--json"],
-                 ["recall", "quokka", "--mode", "exact", "--json"]):
-        code = ("import sys; from eidetic.cli.main import main\n"
-                f"try:\n    main({args!r})\nexcept SystemExit as exit:\n    assert not exit.code\n"
-                "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'httpx', 'psycopg', 'pgvector', 'yaml',"
-                " 'usearch', 'mcp', 'pydantic')"
-                " if m in sys.modules))")
+    for args in (
+        ["--help"],
+        ["recall", "quokka", "--mode", "keyword", "--json"],
+        ["recall", "quokka", "--mode", "exact", "--json"],
+    ):
+        code = (
+            "import sys; from eidetic.cli.main import main\n"
+            f"try:\n    main({args!r})\nexcept SystemExit as exit:\n    assert not exit.code\n"
+            "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'httpx', 'psycopg', 'pgvector', 'yaml',"
+            " 'usearch', 'mcp', 'pydantic')"
+            " if m in sys.modules))"
+        )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
         assert proc.returncode == 0, proc.stderr
         assert ('"id": "a"' in proc.stdout) if "recall" in args else ("recall" in proc.stdout)

@@ -13,10 +13,18 @@ from eidetic import frontmatter
 def test_eight_concurrent_writers_lose_nothing(store, env):
     writers = []
     for w in range(8):
-        lines = "".join(json.dumps({"id": f"w{w}-r{i}", "text": f"writer {w} record {i} quokka",
-                                    "metadata": {"writer": w}}) + "\n" for i in range(200))
-        proc = subprocess.Popen([sys.executable, "-m", "eidetic", "remember", "--json"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        lines = "".join(
+            json.dumps({"id": f"w{w}-r{i}", "text": f"writer {w} record {i} quokka", "metadata": {"writer": w}}) + "\n"
+            for i in range(200)
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "eidetic", "remember", "--json"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ.copy(),
+        )
         writers.append((proc, lines))
     for proc, lines in writers:
         proc.stdin.write(lines)
@@ -30,9 +38,14 @@ def test_eight_concurrent_writers_lose_nothing(store, env):
         record = frontmatter.parse(path.read_text(), path.stem)
         assert record.id == path.stem and "quokka" in record.text
     assert not list(store.glob(".staging-*"))
-    status = subprocess.run([sys.executable, "-m", "eidetic", "index", "--json"], capture_output=True,
-                            text=True, env=os.environ.copy())
+    status = subprocess.run(
+        [sys.executable, "-m", "eidetic", "index", "--json"], capture_output=True, text=True, env=os.environ.copy()
+    )
     assert json.loads(status.stdout)["stores"][0]["records"] == 1600
-    found = subprocess.run([sys.executable, "-m", "eidetic", "recall", "writer 5 record 199", "--mode", "exact",
-                            "--json"], capture_output=True, text=True, env=os.environ.copy())
+    found = subprocess.run(
+        [sys.executable, "-m", "eidetic", "recall", "writer 5 record 199", "--mode", "exact", "--json"],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
     assert [i["id"] for i in json.loads(found.stdout)["items"]] == ["w5-r199"]

@@ -20,8 +20,9 @@ def turn(rid, text, thread="chat-1", created=WHEN, **extra):
 
 
 def found(memory, query, **options):
-    return [hit.record.id for hit in memory.recall(query, mode="keyword", top_k=10, depth=0,
-                                                   record=False, **options).items]
+    return [
+        hit.record.id for hit in memory.recall(query, mode="keyword", top_k=10, depth=0, record=False, **options).items
+    ]
 
 
 @pytest.fixture
@@ -31,17 +32,28 @@ def memory(store):
 
 
 def test_a_turn_is_found_through_its_neighbours(memory):
-    memory.remember([turn("t-1", "Do you still go to pottery classes?"),
-                     turn("t-2", "Yes, every Tuesday evening with my sister."),
-                     turn("t-3", "That sounds lovely."),
-                     {"id": "loner", "text": "Yes, every Tuesday evening with my sister."}])
+    memory.remember(
+        [
+            turn("t-1", "Do you still go to pottery classes?"),
+            turn("t-2", "Yes, every Tuesday evening with my sister."),
+            turn("t-3", "That sounds lovely."),
+            {"id": "loner", "text": "Yes, every Tuesday evening with my sister."},
+        ]
+    )
     hits = found(memory, "pottery")
     assert hits == ["t-1", "t-2"]  # the direct match first; t-3 is two turns away; loner has no thread
 
 
 def test_neighbours_follow_time_then_natural_id_order(memory):
-    memory.remember([turn("t-1", "We adopted a puppy."), turn("t-10", "ten"), turn("t-2", "two"),
-                     turn("t-9", "nine"), turn("t-0", "zero", created="2024-05-01T11:00:00Z")])
+    memory.remember(
+        [
+            turn("t-1", "We adopted a puppy."),
+            turn("t-10", "ten"),
+            turn("t-2", "two"),
+            turn("t-9", "nine"),
+            turn("t-0", "zero", created="2024-05-01T11:00:00Z"),
+        ]
+    )
     # order: t-1, t-2, t-9, t-10 (same time, ids by number), then t-0 (later)
     assert found(memory, "puppy") == ["t-1", "t-2"]
     assert set(found(memory, "ten")) == {"t-10", "t-9", "t-0"}
@@ -55,8 +67,7 @@ def test_a_turn_inserted_between_takes_over_the_context(memory):
 
 
 def test_forgetting_or_leaving_the_thread_removes_the_context(memory):
-    memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-2", "Since when?"),
-                     turn("t-3", "Since March.")])
+    memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-2", "Since when?"), turn("t-3", "Since March.")])
     memory.set_lifecycle("t-1", "archived")
     assert found(memory, "pottery") == []
     memory.set_lifecycle("t-1", "active")
@@ -75,8 +86,12 @@ def test_a_hand_edit_of_a_neighbour_updates_the_context(memory, store):
 
 
 def test_private_turns_never_lend_context_to_public_ones(memory):
-    memory.remember([turn("t-1", "My pottery teacher is Ann.", scope={"name": "me", "visibility": "private"}),
-                     turn("t-2", "Say hi to her!")])
+    memory.remember(
+        [
+            turn("t-1", "My pottery teacher is Ann.", scope={"name": "me", "visibility": "private"}),
+            turn("t-2", "Say hi to her!"),
+        ]
+    )
     assert found(memory, "pottery") == []
     assert found(memory, "pottery", scope="me", visibility="private") == ["t-1"]
     memory.remember([turn("t-3", "Pottery again.", scope={"name": "me", "visibility": "private"})])
@@ -84,8 +99,12 @@ def test_private_turns_never_lend_context_to_public_ones(memory):
 
 
 def test_links_lend_no_context_traversal_brings_them(memory):
-    memory.remember([{"id": "notes", "text": "Notes about the kiln firing schedule."},
-                     {"id": "reply", "text": "Agreed, see above.", "links": ["notes"]}])
+    memory.remember(
+        [
+            {"id": "notes", "text": "Notes about the kiln firing schedule."},
+            {"id": "reply", "text": "Agreed, see above.", "links": ["notes"]},
+        ]
+    )
     assert found(memory, "kiln") == ["notes"]
     bundle = memory.recall("kiln", mode="keyword", record=False).items
     assert [(h.record.id, h.tier) for h in bundle] == [("notes", "primary")]  # links point the other way
@@ -95,8 +114,14 @@ def test_links_lend_no_context_traversal_brings_them(memory):
 
 
 def test_a_rebuilt_index_gives_the_same_contexts(memory):
-    memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-2", "Since when?"),
-                     turn("t-3", "Pottery! Again?", thread="chat-2"), turn("t-4", "Yes.", thread="chat-2")])
+    memory.remember(
+        [
+            turn("t-1", "Pottery is my new hobby."),
+            turn("t-2", "Since when?"),
+            turn("t-3", "Pottery! Again?", thread="chat-2"),
+            turn("t-4", "Yes.", thread="chat-2"),
+        ]
+    )
     before = found(memory, "pottery")
     memory.rebuild_index()
     assert found(memory, "pottery") == before

@@ -87,8 +87,9 @@ def test_upsert_replaces_and_an_unchanged_remember_writes_nothing(cli, backend):
 
 
 def test_duplicates_are_per_scope_and_scope_never_moves(cli, backend):
-    first = cli("remember", "--json", stdin=ndjson({"id": "a", "text": "same words"},
-                                                   {"id": "b", "text": "same words"}))
+    first = cli(
+        "remember", "--json", stdin=ndjson({"id": "a", "text": "same words"}, {"id": "b", "text": "same words"})
+    )
     assert first.json["duplicates"] == [{"id": "b", "duplicate_of": "a"}]
     other = cli("remember", "--json", "--scope", "team", stdin=ndjson({"id": "c", "text": "same words"}))
     assert other.json["duplicates"] == [] and other.json["ids"] == ["c"]
@@ -104,14 +105,21 @@ def test_a_bad_batch_writes_nothing(cli, backend):
 
 
 def test_private_records_never_leave_their_scope(cli, backend):
-    cli("remember", "--scope", "alice", "--visibility", "private",
-        stdin=ndjson({"id": "secret", "text": "alice private zebra note", "links": []}))
+    cli(
+        "remember",
+        "--scope",
+        "alice",
+        "--visibility",
+        "private",
+        stdin=ndjson({"id": "secret", "text": "alice private zebra note", "links": []}),
+    )
     cli("remember", stdin=ndjson({"id": "pub", "text": "public zebra note", "links": ["secret"]}))
     for mode in ("exact", "keyword", "hybrid", "fields"):
         query = "zebra note"
         assert ids(cli("recall", query, "--mode", mode, "--json")) == ["pub"], mode
-        assert ids(cli("recall", query, "--mode", mode, "--scope", "bob", "--visibility", "private",
-                       "--json")) == ["pub"], mode
+        assert ids(cli("recall", query, "--mode", mode, "--scope", "bob", "--visibility", "private", "--json")) == [
+            "pub"
+        ], mode
         assert ids(cli("recall", query, "--mode", mode, "--scope", "alice", "--json")) == ["pub"], mode
         mine = ids(cli("recall", query, "--mode", mode, "--scope", "alice", "--visibility", "private", "--json"))
         assert sorted(mine) == ["pub", "secret"], mode
@@ -126,11 +134,19 @@ def test_private_records_never_leave_their_scope(cli, backend):
 
 
 def test_private_bm25_statistics_do_not_move_public_scores(cli, backend):
-    cli("remember", stdin=ndjson({"id": "p1", "text": "walrus facts and figures"},
-                                 {"id": "p2", "text": "walrus walrus tusks"}))
+    cli(
+        "remember",
+        stdin=ndjson({"id": "p1", "text": "walrus facts and figures"}, {"id": "p2", "text": "walrus walrus tusks"}),
+    )
     before = cli("recall", "walrus", "--mode", "keyword", "--no-record", "--json").json["items"]
-    cli("remember", "--scope", "carol", "--visibility", "private",
-        stdin=ndjson(*({"id": f"c{i}", "text": f"walrus private {i}"} for i in range(20))))
+    cli(
+        "remember",
+        "--scope",
+        "carol",
+        "--visibility",
+        "private",
+        stdin=ndjson(*({"id": f"c{i}", "text": f"walrus private {i}"} for i in range(20))),
+    )
     after = cli("recall", "walrus", "--mode", "keyword", "--no-record", "--json").json["items"]
     # a moment apart, freshness has aged a little (scores are not rounded): same ranking
     assert [h["id"] for h in after] == [h["id"] for h in before]
@@ -143,10 +159,18 @@ def test_supersedes_shadows_at_once_and_sweep_archives(cli, backend):
     assert ids(cli("recall", "build", "--mode", "keyword", "--depth", "0", "--json")) == ["new"]
     shadowed = cli("recall", "build", "--mode", "keyword", "--depth", "0", "--include-shadowed", "--json")
     assert sorted(ids(shadowed)) == ["new", "old"]
-    cli("remember", stdin=ndjson({"id": "ancient", "text": "the build once used scons",
-                                  "created": "2020-01-01T00:00:00+00:00"},
-                                 {"id": "kept", "text": "the build once used autotools",
-                                  "created": "2020-01-01T00:00:00+00:00", "metadata": {"protected": True}}))
+    cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "ancient", "text": "the build once used scons", "created": "2020-01-01T00:00:00+00:00"},
+            {
+                "id": "kept",
+                "text": "the build once used autotools",
+                "created": "2020-01-01T00:00:00+00:00",
+                "metadata": {"protected": True},
+            },
+        ),
+    )
     sweep = cli("sweep", "--json").json
     assert {c["id"]: c["lifecycle"] for c in sweep["changed"]} == {"ancient": "archived"}
     assert ids(cli("recall", "build once", "--mode", "exact", "--json")) == ["kept"]
@@ -168,9 +192,14 @@ def test_forget_restore_and_purge(cli, backend):
 
 
 def test_links_are_traversed_breadth_first_within_scope(cli, backend):
-    cli("remember", stdin=ndjson({"id": "a", "text": "root topic quasar", "links": ["b"]},
-                                 {"id": "b", "text": "second hop", "links": ["c", "a"]},
-                                 {"id": "c", "text": "third hop"}))
+    cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "a", "text": "root topic quasar", "links": ["b"]},
+            {"id": "b", "text": "second hop", "links": ["c", "a"]},
+            {"id": "c", "text": "third hop"},
+        ),
+    )
     one = cli("recall", "quasar", "--mode", "keyword", "--json").json
     assert [(i["id"], i["tier"], i["depth"]) for i in one["items"]] == [("a", "primary", 0), ("b", "traversal", 1)]
     assert one["items"][1]["score"] == pytest.approx(one["items"][0]["score"] * 0.5)
@@ -182,8 +211,10 @@ def test_links_are_traversed_breadth_first_within_scope(cli, backend):
 
 
 def test_usage_is_reinforced_by_recall(cli, backend):
-    cli("remember", stdin=ndjson({"id": "u", "text": "usage probe narwhal", "links": ["v"]},
-                                 {"id": "v", "text": "linked"}))
+    cli(
+        "remember",
+        stdin=ndjson({"id": "u", "text": "usage probe narwhal", "links": ["v"]}, {"id": "v", "text": "linked"}),
+    )
     for _ in range(2):
         cli("recall", "narwhal", "--mode", "keyword")
     cli("recall", "narwhal", "--mode", "keyword", "--no-record")
@@ -193,10 +224,19 @@ def test_usage_is_reinforced_by_recall(cli, backend):
 
 
 def test_fields_mode_scores_name_description_and_body(cli, backend):
-    cli("remember", stdin=ndjson(
-        {"id": "f1", "name": "deploy checklist", "description": "steps before a release", "text": "tag, build, push",
-         "type": "project"},
-        {"id": "f2", "text": "we talked about the deploy once", "type": "user"}))
+    cli(
+        "remember",
+        stdin=ndjson(
+            {
+                "id": "f1",
+                "name": "deploy checklist",
+                "description": "steps before a release",
+                "text": "tag, build, push",
+                "type": "project",
+            },
+            {"id": "f2", "text": "we talked about the deploy once", "type": "user"},
+        ),
+    )
     items = cli("recall", "deploy", "--mode", "fields", "--json").json["items"]
     assert [i["id"] for i in items] == ["f1", "f2"] and items[0]["score"] > items[1]["score"]
     assert ids(cli("recall", "", "--mode", "fields", "--type", "project", "--json")) == ["f1"]
@@ -204,11 +244,15 @@ def test_fields_mode_scores_name_description_and_body(cli, backend):
 
 def test_hostile_ids_and_unicode_round_trip(cli, backend):
     weird = ["../../etc/passwd", "a/b\\c", "ünïcødé id", "x" * 200, "DROP TABLE docs; --", "%s %(x)s ?"]
-    run = cli("remember", "--json", stdin=ndjson(*({"id": rid, "text": f"hostile id probe {n}"}
-                                                    for n, rid in enumerate(weird))))
+    run = cli(
+        "remember",
+        "--json",
+        stdin=ndjson(*({"id": rid, "text": f"hostile id probe {n}"} for n, rid in enumerate(weird))),
+    )
     assert run.code == 0, run.err
-    found = {i["id"] for i in cli("recall", "hostile id probe", "--mode", "exact", "--top-k", "10", "--json")
-             .json["items"]}
+    found = {
+        i["id"] for i in cli("recall", "hostile id probe", "--mode", "exact", "--top-k", "10", "--json").json["items"]
+    }
     assert found == set(weird)
 
 
@@ -224,9 +268,14 @@ def test_status_and_overview_count_what_is_stored(cli, corpus):
 
 def test_semantic_recall_with_the_real_model(cli, backend, monkeypatch):
     monkeypatch.delenv("EIDETIC_EMBEDDER")
-    cli("remember", stdin=ndjson({"id": "pet", "text": "The cat sleeps on the sofa all afternoon"},
-                                 {"id": "money", "text": "Quarterly revenue grew five percent"},
-                                 {"id": "code", "text": "The Rust compiler rejected the borrow"}))
+    cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "pet", "text": "The cat sleeps on the sofa all afternoon"},
+            {"id": "money", "text": "Quarterly revenue grew five percent"},
+            {"id": "code", "text": "The Rust compiler rejected the borrow"},
+        ),
+    )
     approx = cli("recall", "a kitten napping on the couch", "--mode", "approximate", "--json").json
     assert approx["embedder"]["online"] is True and approx["items"][0]["id"] == "pet"
     hybrid = cli("recall", "revenue kitten", "--json", "--explain").json["items"]
@@ -241,8 +290,14 @@ def _public():
 
 
 def _spawn(args: list[str], stdin: str | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "eidetic", *args], stdin=subprocess.PIPE if stdin else None,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    return subprocess.Popen(
+        [sys.executable, "-m", "eidetic", *args],
+        stdin=subprocess.PIPE if stdin else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
 
 
 def test_eight_writers_and_four_recallers_lose_nothing(cli, backend):
@@ -256,12 +311,16 @@ def test_eight_writers_and_four_recallers_lose_nothing(cli, backend):
         proc.stdin.write(lines)
         proc.stdin.close()
         writers.append(proc)
-    script = ("from eidetic.memory import Memory\n"
-              "with Memory.open() as m:\n"
-              "    for _ in range(10):\n"
-              "        assert [h.record.id for h in m.recall('walrus', mode='keyword').items] == ['hot']\n")
-    recallers = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
-                                  env=os.environ.copy()) for _ in range(4)]
+    script = (
+        "from eidetic.memory import Memory\n"
+        "with Memory.open() as m:\n"
+        "    for _ in range(10):\n"
+        "        assert [h.record.id for h in m.recall('walrus', mode='keyword').items] == ['hot']\n"
+    )
+    recallers = [
+        subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        for _ in range(4)
+    ]
     for proc in writers:
         assert proc.wait(timeout=300) == 0, proc.stderr.read()
         assert json.loads(proc.stdout.read())["upserted"] == 100

@@ -30,15 +30,43 @@ def write(folder, stem, name, description, rtype, body, touched, updated=None):
 def folder(env):
     memory_dir = env / "memory"
     memory_dir.mkdir()
-    write(memory_dir, "deploy-checklist", "deploy-checklist", "Steps before deploying the API", "feedback",
-          "Run the migration dry-run before each deploy. Deploy on weekdays. deploy deploy.", NOW - 3 * MONTH)
-    write(memory_dir, "user-prefs", "user_prefs", "How the user likes answers", "user",
-          "Short answers. Never deploy on Fridays.", NOW - 12 * MONTH)
-    write(memory_dir, "kiln", "kiln", "Pottery notes", "reference", "Cone 6 glaze schedule.", NOW - 1 * MONTH,
-          updated="2026-05-25T00:00:00Z")
-    write(memory_dir, "history", "old-api", "The old API gateway", "project",
-          "Retired.\n\n## History\n- 2025-01-01: created\n- 2026-05-01: superseded by the new gateway\n\n## Notes\n2026-05-30 is not history",
-          NOW - 24 * MONTH)
+    write(
+        memory_dir,
+        "deploy-checklist",
+        "deploy-checklist",
+        "Steps before deploying the API",
+        "feedback",
+        "Run the migration dry-run before each deploy. Deploy on weekdays. deploy deploy.",
+        NOW - 3 * MONTH,
+    )
+    write(
+        memory_dir,
+        "user-prefs",
+        "user_prefs",
+        "How the user likes answers",
+        "user",
+        "Short answers. Never deploy on Fridays.",
+        NOW - 12 * MONTH,
+    )
+    write(
+        memory_dir,
+        "kiln",
+        "kiln",
+        "Pottery notes",
+        "reference",
+        "Cone 6 glaze schedule.",
+        NOW - 1 * MONTH,
+        updated="2026-05-25T00:00:00Z",
+    )
+    write(
+        memory_dir,
+        "history",
+        "old-api",
+        "The old API gateway",
+        "project",
+        "Retired.\n\n## History\n- 2025-01-01: created\n- 2026-05-01: superseded by the new gateway\n\n## Notes\n2026-05-30 is not history",
+        NOW - 24 * MONTH,
+    )
     (memory_dir / "MEMORY.md").write_text("- [deploy](deploy-checklist.md) deploy gateway pottery\n")
     return memory_dir
 

@@ -34,6 +34,7 @@ def ids(run):
 
 # -- 1. a bad record file costs one record ----------------------------------------------------
 
+
 def _alias_bomb(levels: int, width: int) -> str:
     lines = [f"l0: &l0 [{', '.join(['x'] * width)}]"]
     for level in range(1, levels):
@@ -57,7 +58,7 @@ HOSTILE = {
     "merge-bomb.md": _merge_bomb(40),
     "nan.md": "metadata: {x: .nan, y: -.inf}\n",
     "nul.md": 'metadata: {x: "a\\0b"}\n',
-    "big.md": "metadata: {x: \"" + "y" * 70_000 + "\"}\n",
+    "big.md": 'metadata: {x: "' + "y" * 70_000 + '"}\n',
 }
 
 
@@ -131,9 +132,12 @@ def test_hostile_front_matter_does_not_stop_the_mcp_server(env, store, monkeypat
         params = StdioServerParameters(command=sys.executable, args=["-m", "eidetic", "mcp"], env=dict(os.environ))
         async with stdio_client(params) as streams, ClientSession(*streams) as client:
             await client.initialize()
-            for tool, arguments in (("recall", {"query": "quokka", "mode": "keyword"}),
-                                    ("remember", {"records": {"text": "one more quokka"}}),
-                                    ("overview", {}), ("sweep", {"dry_run": True})):
+            for tool, arguments in (
+                ("recall", {"query": "quokka", "mode": "keyword"}),
+                ("remember", {"records": {"text": "one more quokka"}}),
+                ("overview", {}),
+                ("sweep", {"dry_run": True}),
+            ):
                 result = await client.call_tool(tool, arguments)
                 assert not result.is_error, result.content
             found = await client.call_tool("recall", {"query": "quokka", "mode": "keyword"})
@@ -144,13 +148,19 @@ def test_hostile_front_matter_does_not_stop_the_mcp_server(env, store, monkeypat
     anyio.run(session)
 
 
-@pytest.mark.parametrize("record, message", [
-    ({"text": "x", "metadata": {"a": json.loads("[" * (MAX_NESTING + 2) + "]" * (MAX_NESTING + 2))}}, "levels deep"),
-    ({"text": "x", "metadata": {"a": [[0] * 100] * (MAX_VALUES // 100 + 1)}}, "values"),
-    ({"text": "x", "metadata": {"a": "y" * 70_000}}, "metadata"),
-    ({"text": "x\x00y"}, "NUL"),
-    ({"text": "x", "metadata": {"k\x00": 1}}, "NUL"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        (
+            {"text": "x", "metadata": {"a": json.loads("[" * (MAX_NESTING + 2) + "]" * (MAX_NESTING + 2))}},
+            "levels deep",
+        ),
+        ({"text": "x", "metadata": {"a": [[0] * 100] * (MAX_VALUES // 100 + 1)}}, "values"),
+        ({"text": "x", "metadata": {"a": "y" * 70_000}}, "metadata"),
+        ({"text": "x\x00y"}, "NUL"),
+        ({"text": "x", "metadata": {"k\x00": 1}}, "NUL"),
+    ],
+)
 def test_remember_input_over_the_limits_is_a_clear_error(cli, store, record, message):
     run = cli("remember", stdin=ndjson({"id": "ok", "text": "fine"}, record))
     assert run.code == 1 and message in run.err and "Traceback" not in run.err
@@ -159,8 +169,11 @@ def test_remember_input_over_the_limits_is_a_clear_error(cli, store, record, mes
 
 def test_json_nested_beyond_the_parser_is_bad_input_not_a_crash(cli, store):
     deep = '{"text": "x", "metadata": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
-    for run in (cli("remember", deep), cli("remember", stdin=deep + "\n"),
-                cli("recall", "x", "--mode", "keyword", "--filter", "a=" + "[" * 100_000)):
+    for run in (
+        cli("remember", deep),
+        cli("remember", stdin=deep + "\n"),
+        cli("recall", "x", "--mode", "keyword", "--filter", "a=" + "[" * 100_000),
+    ):
         assert run.code in (0, 1) and "Traceback" not in run.err
     assert cli("remember", deep).code == 1
 
@@ -174,6 +187,7 @@ def test_a_self_referencing_object_from_python_is_refused():
 
 # -- 2. writes never leave the store -----------------------------------------------------------
 
+
 def test_a_symlinked_shard_folder_is_refused_not_written_through(cli, store, env):
     cli("remember", '{"id": "first", "text": "the first record"}')
     outside = env / "outside"
@@ -181,8 +195,10 @@ def test_a_symlinked_shard_folder_is_refused_not_written_through(cli, store, env
     shard = rec(store, "victim").parent
     assert not shard.exists()
     shard.symlink_to(outside)
-    run = cli("remember", stdin=ndjson({"id": "other", "text": "another record"},
-                                       {"id": "victim", "text": "must not leave the store"}))
+    run = cli(
+        "remember",
+        stdin=ndjson({"id": "other", "text": "another record"}, {"id": "victim", "text": "must not leave the store"}),
+    )
     assert run.code == 2 and "symlink" in run.err and shard.name in run.err
     assert list(outside.iterdir()) == []
     assert ids(cli("recall", "record", "--mode", "keyword", "--json")) == ["first"]  # not "other" either
@@ -217,6 +233,7 @@ def test_purge_never_deletes_outside_the_store(cli, store, env):
 
 # -- 3. a batch is all or nothing ---------------------------------------------------------------
 
+
 def test_write_many_undoes_its_renames_when_one_fails(tmp_path):
     files = RecordFolder(tmp_path / "store")
     files.root.mkdir()
@@ -233,8 +250,10 @@ def test_write_many_undoes_its_renames_when_one_fails(tmp_path):
 
 def test_a_folder_where_the_file_should_go_gets_another_name(cli, store):
     (rec(store, "blocked")).mkdir(parents=True)
-    run = cli("remember", stdin=ndjson({"id": "a", "text": "alpha"}, {"id": "b", "text": "beta"},
-                                       {"id": "blocked", "text": "gamma"}))
+    run = cli(
+        "remember",
+        stdin=ndjson({"id": "a", "text": "alpha"}, {"id": "b", "text": "beta"}, {"id": "blocked", "text": "gamma"}),
+    )
     assert run.code == 0, run.err
     assert ids(cli("recall", "gamma", "--mode", "keyword", "--json")) == ["blocked"]
 
@@ -262,8 +281,12 @@ def test_a_rename_failing_on_the_third_record_leaves_nothing_served(cli, store, 
     mounts.append(third)
     assert _mount("-o", "remount,ro,bind", str(third))
     assert rec(store, "a").parent != third and rec(store, "b").parent != third
-    run = cli("remember", stdin=ndjson({"id": "a", "text": "alpha version two"}, {"id": "b", "text": "beta"},
-                                       {"id": "c", "text": "gamma"}))
+    run = cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "a", "text": "alpha version two"}, {"id": "b", "text": "beta"}, {"id": "c", "text": "gamma"}
+        ),
+    )
     assert run.code == 2 and "nothing of this batch was written" in run.err
     assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == ["a"]
     assert cli("recall", "version", "--mode", "keyword", "--json").json["items"][0]["text"] == "alpha version one"
@@ -278,8 +301,10 @@ def test_a_full_disk_on_the_third_record_leaves_nothing_served(cli, store, mount
     if not _mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", str(store)):
         pytest.skip("mounts are not permitted here")
     mounts.append(store)
-    run = cli("remember", stdin=ndjson({"id": "a", "text": "alpha"}, {"id": "b", "text": "beta"},
-                                       {"id": "c", "text": "gamma " * 10_000}))
+    run = cli(
+        "remember",
+        stdin=ndjson({"id": "a", "text": "alpha"}, {"id": "b", "text": "beta"}, {"id": "c", "text": "gamma " * 10_000}),
+    )
     assert run.code == 2 and "No space left" in run.err
     assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == []
     assert not list(store.rglob("*.md"))
@@ -287,9 +312,12 @@ def test_a_full_disk_on_the_third_record_leaves_nothing_served(cli, store, mount
 
 # -- 5. no scope side channels -----------------------------------------------------------------
 
+
 def test_an_id_held_privately_elsewhere_gets_a_conflict_that_names_no_scope(cli, backend):
-    assert cli("remember", '{"id": "secret", "text": "alice only"}', "--scope", "alice",
-               "--visibility", "private").code == 0
+    assert (
+        cli("remember", '{"id": "secret", "text": "alice only"}', "--scope", "alice", "--visibility", "private").code
+        == 0
+    )
     for flags in ((), ("--scope", "bob", "--visibility", "private")):
         run = cli("remember", '{"id": "secret", "text": "bob writes"}', *flags, "--json")
         assert run.code == 1
@@ -305,8 +333,12 @@ def test_another_scopes_private_copy_never_hides_a_public_one(env, cli, monkeypa
     repo = env / "work"
     (repo / ".git").mkdir()
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
-    assert cli("remember", '{"id": "x", "text": "alice private quokka"}', "--scope", "alice",
-               "--visibility", "private").code == 0
+    assert (
+        cli(
+            "remember", '{"id": "x", "text": "alice private quokka"}', "--scope", "alice", "--visibility", "private"
+        ).code
+        == 0
+    )
     with Memory.open() as memory:  # the repository store, written directly (an id collision)
         repo_store = memory.plan.repo
     repo_store.mkdir(parents=True)
@@ -336,9 +368,17 @@ def test_index_and_doctor_name_no_private_partition_or_id(cli, store):
 
 
 def test_sweep_reports_only_what_the_caller_may_see(cli, backend):
-    cli("remember", "--scope", "alice", "--visibility", "private",
-        stdin=ndjson({"id": "old-secret", "text": "alice v1"},
-                     {"id": "new-secret", "text": "alice v2", "supersedes": "old-secret"}))
+    cli(
+        "remember",
+        "--scope",
+        "alice",
+        "--visibility",
+        "private",
+        stdin=ndjson(
+            {"id": "old-secret", "text": "alice v1"},
+            {"id": "new-secret", "text": "alice v2", "supersedes": "old-secret"},
+        ),
+    )
     cli("remember", '{"id": "ancient", "text": "public and old", "created": "2020-01-01T00:00:00Z"}')
     report = cli("sweep", "--dry-run", "--json").json
     assert [c["id"] for c in report["changed"]] == ["ancient"] and report["scanned"] == 1
@@ -354,25 +394,47 @@ def test_an_mcp_session_writes_only_where_it_may_read(env, store, monkeypatch, c
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
-    assert cli("remember", "--scope", "alice", "--visibility", "private",
-               stdin=ndjson({"id": "alice-key", "text": "alice rotates the key monthly"})).code == 0
+    assert (
+        cli(
+            "remember",
+            "--scope",
+            "alice",
+            "--visibility",
+            "private",
+            stdin=ndjson({"id": "alice-key", "text": "alice rotates the key monthly"}),
+        ).code
+        == 0
+    )
 
     async def bob() -> None:
-        params = StdioServerParameters(command=sys.executable, env=dict(os.environ),
-                                       args=["-m", "eidetic", "mcp", "--scope", "bob", "--visibility", "private"])
+        params = StdioServerParameters(
+            command=sys.executable,
+            env=dict(os.environ),
+            args=["-m", "eidetic", "mcp", "--scope", "bob", "--visibility", "private"],
+        )
         async with stdio_client(params) as streams, ClientSession(*streams) as client:
             await client.initialize()
-            for arguments in ({"records": {"id": "alice-key", "text": "overwritten"}},
-                              {"records": {"id": "alice-key", "text": "overwritten",
-                                           "scope": {"name": "alice", "visibility": "private"}}},
-                              {"records": {"text": "x"}, "scope": "alice", "visibility": "private"}):
+            for arguments in (
+                {"records": {"id": "alice-key", "text": "overwritten"}},
+                {
+                    "records": {
+                        "id": "alice-key",
+                        "text": "overwritten",
+                        "scope": {"name": "alice", "visibility": "private"},
+                    }
+                },
+                {"records": {"text": "x"}, "scope": "alice", "visibility": "private"},
+            ):
                 result = await client.call_tool("remember", arguments)
                 text = result.content[0].text
                 assert result.is_error and ("may not write" in text or "alice/" not in text), text
-            shadow = await client.call_tool("remember", {"records": {"id": "b1", "text": "bob's note",
-                                                                     "supersedes": "alice-key"}})
+            shadow = await client.call_tool(
+                "remember", {"records": {"id": "b1", "text": "bob's note", "supersedes": "alice-key"}}
+            )
             assert not shadow.is_error
-            same = await client.call_tool("remember", {"records": {"id": "b2", "text": "alice rotates the key monthly"}})
+            same = await client.call_tool(
+                "remember", {"records": {"id": "b2", "text": "alice rotates the key monthly"}}
+            )
             assert not same.is_error and same.structured_content["duplicates"] == []
 
     anyio.run(bob)
@@ -383,13 +445,16 @@ def test_an_mcp_session_writes_only_where_it_may_read(env, store, monkeypatch, c
 
 # -- 7/8. NUL on every backend, clean errors ---------------------------------------------------
 
+
 def test_nul_characters_are_refused_alike_on_every_backend(cli, backend):
     assert cli("remember", '{"id": "ok", "text": "plain text"}').code == 0
-    for run in (cli("remember", '{"text": "a\\u0000b"}'),
-                cli("remember", '{"text": "x", "metadata": {"k": "a\\u0000b"}}'),
-                cli("recall", "pla\x00in", "--mode", "keyword"),
-                cli("recall", "plain", "--mode", "exact", "--source", "a\x00"),
-                cli("recall", "plain", "--mode", "keyword", "--type", "note\x00")):
+    for run in (
+        cli("remember", '{"text": "a\\u0000b"}'),
+        cli("remember", '{"text": "x", "metadata": {"k": "a\\u0000b"}}'),
+        cli("recall", "pla\x00in", "--mode", "keyword"),
+        cli("recall", "plain", "--mode", "exact", "--source", "a\x00"),
+        cli("recall", "plain", "--mode", "keyword", "--type", "note\x00"),
+    ):
         assert run.code == 1 and "NUL" in run.err, run.err
 
 
@@ -397,8 +462,11 @@ def test_memory_recall_with_a_bad_number_exits_1(cli):
     from eidetic.cli.memory_recall import main as memory_recall
 
     assert memory_recall(["deploy", "--limit", "abc"]) == 1
-    proc = subprocess.run([sys.executable, "-m", "eidetic.cli.memory_recall", "x", "--limit", "abc", "--json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eidetic.cli.memory_recall", "x", "--limit", "abc", "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and json.loads(proc.stderr.strip().splitlines()[-1])["code"] == 1
 
 
@@ -413,6 +481,7 @@ def test_nan_in_a_hand_written_file_is_refused_so_export_imports_back(cli, store
 
 
 # -- 9. small contract gaps ----------------------------------------------------------------------
+
 
 def test_updated_is_set_when_a_record_is_first_stored(cli, backend):
     cli("remember", '{"id": "n", "text": "a new record about otters"}')
@@ -429,7 +498,13 @@ def test_json_scores_keep_full_precision(cli, backend):
 
 def test_a_new_process_on_a_hostile_store_prints_no_traceback(tmp_path):
     _plant(tmp_path / "store")
-    environ = dict(os.environ, EIDETIC_DATA_DIR=str(tmp_path / "store"), EIDETIC_CACHE_DIR=str(tmp_path / "cache"),
-                   EIDETIC_STATE_DIR=str(tmp_path / "state"), EIDETIC_EMBEDDER="none", HOME=str(tmp_path))
+    environ = dict(
+        os.environ,
+        EIDETIC_DATA_DIR=str(tmp_path / "store"),
+        EIDETIC_CACHE_DIR=str(tmp_path / "cache"),
+        EIDETIC_STATE_DIR=str(tmp_path / "state"),
+        EIDETIC_EMBEDDER="none",
+        HOME=str(tmp_path),
+    )
     run = run_process("recall", "quokka", "--mode", "keyword", env=environ)
     assert run.code == 0 and "Traceback" not in run.err and "big.md" in run.err

@@ -28,8 +28,14 @@ class ToyModel(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                    "model": body["model"], "n": len(body["input"])})
+        type(self).requests.append(
+            {
+                "path": self.path,
+                "auth": self.headers.get("Authorization"),
+                "model": body["model"],
+                "n": len(body["input"]),
+            }
+        )
         if type(self).fail_with:
             self.send_response(type(self).fail_with)
             self.end_headers()
@@ -55,6 +61,7 @@ class ToyModel(BaseHTTPRequestHandler):
 class Proxy(BaseHTTPRequestHandler):
     """A forward proxy: records every request it is asked to carry (with its Authorization
     header), relays plain http ones and refuses to tunnel."""
+
     seen: ClassVar[list[tuple[str, str, str | None]]] = []
 
     def do_POST(self):
@@ -170,8 +177,10 @@ def test_no_key_meets_a_proxy_on_the_way_to_loopback(cli, records, server, proxy
 
 localhost_names = st.one_of(
     st.just("localhost"),
-    st.lists(st.from_regex(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", fullmatch=True), min_size=1, max_size=3)
-    .map(lambda labels: ".".join(labels) + ".localhost"))
+    st.lists(st.from_regex(r"[a-z0-9]([a-z0-9-]{0,14}[a-z0-9])?", fullmatch=True), min_size=1, max_size=3).map(
+        lambda labels: ".".join(labels) + ".localhost"
+    ),
+)
 
 
 @settings(max_examples=20, deadline=None)  # each name is a real DNS lookup
@@ -193,12 +202,14 @@ def test_a_localhost_name_pointed_elsewhere_is_not_loopback(monkeypatch):
     resolved: list[str] = []
 
     def resolve(host, *args, **kwargs):
-        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, 0))
-                for a in resolved]
+        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, 0)) for a in resolved]
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
-    for addresses, loopback in ((["127.0.0.1", "203.0.113.7"], False), (["203.0.113.7"], False),
-                                (["127.0.0.1", "::1"], True)):
+    for addresses, loopback in (
+        (["127.0.0.1", "203.0.113.7"], False),
+        (["203.0.113.7"], False),
+        (["127.0.0.1", "::1"], True),
+    ):
         resolved[:] = addresses
         assert is_loopback("gpu.localhost") is loopback, addresses
         key, warning = choose_key("http://gpu.localhost:8001/v1", {"COLLEAGUE_API_KEY": "b"})
@@ -248,8 +259,9 @@ def test_a_control_character_in_the_url_degrades_to_keyword(cli, records, monkey
     assert hybrid.code == 0 and hybrid.json["embedder"]["online"] is False
     assert hybrid.err.count("\n") == 1 and "control character" in hybrid.err and "keyword only" in hybrid.err
     keyword = cli("recall", "deploy friday", "--mode", "keyword", "--json", "--no-record")
-    assert [(i["id"], pytest.approx(i["score"], rel=1e-5)) for i in hybrid.json["items"]] == \
-        [(i["id"], i["score"]) for i in keyword.json["items"]]
+    assert [(i["id"], pytest.approx(i["score"], rel=1e-5)) for i in hybrid.json["items"]] == [
+        (i["id"], i["score"]) for i in keyword.json["items"]
+    ]
 
 
 def test_key_rules():
@@ -278,8 +290,9 @@ def test_a_failing_embedder_degrades_to_keyword_loudly(cli, records, server, mon
     keyword = cli("recall", "deploy friday", "--mode", "keyword", "--json", "--no-record")
     # the two recalls run seconds apart (retries) and freshness ages with the clock: the 6th
     # decimal of a score may tick over between them
-    assert [(i["id"], pytest.approx(i["score"], rel=1e-5)) for i in hybrid.json["items"]] == \
-        [(i["id"], i["score"]) for i in keyword.json["items"]]
+    assert [(i["id"], pytest.approx(i["score"], rel=1e-5)) for i in hybrid.json["items"]] == [
+        (i["id"], i["score"]) for i in keyword.json["items"]
+    ]
 
 
 def test_a_bad_url_is_a_warning_and_a_bad_timeout_an_error(cli, records, monkeypatch):
@@ -317,10 +330,22 @@ def test_concurrent_recalls_build_one_consistent_vector_index(cli, store, server
     lines.append({"id": "deploy", "text": "deploy friday rollback"})
     assert cli("remember", "--no-embed", stdin="".join(json_module.dumps(x) + "\n" for x in lines)).code == 0
     env = {**os.environ, "EIDETIC_EMBED_URL": server, "EIDETIC_ANN_THRESHOLD": "100"}
-    command = [sys.executable, "-m", "eidetic", "recall", "friday deploy", "--mode", "approximate",
-               "--top-k", "3", "--json", "--no-record"]
-    procs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    command = [
+        sys.executable,
+        "-m",
+        "eidetic",
+        "recall",
+        "friday deploy",
+        "--mode",
+        "approximate",
+        "--top-k",
+        "3",
+        "--json",
+        "--no-record",
+    ]
+    procs = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)
+    ]
     outputs = [proc.communicate(timeout=120) for proc in procs]
     assert all(proc.returncode == 0 for proc in procs), [err for _, err in outputs]
     answers = [[item["id"] for item in json_module.loads(out)["items"]] for out, _ in outputs]

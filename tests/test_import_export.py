@@ -34,26 +34,83 @@ def by_id(out: str) -> list[str]:
 def seed_varied(cli, where: list[str]) -> None:
     """Scopes (two private ones), links, supersedes (so a shadowed record), an archived one,
     metadata of every JSON type, unicode, names, attribution, dates, and usage."""
-    assert cli("remember", *where, "--added-by", "ana", stdin=ndjson(
-        {"id": "lh", "name": "lighthouse-keeper", "description": "who keeps the light", "type": "project",
-         "text": "The lighthouse log is kept in the tower", "links": ["oil", "led"],
-         "metadata": {"source": "log", "n": 3, "f": 2.5, "ok": True, "none": None, "tags": ["a", "b"],
-                      "nested": {"deep": [1, {"x": "y"}]}}},
-        {"id": "oil", "text": "lighthouse oil lamps", "created": "2024-05-05T00:00:00+00:00"},
-        {"id": "led", "text": "lighthouse LED lamps replace the oil ones", "supersedes": "oil"},
-        {"id": "Ünï/côdé id", "text": "Grüße, 東京, emoji 🚀, and a\nsecond line", "created": "date-unknown"},
-        {"id": "old-news", "text": "an archived lighthouse rumour", "added_by": "bob"},
-    )).code == 0
-    assert cli("remember", *where, "--scope", "me", "--visibility", "private",
-               stdin=ndjson({"id": "mine", "text": "my private lighthouse note", "links": ["lh"]})).code == 0
-    assert cli("remember", *where, "--scope", "them", "--visibility", "private",
-               stdin=ndjson({"id": "theirs", "text": "their private lighthouse note"})).code == 0
+    assert (
+        cli(
+            "remember",
+            *where,
+            "--added-by",
+            "ana",
+            stdin=ndjson(
+                {
+                    "id": "lh",
+                    "name": "lighthouse-keeper",
+                    "description": "who keeps the light",
+                    "type": "project",
+                    "text": "The lighthouse log is kept in the tower",
+                    "links": ["oil", "led"],
+                    "metadata": {
+                        "source": "log",
+                        "n": 3,
+                        "f": 2.5,
+                        "ok": True,
+                        "none": None,
+                        "tags": ["a", "b"],
+                        "nested": {"deep": [1, {"x": "y"}]},
+                    },
+                },
+                {"id": "oil", "text": "lighthouse oil lamps", "created": "2024-05-05T00:00:00+00:00"},
+                {"id": "led", "text": "lighthouse LED lamps replace the oil ones", "supersedes": "oil"},
+                {"id": "Ünï/côdé id", "text": "Grüße, 東京, emoji 🚀, and a\nsecond line", "created": "date-unknown"},
+                {"id": "old-news", "text": "an archived lighthouse rumour", "added_by": "bob"},
+            ),
+        ).code
+        == 0
+    )
+    assert (
+        cli(
+            "remember",
+            *where,
+            "--scope",
+            "me",
+            "--visibility",
+            "private",
+            stdin=ndjson({"id": "mine", "text": "my private lighthouse note", "links": ["lh"]}),
+        ).code
+        == 0
+    )
+    assert (
+        cli(
+            "remember",
+            *where,
+            "--scope",
+            "them",
+            "--visibility",
+            "private",
+            stdin=ndjson({"id": "theirs", "text": "their private lighthouse note"}),
+        ).code
+        == 0
+    )
     assert cli("forget", *where, "old-news").code == 0
     for _ in range(3):  # primary hits count 1, linked records 0.5: fractional usage too
         assert cli("recall", "lighthouse log tower", "--mode", "keyword", "--top-k", "1", *where).code == 0
-    assert cli("recall", "private lighthouse", "--mode", "keyword", "--top-k", "1", "--depth", "0",
-               "--scope", "me", "--visibility", "private",
-               *where).code == 0
+    assert (
+        cli(
+            "recall",
+            "private lighthouse",
+            "--mode",
+            "keyword",
+            "--top-k",
+            "1",
+            "--depth",
+            "0",
+            "--scope",
+            "me",
+            "--visibility",
+            "private",
+            *where,
+        ).code
+        == 0
+    )
 
 
 @pytest.mark.parametrize("source,target", [("files", "files"), ("files", "sqlite"), ("sqlite", "files")])
@@ -73,8 +130,14 @@ def test_export_then_import_is_the_same_store(cli, env, source, target):
 
     imported = cli("import", *dst, "--json", stdin=first.out)
     assert imported.code == 0, imported.err
-    assert imported.json == {"format": "ndjson", "source": "-", "imported": 6, "written": 6, "unchanged": 0,
-                             "skipped": []}
+    assert imported.json == {
+        "format": "ndjson",
+        "source": "-",
+        "imported": 6,
+        "written": 6,
+        "unchanged": 0,
+        "skipped": [],
+    }
     again = cli("export", *dst, *private)
     assert by_id(again.out) == by_id(first.out)
     assert cli("export", *dst).out.count('"mine"') == 0  # still private after the trip
@@ -100,19 +163,34 @@ def test_bad_lines_are_reported_with_their_place_and_the_good_ones_imported(cli,
     monkeypatch.setenv("EIDETIC_MAX_TEXT_BYTES", "40")
     dst = at("files", env, "dst")
     dump = env / "mixed.ndjson"
-    dump.write_bytes("\n".join([
-        json.dumps({"id": "good-1", "text": "fine", "lifecycle": "archived", "recall_count": 2,
-                    "last_recall": "2026-01-02T00:00:00+00:00", "updated": "2026-01-01T00:00:00+00:00"}),
-        "{not json",
-        json.dumps({"id": "zombie", "text": "x", "lifecycle": "undead"}),
-        json.dumps({"id": "huge", "text": "x" * 41}),
-        json.dumps({"id": "typo", "text": "x", "metdata": {}}),
-        "",
-        json.dumps({"id": "neg", "text": "x", "recall_count": -1}),
-        json.dumps({"id": "when", "text": "x", "last_recall": "yesterday"}),
-        json.dumps({"id": "secret", "text": "x", "scope": {"name": "a", "visibility": "secret"}}),
-        json.dumps(["not", "an", "object"]),
-    ]).encode() + b"\n\xff\xfe\n" + json.dumps({"id": "good-2", "text": "also fine"}).encode() + b"\n")
+    dump.write_bytes(
+        "\n".join(
+            [
+                json.dumps(
+                    {
+                        "id": "good-1",
+                        "text": "fine",
+                        "lifecycle": "archived",
+                        "recall_count": 2,
+                        "last_recall": "2026-01-02T00:00:00+00:00",
+                        "updated": "2026-01-01T00:00:00+00:00",
+                    }
+                ),
+                "{not json",
+                json.dumps({"id": "zombie", "text": "x", "lifecycle": "undead"}),
+                json.dumps({"id": "huge", "text": "x" * 41}),
+                json.dumps({"id": "typo", "text": "x", "metdata": {}}),
+                "",
+                json.dumps({"id": "neg", "text": "x", "recall_count": -1}),
+                json.dumps({"id": "when", "text": "x", "last_recall": "yesterday"}),
+                json.dumps({"id": "secret", "text": "x", "scope": {"name": "a", "visibility": "secret"}}),
+                json.dumps(["not", "an", "object"]),
+            ]
+        ).encode()
+        + b"\n\xff\xfe\n"
+        + json.dumps({"id": "good-2", "text": "also fine"}).encode()
+        + b"\n"
+    )
     run = cli("import", str(dump), *dst, "--json")
     assert run.code == 1
     report = run.json
@@ -128,8 +206,13 @@ def test_bad_lines_are_reported_with_their_place_and_the_good_ones_imported(cli,
     exported = {d["id"]: d for d in map(json.loads, cli("export", *dst).out.splitlines())}
     assert sorted(exported) == ["good-1", "good-2"]
     good = exported["good-1"]
-    assert (good["lifecycle"], good["recall_count"], good["last_recall"], good["updated"], good["created"]) == \
-        ("archived", 2, "2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00", "date-unknown")
+    assert (good["lifecycle"], good["recall_count"], good["last_recall"], good["updated"], good["created"]) == (
+        "archived",
+        2,
+        "2026-01-02T00:00:00+00:00",
+        "2026-01-01T00:00:00+00:00",
+        "date-unknown",
+    )
     text = cli("import", str(dump), *dst)
     assert text.code == 1 and f"warning: skipped {dump}:3: unknown lifecycle 'undead'" in text.err
     assert "0 written, 2 unchanged, 9 skipped" in text.out
@@ -138,7 +221,9 @@ def test_bad_lines_are_reported_with_their_place_and_the_good_ones_imported(cli,
 def test_a_repeated_id_is_imported_once_and_a_conflicting_one_reported(cli, env):
     dst = at("files", env, "dst")
     same = {"id": "a", "text": "same"}
-    run = cli("import", *dst, "--json", stdin=ndjson(same, {"id": "b", "text": "b"}, same, {"id": "a", "text": "other"}))
+    run = cli(
+        "import", *dst, "--json", stdin=ndjson(same, {"id": "b", "text": "b"}, same, {"id": "a", "text": "other"})
+    )
     assert run.code == 1
     assert run.json["imported"] == 2
     assert run.json["skipped"] == [{"line": 4, "error": "id 'a' was already imported with other content from line 1"}]
@@ -146,8 +231,19 @@ def test_a_repeated_id_is_imported_once_and_a_conflicting_one_reported(cli, env)
 
 def test_import_takes_a_scope_for_records_naming_none(cli, env):
     dst = at("files", env, "dst")
-    run = cli("import", *dst, "--scope", "me", "--visibility", "private", "--json",
-              stdin=ndjson({"id": "p", "text": "mine"}, {"id": "q", "text": "public", "scope": {"name": "default", "visibility": "public"}}))
+    run = cli(
+        "import",
+        *dst,
+        "--scope",
+        "me",
+        "--visibility",
+        "private",
+        "--json",
+        stdin=ndjson(
+            {"id": "p", "text": "mine"},
+            {"id": "q", "text": "public", "scope": {"name": "default", "visibility": "public"}},
+        ),
+    )
     assert run.code == 0
     assert [json.loads(x)["id"] for x in cli("export", *dst).out.splitlines()] == ["q"]
     mine = cli("export", *dst, "--scope", "me", "--visibility", "private").out
@@ -169,10 +265,24 @@ def test_export_without_usage_and_back_through_remember(cli, env):
 
 
 def envelope(rid, content, scope, **meta):
-    return {"id": rid, "hash": "not-checked", "content": content, "scope": scope,
-            "metadata": {"type": "note", "record_metadata": {}, "created": None, "last_recall": None,
-                         "recall_count": 0, "links": [], "supersedes": None, "lifecycle": "active",
-                         "added_by": None, **meta}}
+    return {
+        "id": rid,
+        "hash": "not-checked",
+        "content": content,
+        "scope": scope,
+        "metadata": {
+            "type": "note",
+            "record_metadata": {},
+            "created": None,
+            "last_recall": None,
+            "recall_count": 0,
+            "links": [],
+            "supersedes": None,
+            "lifecycle": "active",
+            "added_by": None,
+            **meta,
+        },
+    }
 
 
 def test_eidetic_cli_store_keeps_usage_lifecycle_and_scopes(cli, env):
@@ -180,15 +290,43 @@ def test_eidetic_cli_store_keeps_usage_lifecycle_and_scopes(cli, env):
     old.mkdir()
     public = {"name": "default", "visibility": "public"}
     private = {"name": "lobes", "visibility": "private"}
-    (old / "default__public.jsonl").write_text(ndjson(
-        envelope("e1", "envelope one", public, type="lesson", record_metadata={"source": "discord", "n": 1},
-                 created="2025-01-02T03:04:05+00:00", recall_count=2.5, last_recall="2025-06-01T00:00:00+00:00",
-                 links=["e2"], added_by="lobes"),
-        envelope("e2", "envelope two", public, lifecycle="shadowed", type=""),
-        {"id": "legacy", "text": "a legacy record line", "type": "note", "hash": "", "metadata": {"k": "v"},
-         "scope": public, "created": "2024-01-01", "last_recall": None, "recall_count": 7, "links": None,
-         "supersedes": None, "lifecycle": "archived", "signal": None, "score": None},
-    ) + "{corrupt\n" + json.dumps(envelope("bad", "x", public, lifecycle="sleeping")) + "\n", encoding="utf-8")
+    (old / "default__public.jsonl").write_text(
+        ndjson(
+            envelope(
+                "e1",
+                "envelope one",
+                public,
+                type="lesson",
+                record_metadata={"source": "discord", "n": 1},
+                created="2025-01-02T03:04:05+00:00",
+                recall_count=2.5,
+                last_recall="2025-06-01T00:00:00+00:00",
+                links=["e2"],
+                added_by="lobes",
+            ),
+            envelope("e2", "envelope two", public, lifecycle="shadowed", type=""),
+            {
+                "id": "legacy",
+                "text": "a legacy record line",
+                "type": "note",
+                "hash": "",
+                "metadata": {"k": "v"},
+                "scope": public,
+                "created": "2024-01-01",
+                "last_recall": None,
+                "recall_count": 7,
+                "links": None,
+                "supersedes": None,
+                "lifecycle": "archived",
+                "signal": None,
+                "score": None,
+            },
+        )
+        + "{corrupt\n"
+        + json.dumps(envelope("bad", "x", public, lifecycle="sleeping"))
+        + "\n",
+        encoding="utf-8",
+    )
     (old / "lobes__private.jsonl").write_text(ndjson(envelope("p1", "private envelope", private)), encoding="utf-8")
     (old / "notes.txt").write_text("not a store file")
     dst = at("files", env, "dst")
@@ -198,19 +336,40 @@ def test_eidetic_cli_store_keeps_usage_lifecycle_and_scopes(cli, env):
     assert (run.json["imported"], run.json["written"]) == (4, 4)
     assert run.json["skipped"] == [
         {"file": "default__public.jsonl", "line": 4, "error": run.json["skipped"][0]["error"]},
-        {"file": "default__public.jsonl", "line": 5, "error": "unknown lifecycle 'sleeping'"}]
+        {"file": "default__public.jsonl", "line": 5, "error": "unknown lifecycle 'sleeping'"},
+    ]
     assert "invalid JSON" in run.json["skipped"][0]["error"]
-    got = {d["id"]: d for d in map(json.loads, cli("export", *dst, "--scope", "lobes", "--visibility",
-                                                   "private").out.splitlines())}
+    got = {
+        d["id"]: d
+        for d in map(json.loads, cli("export", *dst, "--scope", "lobes", "--visibility", "private").out.splitlines())
+    }
     assert sorted(got) == ["e1", "e2", "legacy", "p1"]
     e1 = got["e1"]
-    assert (e1["type"], e1["metadata"], e1["created"], e1["recall_count"], e1["last_recall"], e1["links"],
-            e1["added_by"]) == ("lesson", {"source": "discord", "n": 1}, "2025-01-02T03:04:05+00:00", 2.5,
-                                "2025-06-01T00:00:00+00:00", ["e2"], "lobes")
+    assert (
+        e1["type"],
+        e1["metadata"],
+        e1["created"],
+        e1["recall_count"],
+        e1["last_recall"],
+        e1["links"],
+        e1["added_by"],
+    ) == (
+        "lesson",
+        {"source": "discord", "n": 1},
+        "2025-01-02T03:04:05+00:00",
+        2.5,
+        "2025-06-01T00:00:00+00:00",
+        ["e2"],
+        "lobes",
+    )
     assert (got["e2"]["type"], got["e2"]["lifecycle"], got["e2"]["created"]) == ("note", "shadowed", "date-unknown")
     legacy = got["legacy"]
-    assert (legacy["lifecycle"], legacy["recall_count"], legacy["metadata"], legacy["links"]) == \
-        ("archived", 7, {"k": "v"}, [])
+    assert (legacy["lifecycle"], legacy["recall_count"], legacy["metadata"], legacy["links"]) == (
+        "archived",
+        7,
+        {"k": "v"},
+        [],
+    )
     assert got["p1"]["scope"] == private
     assert "p1" not in cli("export", *dst).out
     assert cli("import", str(old), *dst, "--json").json["written"] == 0
@@ -227,7 +386,8 @@ def test_markdown_memory_folder(cli, env):
     (folder / "MEMORY.md").write_text("# Index\n- [deploy](feedback_deploy.md)\n")
     (folder / "feedback_deploy.md").write_text(
         "---\nname: deploy-checklist\ndescription: what to check before a deploy\ntype: feedback\n---\n"
-        "Run the smoke tests before every deploy.\n")
+        "Run the smoke tests before every deploy.\n"
+    )
     (folder / "topics" / "user_prefs.md").write_text("---\nname: prefs\ntype: user\n---\nPrefers tabs.\n")
     (folder / "plain.md").write_text("No front matter at all, just a note.\n")
     (folder / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
@@ -239,17 +399,24 @@ def test_markdown_memory_folder(cli, env):
     assert run.code == 1 and run.json["format"] == "markdown"
     assert run.json["imported"] == 3
     assert [(s["file"], "YAML" in s["error"]) for s in run.json["skipped"]] == [("broken.md", True)]
-    got = {d["id"]: d for d in map(json.loads, cli("export", *dst, "--scope", "me", "--visibility",
-                                                   "private").out.splitlines())}
+    got = {
+        d["id"]: d
+        for d in map(json.loads, cli("export", *dst, "--scope", "me", "--visibility", "private").out.splitlines())
+    }
     assert sorted(got) == ["feedback_deploy", "plain", "topics/user_prefs"]
     deploy = got["feedback_deploy"]
-    assert (deploy["name"], deploy["description"], deploy["type"], deploy["text"], deploy["scope"]) == \
-        ("deploy-checklist", "what to check before a deploy", "feedback", "Run the smoke tests before every deploy.",
-         {"name": "me", "visibility": "private"})
+    assert (deploy["name"], deploy["description"], deploy["type"], deploy["text"], deploy["scope"]) == (
+        "deploy-checklist",
+        "what to check before a deploy",
+        "feedback",
+        "Run the smoke tests before every deploy.",
+        {"name": "me", "visibility": "private"},
+    )
     assert deploy["created"] == "date-unknown" and deploy["lifecycle"] == "active"
     assert cli("export", *dst).out == ""  # private to "me"
-    hit = cli("recall", "smoke tests", "--mode", "keyword", "--scope", "me", "--visibility", "private",
-              "--json", *dst).json["items"]
+    hit = cli(
+        "recall", "smoke tests", "--mode", "keyword", "--scope", "me", "--visibility", "private", "--json", *dst
+    ).json["items"]
     assert [h["id"] for h in hit] == ["feedback_deploy"]
 
 
@@ -258,9 +425,12 @@ def test_an_eidetic_files_store_imports_as_markdown(cli, env):
     seed_varied(cli, src)
     run = cli("import", "--format", "markdown", str(env / "src"), *at("sqlite", env, "dst"), "--json")
     assert run.code == 0 and run.json["imported"] == 7
-    strip = lambda out: by_id("\n".join(json.dumps({k: v for k, v in json.loads(line).items()
-                                                     if k not in ("recall_count", "last_recall")})
-                                         for line in out.splitlines()))
+    strip = lambda out: by_id(
+        "\n".join(
+            json.dumps({k: v for k, v in json.loads(line).items() if k not in ("recall_count", "last_recall")})
+            for line in out.splitlines()
+        )
+    )
     private = ("--scope", "me", "--visibility", "private")
     assert strip(cli("export", *at("sqlite", env, "dst"), *private).out) == strip(cli("export", *src, *private).out)
 

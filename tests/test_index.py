@@ -100,7 +100,9 @@ def test_duplicate_ids_serve_one_file_and_report_the_conflict(cli, store):
 
 def test_index_lives_outside_the_store_and_rebuilds_without_loss(cli, store, env):
     cli("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record number {i} quokka"} for i in range(30))))
-    assert sorted(p.name for p in store.rglob("*") if p.is_file()) == sorted([f"r{i}.md" for i in range(30)] + [".eidetic.lock"])
+    assert sorted(p.name for p in store.rglob("*") if p.is_file()) == sorted(
+        [f"r{i}.md" for i in range(30)] + [".eidetic.lock"]
+    )
     status = cli("index", "--json").json["stores"][0]
     assert status["records"] == 30 and status["current"] is True
     assert str(env / "cache") in status["index"]
@@ -226,8 +228,9 @@ def test_watch_indexes_in_place_edits_at_once(store, env, monkeypatch):
 
     run_process("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record {i}"} for i in range(200))))
     environment = dict(os.environ, EIDETIC_VERIFY_FILES="0")  # no slice: only the watcher can see it
-    watcher = subprocess.Popen([sys.executable, "-m", "eidetic", "watch"], stderr=subprocess.PIPE,
-                               text=True, env=environment)
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "eidetic", "watch"], stderr=subprocess.PIPE, text=True, env=environment
+    )
     try:
         assert "watching" in watcher.stderr.readline()
         time.sleep(0.1)

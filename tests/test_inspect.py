@@ -20,8 +20,13 @@ def test_overview_counts_only_what_the_caller_may_see(cli, store):
     stores = cli("overview", "--json").json["stores"]
     assert len(stores) == 1 and stores[0]["records"] == 3
     scope = stores[0]["scopes"][0]
-    assert (scope["name"], scope["visibility"], scope["total"], scope["active"], scope["shadowed"]) == \
-        ("default", "public", 3, 2, 1)
+    assert (scope["name"], scope["visibility"], scope["total"], scope["active"], scope["shadowed"]) == (
+        "default",
+        "public",
+        3,
+        2,
+        1,
+    )
     assert scope["contributors"] == ["ana", "bot"]
     assert stores[0]["connections"] == {"links": 1, "supersedes": 1}
     assert "them" not in json.dumps(stores) and "me" not in [s["name"] for s in stores[0]["scopes"]]
@@ -35,14 +40,17 @@ def test_export_round_trips_through_remember(cli, store, env, monkeypatch):
     seed(cli)
     exported = cli("export", "--json").out.splitlines()
     assert sorted(json.loads(line)["id"] for line in exported) == ["a", "b", "c"]
-    mine = [json.loads(line)["id"] for line in cli("export", "--scope", "me", "--visibility", "private").out.splitlines()]
+    mine = [
+        json.loads(line)["id"] for line in cli("export", "--scope", "me", "--visibility", "private").out.splitlines()
+    ]
     assert sorted(mine) == ["a", "b", "c", "p"]
     assert [json.loads(x)["id"] for x in cli("export", "--active-only").out.splitlines()] == ["a", "c"]
     monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "copy"))
     assert cli("remember", "--json", stdin="\n".join(exported)).json["upserted"] == 3
     again = cli("export").out.splitlines()
-    strip = lambda lines: sorted((d["id"], d["text"], d["links"], d["metadata"], d["created"])
-                                 for d in map(json.loads, lines))
+    strip = lambda lines: sorted(
+        (d["id"], d["text"], d["links"], d["metadata"], d["created"]) for d in map(json.loads, lines)
+    )
     assert strip(again) == strip(exported)
 
 
@@ -79,8 +87,25 @@ def test_explain_every_topic(cli):
     assert cli("explain").out.startswith("# eidetic")
     missing = cli("explain", "nonsense", "--json")
     assert missing.code == 1 and "recall" in missing.err_json["remediation"]
-    for verb in ("remember", "recall", "sweep", "forget", "restore", "overview", "doctor", "audit", "export",
-                 "import", "migrate", "index", "watch", "mcp", "skills", "explain", "demo"):
+    for verb in (
+        "remember",
+        "recall",
+        "sweep",
+        "forget",
+        "restore",
+        "overview",
+        "doctor",
+        "audit",
+        "export",
+        "import",
+        "migrate",
+        "index",
+        "watch",
+        "mcp",
+        "skills",
+        "explain",
+        "demo",
+    ):
         assert verb in TOPICS
         assert cli(verb, "--help").code == 0
     concepts = TOPICS["eidetic"].split("Concepts: ")[1].split(".")[0].split(", ")

@@ -18,8 +18,15 @@ def r(rid, created=RECENT, **kw):
 
 
 def test_same_scope_supersedes_shadows_only_the_old_record():
-    records = [r("new", supersedes="old"), r("old"), r("x", supersedes="y", scope=Scope("a", "private")), r("y"),
-               r("p", supersedes="q"), r("q", metadata={"protected": True}), r("d", supersedes="missing")]
+    records = [
+        r("new", supersedes="old"),
+        r("old"),
+        r("x", supersedes="y", scope=Scope("a", "private")),
+        r("y"),
+        r("p", supersedes="q"),
+        r("q", metadata={"protected": True}),
+        r("d", supersedes="missing"),
+    ]
     plan = plan_sweep(records, {}, NOW)
     assert plan.changes == {"old": "shadowed"} and plan.shadowed == 1
 
@@ -30,12 +37,15 @@ def test_supersedes_cycles_shadow_nothing():
 
 
 def test_archive_by_age_and_by_signal():
-    records = [r("old", created="2025-06-01T00:00:00+00:00"), r("fresh"),
-               r("weak", created="2026-02-01T00:00:00+00:00"),
-               r("used", created="2026-02-01T00:00:00+00:00"),
-               r("undated", created="date-unknown"),
-               r("kept", created="2024-01-01T00:00:00+00:00", metadata={"protected": "yes"}),
-               r("shadow", created="2024-01-01T00:00:00+00:00", lifecycle="shadowed")]
+    records = [
+        r("old", created="2025-06-01T00:00:00+00:00"),
+        r("fresh"),
+        r("weak", created="2026-02-01T00:00:00+00:00"),
+        r("used", created="2026-02-01T00:00:00+00:00"),
+        r("undated", created="date-unknown"),
+        r("kept", created="2024-01-01T00:00:00+00:00", metadata={"protected": "yes"}),
+        r("shadow", created="2024-01-01T00:00:00+00:00", lifecycle="shadowed"),
+    ]
     usage = {"used": Usage(10, "2026-06-19T00:00:00+00:00")}
     plan = plan_sweep(records, usage, NOW)
     assert plan.changes == {"old": "archived", "weak": "archived"}
@@ -43,19 +53,34 @@ def test_archive_by_age_and_by_signal():
 
 
 def test_suggestions_pair_same_scope_same_text_only():
-    records = [r("a", text="Same words"), r("b", text=" same WORDS "), r("c", text="same words", scope=Scope("x", "private")),
-               r("d", text="other")]
+    records = [
+        r("a", text="Same words"),
+        r("b", text=" same WORDS "),
+        r("c", text="same words", scope=Scope("x", "private")),
+        r("d", text="other"),
+    ]
     plan = plan_sweep(records, {}, NOW)
-    assert plan.suggestions == [{"reason": "same-scope text overlap (possible conflict)", "ids": ["a", "b"],
-                                 "scope": {"name": "default", "visibility": "public"}}]
+    assert plan.suggestions == [
+        {
+            "reason": "same-scope text overlap (possible conflict)",
+            "ids": ["a", "b"],
+            "scope": {"name": "default", "visibility": "public"},
+        }
+    ]
 
 
 def test_sweep_cli_dry_run_now_and_undo(cli, store):
-    lines = [{"id": "new", "text": "standup 9:30", "supersedes": "old", "created": "2026-06-01T00:00:00+00:00"},
-             {"id": "old", "text": "standup 9:00", "created": "2026-06-01T00:00:00+00:00"},
-             {"id": "ancient", "text": "ancient note", "created": "2024-01-01T00:00:00+00:00"},
-             {"id": "safe", "text": "ancient but protected", "created": "2024-01-01T00:00:00+00:00",
-              "metadata": {"protected": True}}]
+    lines = [
+        {"id": "new", "text": "standup 9:30", "supersedes": "old", "created": "2026-06-01T00:00:00+00:00"},
+        {"id": "old", "text": "standup 9:00", "created": "2026-06-01T00:00:00+00:00"},
+        {"id": "ancient", "text": "ancient note", "created": "2024-01-01T00:00:00+00:00"},
+        {
+            "id": "safe",
+            "text": "ancient but protected",
+            "created": "2024-01-01T00:00:00+00:00",
+            "metadata": {"protected": True},
+        },
+    ]
     cli("remember", stdin="".join(json.dumps(x) + "\n" for x in lines))
     dry = cli("sweep", "--dry-run", "--now", "2026-06-10T00:00:00Z", "--json").json
     assert dry["changed"] == [{"id": "ancient", "lifecycle": "archived"}] and dry["dry_run"] is True
@@ -88,5 +113,18 @@ def test_forget_respects_scope_and_purge_needs_confirmation(cli, store):
     cli("recall", "api key", "--mode", "keyword", "--scope", "me", "--visibility", "private")
     gone = cli("forget", "secret", "--purge", "--yes", "--scope", "me", "--visibility", "private", "--json")
     assert gone.json["purged"] is True and not rec(store, "secret").exists()
-    assert cli("recall", "abc123", "--mode", "exact", "--scope", "me", "--visibility", "private",
-               "--include-archived", "--json").json["items"] == []
+    assert (
+        cli(
+            "recall",
+            "abc123",
+            "--mode",
+            "exact",
+            "--scope",
+            "me",
+            "--visibility",
+            "private",
+            "--include-archived",
+            "--json",
+        ).json["items"]
+        == []
+    )

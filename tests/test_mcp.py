@@ -16,8 +16,12 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 RECORDS = [
-    {"id": "pub-1", "text": "Deploys run on Tuesdays", "scope": {"name": "a", "visibility": "public"},
-     "links": ["priv-1"]},
+    {
+        "id": "pub-1",
+        "text": "Deploys run on Tuesdays",
+        "scope": {"name": "a", "visibility": "public"},
+        "links": ["priv-1"],
+    },
     {"id": "priv-1", "text": "The Tuesday deploy key rotates monthly"},  # the session's a/private
     {"id": "old-1", "text": "Tuesday standups moved to Wednesday", "created": "2020-01-01T00:00:00Z"},
 ]
@@ -62,31 +66,54 @@ def _ids(bundle: dict[str, Any]) -> list[str]:
 
 def test_mcp_server_over_stdio(server_env, cli):
     async def private_session() -> None:
-        async with stdio_client(_server(server_env, "--scope", "a", "--visibility", "private")) as streams, \
-                ClientSession(*streams) as session:
+        async with (
+            stdio_client(_server(server_env, "--scope", "a", "--visibility", "private")) as streams,
+            ClientSession(*streams) as session,
+        ):
             await session.initialize()
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             assert set(tools) == {"remember", "recall", "sweep", "overview"}
-            assert {"query", "top_k", "scope", "visibility", "filters", "record"} <= set(tools["recall"].input_schema["properties"])
+            assert {"query", "top_k", "scope", "visibility", "filters", "record"} <= set(
+                tools["recall"].input_schema["properties"]
+            )
 
             assert await _call(session, "remember", records=RECORDS) == {
-                "upserted": 3, "ids": ["pub-1", "priv-1", "old-1"], "duplicates": []}
+                "upserted": 3,
+                "ids": ["pub-1", "priv-1", "old-1"],
+                "duplicates": [],
+            }
             assert (await _call(session, "remember", records={"id": "priv-2", "text": "Tuesday"}))["ids"] == ["priv-2"]
 
             bundle = await _call(session, "recall", query="tuesday deploy", mode="keyword", top_k=1, record=False)
-            cli_bundle = cli("recall", "tuesday deploy", "--mode", "keyword", "--top-k", "1", "--no-record",
-                             "--scope", "a", "--visibility", "private", "--json").json
+            cli_bundle = cli(
+                "recall",
+                "tuesday deploy",
+                "--mode",
+                "keyword",
+                "--top-k",
+                "1",
+                "--no-record",
+                "--scope",
+                "a",
+                "--visibility",
+                "private",
+                "--json",
+            ).json
             assert set(bundle) == set(cli_bundle) and bundle["mode"] == "keyword"
-            assert [(i["id"], i["tier"], i["depth"]) for i in bundle["items"]] == \
-                   [(i["id"], i["tier"], i["depth"]) for i in cli_bundle["items"]]
+            assert [(i["id"], i["tier"], i["depth"]) for i in bundle["items"]] == [
+                (i["id"], i["tier"], i["depth"]) for i in cli_bundle["items"]
+            ]
             primary, *linked = bundle["items"]
             assert primary["tier"] == "primary" and primary["score"] > 0 and primary["scope"]["name"] == "a"
             assert [(i["tier"], i["via"], i["parent"]) for i in linked] in ([], [("traversal", "links", "pub-1")])
 
             # No leak: a narrower view of the same session, and another scope, see none of a's private records.
-            assert _ids(await _call(session, "recall", query="tuesday", mode="keyword", visibility="public")) == ["pub-1"]
-            assert _ids(await _call(session, "recall", query="tuesday", mode="keyword", scope="b",
-                                    visibility="public")) == ["pub-1"]
+            assert _ids(await _call(session, "recall", query="tuesday", mode="keyword", visibility="public")) == [
+                "pub-1"
+            ]
+            assert _ids(
+                await _call(session, "recall", query="tuesday", mode="keyword", scope="b", visibility="public")
+            ) == ["pub-1"]
             assert "a/private only" in await _error(session, "recall", query="tuesday", scope="b", visibility="private")
 
             record = await _read(session, "eidetic://record/priv-1")
@@ -99,7 +126,10 @@ def test_mcp_server_over_stdio(server_env, cli):
             swept = await _call(session, "sweep", dry_run=True)  # the server is still there
             assert swept["changed"] == [{"id": "old-1", "lifecycle": "archived"}] and swept["scanned"] == 4
             scopes = (await _call(session, "overview"))["stores"][0]["scopes"]
-            assert {(s["name"], s["visibility"], s["total"]) for s in scopes} == {("a", "public", 1), ("a", "private", 3)}
+            assert {(s["name"], s["visibility"], s["total"]) for s in scopes} == {
+                ("a", "public", 1),
+                ("a", "private", 3),
+            }
 
     async def public_session() -> None:
         logged: list[str] = []
@@ -107,8 +137,10 @@ def test_mcp_server_over_stdio(server_env, cli):
         async def log(params: Any) -> None:
             logged.append(f"{params.level}: {params.data}")
 
-        async with stdio_client(_server(server_env)) as streams, \
-                ClientSession(*streams, logging_callback=log) as session:
+        async with (
+            stdio_client(_server(server_env)) as streams,
+            ClientSession(*streams, logging_callback=log) as session,
+        ):
             await session.initialize()
             assert _ids(await _call(session, "recall", query="tuesday")) == ["pub-1"]  # hybrid, without a model
             assert logged and logged[0].startswith("warning: semantic recall unavailable")

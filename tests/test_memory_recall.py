@@ -16,8 +16,14 @@ from conftest import snapshot
 
 
 def memory_recall(*args, cwd=None):
-    proc = subprocess.run([sys.executable, "-m", "eidetic.cli.memory_recall", *args], capture_output=True,
-                          text=True, env=os.environ.copy(), cwd=cwd, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eidetic.cli.memory_recall", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        cwd=cwd,
+        timeout=120,
+    )
     return proc
 
 
@@ -30,9 +36,11 @@ def project(env):
     folder.mkdir(parents=True)
     (folder / "deploy-checklist.md").write_text(
         "---\nname: deploy-checklist\ndescription: Steps before a deploy\ntype: feedback\n---\n"
-        "Run the migration dry-run first. Then deploy.\n")
+        "Run the migration dry-run first. Then deploy.\n"
+    )
     (folder / "glaze.md").write_text(
-        "---\nname: glaze\ndescription: Kiln notes\ntype: reference\n---\nCone 6 glaze schedule.\n")
+        "---\nname: glaze\ndescription: Kiln notes\ntype: reference\n---\nCone 6 glaze schedule.\n"
+    )
     (folder / "MEMORY.md").write_text("- [deploy-checklist](deploy-checklist.md): deploy steps\n")
     (folder / "recall-stats.json").write_text("{}")
     return root, folder

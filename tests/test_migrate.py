@@ -30,8 +30,13 @@ def _select(kind: str, where: list[str]) -> list[str]:
     return ["--backend", kind, flag, where[1]]
 
 
-QUERIES = [("exact", "banana"), ("keyword", "banana bread"), ("keyword", "lighthouse"),
-           ("fields", "keeper"), ("hybrid", "lighthouse keeper")]
+QUERIES = [
+    ("exact", "banana"),
+    ("keyword", "banana bread"),
+    ("keyword", "lighthouse"),
+    ("fields", "keeper"),
+    ("hybrid", "lighthouse keeper"),
+]
 
 
 @pytest.mark.parametrize("source,target", PAIRS)
@@ -40,14 +45,37 @@ def test_migrate_copies_everything_idempotently(cli, env, request, monkeypatch, 
     src = _location(source, env, request, "from")
     dst = _location(target, env, request, "to")
     into = _select(source, src)
-    assert cli("remember", *into, stdin=ndjson(
-        {"id": "b1", "text": "banana bread recipe", "metadata": {"k": 1}, "links": ["lh"]},
-        {"id": "b2", "text": "banana split", "created": "2025-05-05T00:00:00+00:00"},
-        {"id": "lh", "name": "lighthouse keeper", "description": "who keeps the light", "text": "lighthouse log"},
-        {"id": "old", "text": "lighthouse oil lamps"},
-        {"id": "new", "text": "lighthouse LED lamps", "supersedes": "old"})).code == 0
-    assert cli("remember", *into, "--scope", "ann", "--visibility", "private",
-               stdin=ndjson({"id": "mine", "text": "ann private banana"})).code == 0
+    assert (
+        cli(
+            "remember",
+            *into,
+            stdin=ndjson(
+                {"id": "b1", "text": "banana bread recipe", "metadata": {"k": 1}, "links": ["lh"]},
+                {"id": "b2", "text": "banana split", "created": "2025-05-05T00:00:00+00:00"},
+                {
+                    "id": "lh",
+                    "name": "lighthouse keeper",
+                    "description": "who keeps the light",
+                    "text": "lighthouse log",
+                },
+                {"id": "old", "text": "lighthouse oil lamps"},
+                {"id": "new", "text": "lighthouse LED lamps", "supersedes": "old"},
+            ),
+        ).code
+        == 0
+    )
+    assert (
+        cli(
+            "remember",
+            *into,
+            "--scope",
+            "ann",
+            "--visibility",
+            "private",
+            stdin=ndjson({"id": "mine", "text": "ann private banana"}),
+        ).code
+        == 0
+    )
     assert cli("forget", *into, "b2").code == 0
     for _ in range(3):
         cli("recall", "lighthouse", "--mode", "keyword", *into)
@@ -83,8 +111,18 @@ def _comparable(item: dict) -> dict:
 
 
 def test_migrate_refuses_a_missing_source_and_unknown_backends(cli, env):
-    missing = cli("migrate", "--from", "sqlite", "--from-db", str(env / "nope.sqlite"), "--to", "files",
-                  "--to-dir", str(env / "x"), "--json")
+    missing = cli(
+        "migrate",
+        "--from",
+        "sqlite",
+        "--from-db",
+        str(env / "nope.sqlite"),
+        "--to",
+        "files",
+        "--to-dir",
+        str(env / "x"),
+        "--json",
+    )
     assert missing.code == 1 and "nothing to copy" in missing.err_json["message"]
     assert not (env / "nope.sqlite").exists() and not (env / "x").exists()
     mongo = cli("migrate", "--from", "mongo", "--to", "files", "--json")

@@ -42,14 +42,18 @@ def stores(draw):
         thread = draw(st.sampled_from((None, "t1", "t2")))  # conversation context must not leak either
         if thread:
             metadata["thread"] = thread
-        records.append(Record(
-            id=rid, text=" ".join(words) + f" {rid}",
-            scope=Scope(draw(st.sampled_from(NAMES)), draw(st.sampled_from(("public", "private")))),
-            lifecycle=draw(st.sampled_from(("active", "active", "shadowed", "archived"))),
-            links=draw(st.lists(st.sampled_from(pool), max_size=3, unique=True)),
-            supersedes=draw(st.none() | st.sampled_from(pool)),
-            metadata=metadata,
-            created="2026-11-01T00:00:00+00:00"))
+        records.append(
+            Record(
+                id=rid,
+                text=" ".join(words) + f" {rid}",
+                scope=Scope(draw(st.sampled_from(NAMES)), draw(st.sampled_from(("public", "private")))),
+                lifecycle=draw(st.sampled_from(("active", "active", "shadowed", "archived"))),
+                links=draw(st.lists(st.sampled_from(pool), max_size=3, unique=True)),
+                supersedes=draw(st.none() | st.sampled_from(pool)),
+                metadata=metadata,
+                created="2026-11-01T00:00:00+00:00",
+            )
+        )
     return records
 
 
@@ -67,11 +71,19 @@ def shape(result):
 
 def outputs(memory, scope, count=False):
     out = []
-    for mode, word, (depth, budget), include in itertools.product(
-            MODES, WORDS[:2], ((1, 20), (3, 2)), (False, True)):
-        result = memory.recall(word, mode=mode, top_k=50, scope=scope.name, visibility=scope.visibility,
-                               depth=depth, max_nodes=budget, include_shadowed=include,
-                               include_archived=include, record=False)
+    for mode, word, (depth, budget), include in itertools.product(MODES, WORDS[:2], ((1, 20), (3, 2)), (False, True)):
+        result = memory.recall(
+            word,
+            mode=mode,
+            top_k=50,
+            scope=scope.name,
+            visibility=scope.visibility,
+            depth=depth,
+            max_nodes=budget,
+            include_shadowed=include,
+            include_archived=include,
+            record=False,
+        )
         for hit in result.items:  # the rule itself, item by item
             assert hit.record.scope.visibility == "public" or hit.record.scope == scope, (scope, hit.record)
         out.append(shape(result))

@@ -31,8 +31,17 @@ from eidetic.ranking.filters import Filters
 from eidetic.records import Record
 from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore, schema
 
-TRICKY = {"big": 1e300, "neg": -0.0, "one": 1.0, "int": 2**62, "tiny": 5e-324, "nested": {"x": [1.5, -0.0]},
-          "wide": 2**64 + 1, "zeta": "last key first", "alpha": True}
+TRICKY = {
+    "big": 1e300,
+    "neg": -0.0,
+    "one": 1.0,
+    "int": 2**62,
+    "tiny": 5e-324,
+    "nested": {"x": [1.5, -0.0]},
+    "wide": 2**64 + 1,
+    "zeta": "last key first",
+    "alpha": True,
+}
 
 
 def same(a: Any, b: Any) -> bool:
@@ -98,18 +107,25 @@ def test_a_process_wide_json_loader_does_not_change_metadata(pg: Memory) -> None
 
 _CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 _KEYS = st.text(_CHARS, max_size=6)
-_LEAVES = (st.none() | st.booleans() | st.text(_CHARS, max_size=12)
-           | st.integers(-2**63, 2**63 - 1) | st.integers(-10**30, 10**30)
-           | st.floats(allow_nan=False, allow_infinity=False)
-           | st.sampled_from([-0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1.0, 1e16]))
-_VALUES = st.recursive(_LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
-                       max_leaves=12)
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.text(_CHARS, max_size=12)
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([-0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1.0, 1e16])
+)
+_VALUES = st.recursive(
+    _LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4), max_leaves=12
+)
 _METADATA = st.dictionaries(_KEYS, _VALUES, max_size=6)
 _SERIAL = itertools.count()
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(metadata=_METADATA)
 def test_any_metadata_comes_back_from_postgres_as_from_sqlite(pg: Memory, lite: Memory, metadata: dict) -> None:
     n = next(_SERIAL)  # a fresh id and keyword per example: the stores live across examples
@@ -127,18 +143,19 @@ def test_migrate_between_sqlite_and_postgres_keeps_numbers_exact(cli, env, pg_ds
     source, back = env / "source.sqlite", env / "back.sqlite"
     with Memory.open(backend="sqlite", db=source) as memory:
         memory.remember([{"id": "n1", "text": "numbers round trip", "metadata": TRICKY}])
-    there = cli("migrate", "--from", "sqlite", "--from-db", str(source), "--to", "postgres", "--to-dsn", pg_dsn,
-                "--json")
+    there = cli(
+        "migrate", "--from", "sqlite", "--from-db", str(source), "--to", "postgres", "--to-dsn", pg_dsn, "--json"
+    )
     assert there.code == 0, there.err
     with Memory.open(backend="postgres", dsn=pg_dsn) as memory:
         assert same(memory.get("n1").metadata, TRICKY)
-    home = cli("migrate", "--from", "postgres", "--from-dsn", pg_dsn, "--to", "sqlite", "--to-db", str(back),
-               "--json")
+    home = cli("migrate", "--from", "postgres", "--from-dsn", pg_dsn, "--to", "sqlite", "--to-db", str(back), "--json")
     assert home.code == 0, home.err
     with Memory.open(backend="sqlite", db=back) as memory:
         assert same(memory.get("n1").metadata, TRICKY)
-    again = cli("migrate", "--from", "sqlite", "--from-db", str(source), "--to", "postgres", "--to-dsn", pg_dsn,
-                "--json")
+    again = cli(
+        "migrate", "--from", "sqlite", "--from-db", str(source), "--to", "postgres", "--to-dsn", pg_dsn, "--json"
+    )
     assert again.json["written"] == 0  # what arrived is what was sent: nothing to rewrite
 
 
@@ -147,8 +164,10 @@ def _metadata_column(dsn: str) -> tuple[str, str]:
 
     with psycopg.connect(dsn) as conn:
         version = conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0]
-        kind = conn.execute("SELECT data_type FROM information_schema.columns WHERE table_name = 'eidetic_docs' "
-                            "AND column_name = 'metadata'").fetchone()[0]
+        kind = conn.execute(
+            "SELECT data_type FROM information_schema.columns WHERE table_name = 'eidetic_docs' "
+            "AND column_name = 'metadata'"
+        ).fetchone()[0]
     return version, kind
 
 
@@ -162,8 +181,10 @@ def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str, m
         old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
         first = PostgresStore(pg_dsn)
         with first.lock():
-            first.write([(None, Record(id=f"c{i}", text=f"deploy the service number {i}")) for i in range(20)]
-                        + [(None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY))])
+            first.write(
+                [(None, Record(id=f"c{i}", text=f"deploy the service number {i}")) for i in range(20)]
+                + [(None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY))]
+            )
         stored = first.by_ids(["old"])["old"].record.metadata
         before = first.keyword(terms, Access(), Filters(), 10)
         first.close()
@@ -175,8 +196,12 @@ def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str, m
     assert _metadata_column(pg_dsn) == (str(SCHEMA_VERSION), "json")
     assert upgraded.keyword(terms, Access(), Filters(), 10) == before
     with upgraded.lock():
-        upgraded.write([(None, Record(id="new", text="written after the upgrade", metadata=TRICKY)),
-                        (None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY))])
+        upgraded.write(
+            [
+                (None, Record(id="new", text="written after the upgrade", metadata=TRICKY)),
+                (None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY)),
+            ]
+        )
     found = upgraded.by_ids(["new", "old"])
     assert same(found["new"].record.metadata, TRICKY) and same(found["old"].record.metadata, TRICKY)
     upgraded.close()
@@ -207,8 +232,9 @@ def test_recall_while_hits_are_forgotten_and_restored(pg_dsn: str) -> None:
     try:
         with Memory.open(backend="postgres", dsn=pg_dsn) as reader:
             deadline = time.monotonic() + 5
-            for mode, query in itertools.cycle([("keyword", "deploy payment"), ("exact", "payment"),
-                                                ("fields", "deploy payment")]):
+            for mode, query in itertools.cycle(
+                [("keyword", "deploy payment"), ("exact", "payment"), ("fields", "deploy payment")]
+            ):
                 if time.monotonic() > deadline:
                     break
                 try:

@@ -79,6 +79,7 @@ def unit(vector):
 
 # -- schema ------------------------------------------------------------------------------------
 
+
 def test_reads_never_create_the_schema_and_the_first_write_does(store, dsn):
     import psycopg
 
@@ -104,8 +105,11 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
         old.setattr(schema, "SCHEMA_VERSION", 1)
         old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
         first = PostgresStore(dsn)
-        put(first, *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
-            rec("rare", "deploy the zanzibar service"))
+        put(
+            first,
+            *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
+            rec("rare", "deploy the zanzibar service"),
+        )
         terms = query_terms("deploy zanzibar")
         before = ids(first, first.keyword(terms, PUBLIC, NONE, 10))
         first.close()
@@ -118,7 +122,9 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
     upgraded.close()
     with psycopg.connect(dsn) as conn:
         assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == str(SCHEMA_VERSION)
-        index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'eidetic_postings_impact'").fetchone()[0]
+        index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'eidetic_postings_impact'").fetchone()[
+            0
+        ]
         assert "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)" in index
 
 
@@ -154,6 +160,7 @@ def test_key_and_location_name_the_server_without_credentials(server):
 
 # -- writes ------------------------------------------------------------------------------------
 
+
 def test_replace_gets_a_new_doc_and_drops_the_old_postings(store):
     put(store, rec("r1", "the walrus sings at dawn"))
     old = store.by_ids(["r1"])["r1"]
@@ -177,9 +184,20 @@ def test_write_is_atomic(store):
 
 
 def test_records_round_trip_and_come_back_by_id(store):
-    r = rec("Zeta", "text é", type="lesson", name="n", description="d", metadata={"a": [1, 2.5, True, None]},
-            created="2026-01-02T03:04:05+00:00", updated="2026-01-03", added_by="bob", supersedes="old",
-            links=["x", "y"], lifecycle="shadowed")
+    r = rec(
+        "Zeta",
+        "text é",
+        type="lesson",
+        name="n",
+        description="d",
+        metadata={"a": [1, 2.5, True, None]},
+        created="2026-01-02T03:04:05+00:00",
+        updated="2026-01-03",
+        added_by="bob",
+        supersedes="old",
+        links=["x", "y"],
+        lifecycle="shadowed",
+    )
     put(store, r, rec("alpha", "a"), rec("Beta", "b"))
     assert store.by_ids(["Zeta"])["Zeta"].record == r
     assert [i.record.id for i in store.all_records()] == ["Beta", "Zeta", "alpha"]  # code point order
@@ -201,8 +219,10 @@ def test_delete_removes_record_postings_usage_and_vectors(store):
     assert store.keyword(query_terms("secret"), PUBLIC, NONE, 5) == []
     with psycopg.connect(store.dsn) as conn:
         assert conn.execute("SELECT count(*) FROM eidetic_postings WHERE doc = %s", (item.doc,)).fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM eidetic_embeddings WHERE hash = %s",
-                            (item.record.hash,)).fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT count(*) FROM eidetic_embeddings WHERE hash = %s", (item.record.hash,)).fetchone()[0]
+            == 0
+        )
 
 
 def test_lock_serialises_writers_and_is_released_on_errors(dsn):
@@ -227,9 +247,13 @@ def test_lock_serialises_writers_and_is_released_on_errors(dsn):
 
 # -- keyword -----------------------------------------------------------------------------------
 
+
 def test_rare_term_ranks_first(store):
-    put(store, *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
-        rec("rare", "deploy the zanzibar service"))
+    put(
+        store,
+        *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
+        rec("rare", "deploy the zanzibar service"),
+    )
     hits = store.keyword(query_terms("deploy zanzibar"), PUBLIC, NONE, 5)
     assert ids(store, hits)[0] == "rare"
     assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
@@ -271,9 +295,12 @@ def test_private_records_do_not_shift_public_scores(store):
 
 
 def test_filters_and_lifecycle_apply_inside_keyword(store):
-    put(store, rec("n1", "gamma ray", type="note", metadata={"priority": 3, "source": "docs"}),
+    put(
+        store,
+        rec("n1", "gamma ray", type="note", metadata={"priority": 3, "source": "docs"}),
         rec("n2", "gamma burst", type="lesson", metadata={"priority": 1}),
-        rec("n3", "gamma old", lifecycle="archived"))
+        rec("n3", "gamma old", lifecycle="archived"),
+    )
     terms = query_terms("gamma")
     assert set(ids(store, store.keyword(terms, PUBLIC, NONE, 5))) == {"n1", "n2"}
     assert ids(store, store.keyword(terms, PUBLIC, Filters.build(["priority=3"]), 5)) == ["n1"]
@@ -286,8 +313,11 @@ def test_many_excluded_candidates_still_fill_the_page(store, monkeypatch):
     from eidetic.stores.postgres import keyword
 
     monkeypatch.setattr(keyword, "KEYWORD_DEPTH", 4)  # force the candidate window to grow
-    put(store, *[rec(f"x{i:02d}", "comet " * 3, lifecycle="archived") for i in range(20)],
-        *[rec(f"y{i}", "comet tail and a long body of words") for i in range(3)])
+    put(
+        store,
+        *[rec(f"x{i:02d}", "comet " * 3, lifecycle="archived") for i in range(20)],
+        *[rec(f"y{i}", "comet tail and a long body of words") for i in range(3)],
+    )
     assert set(ids(store, store.keyword(["comet"], PUBLIC, NONE, 5))) == {"y0", "y1", "y2"}
 
 
@@ -298,9 +328,11 @@ def _bm25(records: list[Record], terms: list[str]) -> dict[str, float]:
 
     from eidetic.index.analyzer import analyze
 
-    fields = [(1.0, [Counter(analyze(r.name or "")) for r in records]),
-              (1.0, [Counter(analyze(r.description or "")) for r in records]),
-              (2.0, [Counter(analyze(r.text)) for r in records])]
+    fields = [
+        (1.0, [Counter(analyze(r.name or "")) for r in records]),
+        (1.0, [Counter(analyze(r.description or "")) for r in records]),
+        (2.0, [Counter(analyze(r.text)) for r in records]),
+    ]
     n = len(records)
     scores: dict[str, float] = {}
     for weight, counts in fields:
@@ -312,18 +344,20 @@ def _bm25(records: list[Record], terms: list[str]) -> dict[str, float]:
                 if c[term]:
                     tf, length = c[term], sum(c.values())
                     scores[r.id] = scores.get(r.id, 0.0) + weight * idf * tf * 2.2 / (
-                        tf + 1.2 * (0.25 + 0.75 * length / average))
+                        tf + 1.2 * (0.25 + 0.75 * length / average)
+                    )
     return scores
 
 
 def _same_top(store: PostgresStore, hits, expected: dict[str, float], limit: int, offset: int = 0) -> None:
     """``hits`` are the BM25 top ``offset:offset+limit`` of ``expected``: the same scores, and the
     same records but for those tied with the page's last score."""
-    best = sorted(expected.items(), key=lambda item: -item[1])[offset:offset + limit]
+    best = sorted(expected.items(), key=lambda item: -item[1])[offset : offset + limit]
     assert [s for _, s in hits] == pytest.approx([s for _, s in best], rel=1e-9)
     last = best[-1][1]
-    assert {rid for rid, (_, s) in zip(ids(store, hits), hits) if s > last * (1 + 1e-9)} == \
-        {rid for rid, s in best if s > last * (1 + 1e-9)}
+    assert {rid for rid, (_, s) in zip(ids(store, hits), hits) if s > last * (1 + 1e-9)} == {
+        rid for rid, s in best if s > last * (1 + 1e-9)
+    }
 
 
 def test_keyword_is_exhaustive_bm25_with_a_tiny_depth(store, monkeypatch):
@@ -344,21 +378,37 @@ def test_keyword_is_exhaustive_bm25_with_a_tiny_depth(store, monkeypatch):
     def text(length: int) -> str:
         return " ".join(rng.choices(words, weights=weights, k=length))
 
-    records = [rec(f"s{i:03d}", text(rng.randint(3, 12)), type=("note", "lesson")[i % 2],
-                   name=text(2) if i % 5 == 0 else None) for i in range(150)]
+    records = [
+        rec(f"s{i:03d}", text(rng.randint(3, 12)), type=("note", "lesson")[i % 2], name=text(2) if i % 5 == 0 else None)
+        for i in range(150)
+    ]
     put(store, *records)
-    longer = [rec(f"l{i:03d}", text(rng.randint(20, 60)), type=("note", "lesson")[i % 2],
-                  description=text(4) if i % 7 == 0 else None) for i in range(150)]
+    longer = [
+        rec(
+            f"l{i:03d}",
+            text(rng.randint(20, 60)),
+            type=("note", "lesson")[i % 2],
+            description=text(4) if i % 7 == 0 else None,
+        )
+        for i in range(150)
+    ]
     for start in range(0, len(longer), 50):
-        put(store, *longer[start:start + 50])
+        put(store, *longer[start : start + 50])
     records += longer
     gone = {r.id for r in records[::9]}
     for item in store.by_ids(gone).values():
         store.delete(item)
     records = [r for r in records if r.id not in gone]
     lessons = [r for r in records if r.type == "lesson"]
-    for query in (["waa", "wab"], ["waa", "wkz"], ["wab", "wac", "wlb"], ["wad", "wjq", "wka", "waa"],
-                  ["wbz", "wcd"], ["waa"], ["wae", "waf", "wag", "wah", "wai"]):
+    for query in (
+        ["waa", "wab"],
+        ["waa", "wkz"],
+        ["wab", "wac", "wlb"],
+        ["wad", "wjq", "wka", "waa"],
+        ["wbz", "wcd"],
+        ["waa"],
+        ["wae", "waf", "wag", "wah", "wai"],
+    ):
         expected = _bm25(records, query)
         _same_top(store, store.keyword(query, PUBLIC, NONE, 10), expected, 10)
         _same_top(store, store.keyword(query, PUBLIC, NONE, 5, offset=5), expected, 5, offset=5)
@@ -368,10 +418,13 @@ def test_keyword_is_exhaustive_bm25_with_a_tiny_depth(store, monkeypatch):
 
 def test_thread_members_are_found_by_their_neighbours_words(store):
     thread = {"thread": "chat-1"}
-    put(store, rec("t1", "When did we ship the lighthouse release?", metadata=thread, created="2026-01-01"),
+    put(
+        store,
+        rec("t1", "When did we ship the lighthouse release?", metadata=thread, created="2026-01-01"),
         rec("t2", "Yes, last Tuesday!", metadata=thread, created="2026-01-02"),
         rec("t3", "Unrelated later turn", metadata=thread, created="2026-01-03"),
-        rec("lone", "lighthouse keeper", metadata={}))
+        rec("lone", "lighthouse keeper", metadata={}),
+    )
     found = ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))
     assert set(found) == {"t1", "t2", "lone"}
     assert "t3" not in found  # two turns away
@@ -393,9 +446,15 @@ def test_rebuild_reproduces_the_scores(store):
 
 # -- exact and fields --------------------------------------------------------------------------
 
+
 def test_exact_is_case_insensitive_and_shortest_first(store):
-    put(store, rec("long", "the Quick brown fox jumps over the lazy dog"), rec("short", "QUICK brown"),
-        rec("none", "slow"), rec("accent", "Café ÉCLAIR"))
+    put(
+        store,
+        rec("long", "the Quick brown fox jumps over the lazy dog"),
+        rec("short", "QUICK brown"),
+        rec("none", "slow"),
+        rec("accent", "Café ÉCLAIR"),
+    )
     hits = store.exact("quick brown", False, PUBLIC, NONE, 5)
     assert ids(store, hits) == ["short", "long"]
     assert hits[0][1] == pytest.approx(1.0) and hits[1][1] == pytest.approx(11 / 43)
@@ -406,8 +465,12 @@ def test_exact_is_case_insensitive_and_shortest_first(store):
 
 
 def test_fields_candidates(store):
-    put(store, rec("f1", "body text", name="deploy-checklist", type="feedback", updated="2026-01-01"),
-        rec("f2", "nothing here", description="About the Deploy"), rec("f3", "unrelated"))
+    put(
+        store,
+        rec("f1", "body text", name="deploy-checklist", type="feedback", updated="2026-01-01"),
+        rec("f2", "nothing here", description="About the Deploy"),
+        rec("f3", "unrelated"),
+    )
     rows = store.fields_candidates(["deploy checklist"], PUBLIC, NONE)
     assert [(r[1], r[7], r[8]) for r in rows] == [("f1", None, None)]
     assert {r[1] for r in store.fields_candidates(["deploy"], PUBLIC, NONE)} == {"f1", "f2"}
@@ -415,6 +478,7 @@ def test_fields_candidates(store):
 
 
 # -- the no-leak rule --------------------------------------------------------------------------
+
 
 def test_no_search_method_leaks_a_private_record(store):
     import numpy as np
@@ -441,6 +505,7 @@ def test_no_search_method_leaks_a_private_record(store):
 
 
 # -- vectors -----------------------------------------------------------------------------------
+
 
 def test_nearest_and_cosines_match_numpy(store):
     import numpy as np
@@ -485,6 +550,7 @@ def test_nearest_applies_filters(store):
 
 # -- usage -------------------------------------------------------------------------------------
 
+
 def test_usage_bumps_from_threads_and_processes_lose_nothing(store, dsn):
     put(store, rec("hot", "often recalled"))
     store.set_usage("hot", 0.0, None)
@@ -496,10 +562,11 @@ def test_usage_bumps_from_threads_and_processes_lose_nothing(store, dsn):
         s.close()
 
     threads = [threading.Thread(target=bump_many) for _ in range(4)]
-    script = ("import sys; from eidetic.stores.postgres import PostgresStore; s = PostgresStore(sys.argv[1])\n"
-              "for i in range(50): s.bump_usage({'warm': 0.5, 'hot': 1.0}, '2026-01-02T00:00:00+00:00')")
-    procs = [subprocess.Popen([sys.executable, "-c", script, dsn], cwd=str(Path(__file__).parent))
-             for _ in range(2)]
+    script = (
+        "import sys; from eidetic.stores.postgres import PostgresStore; s = PostgresStore(sys.argv[1])\n"
+        "for i in range(50): s.bump_usage({'warm': 0.5, 'hot': 1.0}, '2026-01-02T00:00:00+00:00')"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, dsn], cwd=str(Path(__file__).parent)) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
@@ -513,6 +580,7 @@ def test_usage_bumps_from_threads_and_processes_lose_nothing(store, dsn):
 
 
 # -- errors ------------------------------------------------------------------------------------
+
 
 def test_connection_failure_names_the_host_not_the_password():
     s = PostgresStore("postgresql://eidetic:hunter2-secret@127.0.0.1:1/teamdb?connect_timeout=2")
@@ -543,8 +611,10 @@ def test_a_server_lost_mid_session_is_an_environment_error_and_the_store_reconne
             return error
 
         with psycopg.connect(dsn, autocommit=True) as admin:  # what a server restart does to a session
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
-                          "AND datname = current_database()")
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                "AND datname = current_database()"
+            )
         assert "lost the connection" in lost(lambda: s.keyword(["kept"], PUBLIC, NONE, 5)).message
         assert s.count() == 1  # the next call connects afresh
         # vectors after a reconnect: the new session knows the pgvector type too

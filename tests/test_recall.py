@@ -12,15 +12,18 @@ def ndjson(*records):
 
 @pytest.fixture
 def corpus(cli, store):
-    run = cli("remember", stdin=ndjson(
-        {"id": "nano", "text": "The Orin Nano draws 7W", "metadata": {"source": "discord", "priority": 3}},
-        {"id": "agx", "text": "Jetson AGX power budget is 65W", "metadata": {"source": "docs", "priority": 1}},
-        {"id": "cat", "text": "cat"},
-        {"id": "hat", "text": "cat in the hat sat on a mat", "type": "story"},
-        {"id": "ban1", "text": "banana split is sweet", "metadata": {"due": "2026-12-01", "done": True}},
-        {"id": "ban2", "text": "banana banana bread", "metadata": {"due": "2026-10-01", "done": False}},
-        {"id": "pie", "text": "apple cherry pie", "created": "2024-01-01T00:00:00+00:00"},
-    ))
+    run = cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "nano", "text": "The Orin Nano draws 7W", "metadata": {"source": "discord", "priority": 3}},
+            {"id": "agx", "text": "Jetson AGX power budget is 65W", "metadata": {"source": "docs", "priority": 1}},
+            {"id": "cat", "text": "cat"},
+            {"id": "hat", "text": "cat in the hat sat on a mat", "type": "story"},
+            {"id": "ban1", "text": "banana split is sweet", "metadata": {"due": "2026-12-01", "done": True}},
+            {"id": "ban2", "text": "banana banana bread", "metadata": {"due": "2026-10-01", "done": False}},
+            {"id": "pie", "text": "apple cherry pie", "created": "2024-01-01T00:00:00+00:00"},
+        ),
+    )
     assert run.code == 0, run.err
     return store
 
@@ -63,7 +66,9 @@ def test_hybrid_without_embedder_is_keyword_and_says_so(cli, corpus, monkeypatch
     assert hybrid.json["embedder"]["online"] is False
     assert [i["id"] for i in hybrid.json["items"]] == [i["id"] for i in keyword.json["items"]]
     # a moment apart, freshness has aged a little: scores agree to far below what ranks differ by
-    assert [i["score"] for i in hybrid.json["items"]] == pytest.approx([i["score"] for i in keyword.json["items"]], rel=1e-6)
+    assert [i["score"] for i in hybrid.json["items"]] == pytest.approx(
+        [i["score"] for i in keyword.json["items"]], rel=1e-6
+    )
     assert len(hybrid.json["items"]) == 2  # never drops the weakest keyword match
     assert hybrid.err.count("\n") == 1 and "keyword only" in hybrid.err and "EIDETIC_EMBEDDER" in hybrid.err
     assert keyword.err == ""
@@ -74,9 +79,28 @@ def test_output_shape(cli, corpus):
     assert set(bundle) == {"query", "mode", "truncated", "embedder", "items"}
     assert bundle["truncated"] is False
     item = bundle["items"][0]
-    for key in ("id", "text", "type", "name", "description", "metadata", "scope", "created", "updated",
-                "added_by", "supersedes", "links", "lifecycle", "hash", "recall_count", "last_recall",
-                "score", "signal", "tier", "depth"):
+    for key in (
+        "id",
+        "text",
+        "type",
+        "name",
+        "description",
+        "metadata",
+        "scope",
+        "created",
+        "updated",
+        "added_by",
+        "supersedes",
+        "links",
+        "lifecycle",
+        "hash",
+        "recall_count",
+        "last_recall",
+        "score",
+        "signal",
+        "tier",
+        "depth",
+    ):
         assert key in item
     assert item["tier"] == "primary" and item["depth"] == 0
     assert 0 <= item["signal"] <= 1
@@ -92,7 +116,7 @@ def test_top_k_and_validation(cli, corpus):
 
 def test_typed_filters_and_ranges(cli, corpus):
     assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority=3", "--json")) == ["nano"]
-    assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority=\"3\"", "--json")) == []
+    assert ids(cli("recall", "w", "--mode", "exact", "--filter", 'priority="3"', "--json")) == []
     assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority>=2", "--json")) == ["nano"]
     assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority<=2", "--json")) == ["agx"]
     assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "done=true", "--json")) == ["ban1"]
@@ -123,7 +147,21 @@ def test_scope_rule_never_leaks_private_records(cli, store):
         query = "secret handshake"
         public = ids(cli("recall", query, "--mode", mode, "--top-k", "10", "--json"))
         assert set(public) == {"pub", "teampub"}
-        own = ids(cli("recall", query, "--mode", mode, "--top-k", "10", "--scope", "lobes", "--visibility", "private", "--json"))
+        own = ids(
+            cli(
+                "recall",
+                query,
+                "--mode",
+                mode,
+                "--top-k",
+                "10",
+                "--scope",
+                "lobes",
+                "--visibility",
+                "private",
+                "--json",
+            )
+        )
         assert set(own) == {"pub", "teampub", "mine"}
         as_public = ids(cli("recall", query, "--mode", mode, "--top-k", "10", "--scope", "lobes", "--json"))
         assert "mine" not in as_public and "theirs" not in as_public
@@ -145,8 +183,9 @@ def test_lifecycle_filter_runs_before_top_k(cli, store):
     assert sorted(got) == ["act0", "act1", "act2"]
     with_sh = ids(cli("recall", "match", "--mode", "exact", "--top-k", "10", "--include-shadowed", "--json"))
     assert set(with_sh) == {"act0", "act1", "act2", "sh0", "sh1"}
-    everything = ids(cli("recall", "match", "--mode", "exact", "--top-k", "10", "--include-shadowed",
-                         "--include-archived", "--json"))
+    everything = ids(
+        cli("recall", "match", "--mode", "exact", "--top-k", "10", "--include-shadowed", "--include-archived", "--json")
+    )
     assert len(everything) == 6
 
 
@@ -181,7 +220,7 @@ def test_exact_matches_brute_force_on_many_substrings(store):
         for _ in range(100):
             source = rng.choice(texts)
             start = rng.randrange(len(source))
-            query = source[start:start + rng.randint(1, 14)]
+            query = source[start : start + rng.randint(1, 14)]
             if not query.strip():
                 continue
             got = {h.record.id for h in memory.recall(query, mode="exact", top_k=200, record=False).items}
@@ -196,9 +235,14 @@ def test_huge_top_k_returns_everything(cli, corpus):
 
 
 def test_semantic_recall_finds_meaning_without_shared_words(cli, store):
-    cli("remember", stdin=ndjson({"id": "cat", "text": "The cat sat on the mat."},
-                                 {"id": "feline", "text": "A feline rested upon the rug."},
-                                 {"id": "stocks", "text": "The stock market fell sharply after the rate announcement."}))
+    cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "cat", "text": "The cat sat on the mat."},
+            {"id": "feline", "text": "A feline rested upon the rug."},
+            {"id": "stocks", "text": "The stock market fell sharply after the rate announcement."},
+        ),
+    )
     approx = cli("recall", "a kitten lying on a carpet", "--mode", "approximate", "--json")
     assert approx.json["embedder"] == {"model": "sentence-transformers/all-MiniLM-L6-v2", "online": True}
     assert [i["id"] for i in approx.json["items"]][:2] in (["feline", "cat"], ["cat", "feline"])

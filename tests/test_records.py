@@ -4,8 +4,7 @@ import pytest
 
 from eidetic import frontmatter
 from eidetic.errors import EideticError
-from eidetic.records import (DEFAULT_SCOPE, Record, Scope, derived_id, file_name_for_id,
-                             record_from_input)
+from eidetic.records import DEFAULT_SCOPE, Record, Scope, derived_id, file_name_for_id, record_from_input
 
 
 def make(raw, **kw):
@@ -13,8 +12,9 @@ def make(raw, **kw):
 
 
 def test_defaults_and_system_fields_ignored():
-    record, created_given = make({"id": "a", "text": "hello", "lifecycle": "archived", "hash": "x",
-                                  "recall_count": 99, "score": 3})
+    record, created_given = make(
+        {"id": "a", "text": "hello", "lifecycle": "archived", "hash": "x", "recall_count": 99, "score": 3}
+    )
     assert record.lifecycle == "active"
     assert record.type == "note"
     assert record.hash != "x" and len(record.hash) == 64
@@ -29,21 +29,24 @@ def test_missing_id_is_derived_from_scope_and_text():
     assert other_scope.id != first.id
 
 
-@pytest.mark.parametrize("raw, fragment", [
-    ({"id": "a"}, "'text' must be a string"),
-    ({"id": "a", "text": "   "}, "empty"),
-    ({"id": "a\nb", "text": "x"}, "control characters"),
-    ({"id": "", "text": "x"}, "1-256"),
-    ({"id": "x" * 257, "text": "x"}, "1-256"),
-    ({"id": 5, "text": "x"}, "must be a string"),
-    ({"text": "x", "scope": {"name": "a", "visibility": "secret"}}, "unknown visibility"),
-    ({"text": "x", "scope": "a"}, "'scope' must be an object"),
-    ({"text": "x", "metadata": [1]}, "'metadata' must be a JSON object"),
-    ({"text": "x", "links": "a"}, "'links' must be a list"),
-    ({"text": "x", "created": "yesterday"}, "not an ISO-8601 date"),
-    ({"text": "x", "metdata": {}}, "unknown record field(s): metdata"),
-    ([1, 2], "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "raw, fragment",
+    [
+        ({"id": "a"}, "'text' must be a string"),
+        ({"id": "a", "text": "   "}, "empty"),
+        ({"id": "a\nb", "text": "x"}, "control characters"),
+        ({"id": "", "text": "x"}, "1-256"),
+        ({"id": "x" * 257, "text": "x"}, "1-256"),
+        ({"id": 5, "text": "x"}, "must be a string"),
+        ({"text": "x", "scope": {"name": "a", "visibility": "secret"}}, "unknown visibility"),
+        ({"text": "x", "scope": "a"}, "'scope' must be an object"),
+        ({"text": "x", "metadata": [1]}, "'metadata' must be a JSON object"),
+        ({"text": "x", "links": "a"}, "'links' must be a list"),
+        ({"text": "x", "created": "yesterday"}, "not an ISO-8601 date"),
+        ({"text": "x", "metdata": {}}, "unknown record field(s): metdata"),
+        ([1, 2], "must be a JSON object"),
+    ],
+)
 def test_bad_input_is_a_clear_error(raw, fragment):
     with pytest.raises(EideticError) as info:
         make(raw)
@@ -58,10 +61,26 @@ def test_text_size_limit():
         make({"text": "é" * 11}, max_text_bytes=20)
 
 
-@pytest.mark.parametrize("rid", [
-    "note-1", "Note-1", "../../etc/passwd", "/abs/path", "a/b", "MEMORY", "memory", "con", ".hidden",
-    "ünïcödé", "x" * 256, "a b c", "id.md", "~tilde", "C:\\windows",
-])
+@pytest.mark.parametrize(
+    "rid",
+    [
+        "note-1",
+        "Note-1",
+        "../../etc/passwd",
+        "/abs/path",
+        "a/b",
+        "MEMORY",
+        "memory",
+        "con",
+        ".hidden",
+        "ünïcödé",
+        "x" * 256,
+        "a b c",
+        "id.md",
+        "~tilde",
+        "C:\\windows",
+    ],
+)
 def test_file_names_are_safe_and_unique(rid):
     name = file_name_for_id(rid)
     assert name.endswith(".md")
@@ -78,14 +97,38 @@ def test_file_names_never_collide():
 
 
 def test_front_matter_round_trip_is_exact():
-    texts = ["plain", "two\nlines\n", "\nstarts with newline", "ends with blanks\n\n", "--- not a delimiter",
-             "---\nlooks: like yaml\n---\n", "tabs\tand\r\nwindows", "ends with CR\r", "\r\nstarts with CRLF", "emoji 🚀 and 東京"]
+    texts = [
+        "plain",
+        "two\nlines\n",
+        "\nstarts with newline",
+        "ends with blanks\n\n",
+        "--- not a delimiter",
+        "---\nlooks: like yaml\n---\n",
+        "tabs\tand\r\nwindows",
+        "ends with CR\r",
+        "\r\nstarts with CRLF",
+        "emoji 🚀 and 東京",
+    ]
     for text in texts:
-        record = Record(id="r", text=text, metadata={"n": 3, "f": 2.5, "b": True, "none": None,
-                                                      "list": [1, "two"], "date_like": "2026-01-01",
-                                                      "nested": {"k": "v"}},
-                        scope=Scope("team", "private"), created="2026-11-30T08:00:00+00:00",
-                        links=["a", "b"], supersedes="old", name="n", description="d")
+        record = Record(
+            id="r",
+            text=text,
+            metadata={
+                "n": 3,
+                "f": 2.5,
+                "b": True,
+                "none": None,
+                "list": [1, "two"],
+                "date_like": "2026-01-01",
+                "nested": {"k": "v"},
+            },
+            scope=Scope("team", "private"),
+            created="2026-11-30T08:00:00+00:00",
+            links=["a", "b"],
+            supersedes="old",
+            name="n",
+            description="d",
+        )
         back = frontmatter.parse(frontmatter.render(record), "fallback")
         assert back == record, text
 
@@ -100,14 +143,17 @@ def test_hand_written_file_is_a_record():
     assert record.scope == DEFAULT_SCOPE
 
 
-@pytest.mark.parametrize("content, reason", [
-    ("---\nid: [unclosed\n---\nbody\n", "not valid YAML"),
-    ("---\n- a list\n---\nbody\n", "not a mapping"),
-    ("---\nid: a\n", "no closing"),
-    ("---\nid: a\nscope: {name: x, visibility: secret}\n---\nbody\n", "unknown visibility"),
-    ("---\nid: a\n---\n\n", "no text"),
-    ("---\nid: a\nlifecycle: zombie\n---\nbody\n", "unknown lifecycle"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        ("---\nid: [unclosed\n---\nbody\n", "not valid YAML"),
+        ("---\n- a list\n---\nbody\n", "not a mapping"),
+        ("---\nid: a\n", "no closing"),
+        ("---\nid: a\nscope: {name: x, visibility: secret}\n---\nbody\n", "unknown visibility"),
+        ("---\nid: a\n---\n\n", "no text"),
+        ("---\nid: a\nlifecycle: zombie\n---\nbody\n", "unknown lifecycle"),
+    ],
+)
 def test_unparseable_files_are_rejected_with_a_reason(content, reason):
     with pytest.raises(ValueError, match=reason):
         frontmatter.parse(content, "f")
@@ -123,22 +169,43 @@ def test_unstorable_values_are_rejected():
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 _no_nul = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")  # NUL is refused
-_json_scalars = st.none() | st.booleans() | st.integers(-2**63, 2**63) | \
-    st.floats(allow_nan=False, allow_infinity=False) | st.text(_no_nul, max_size=20)
-_json = st.recursive(_json_scalars, lambda inner: st.lists(inner, max_size=3)
-                     | st.dictionaries(st.text(_no_nul, max_size=8), inner, max_size=3), max_leaves=8)
+_json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(_no_nul, max_size=20)
+)
+_json = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(_no_nul, max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 _text = st.text(_no_nul, min_size=1, max_size=60).filter(str.strip)
 _safe = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=_text, rid=_safe, name=st.none() | _safe, metadata=st.dictionaries(st.text(_no_nul, max_size=10), _json, max_size=4),
-       links=st.lists(_safe, max_size=3, unique=True), scope=_safe.filter(str.strip))
+@given(
+    text=_text,
+    rid=_safe,
+    name=st.none() | _safe,
+    metadata=st.dictionaries(st.text(_no_nul, max_size=10), _json, max_size=4),
+    links=st.lists(_safe, max_size=3, unique=True),
+    scope=_safe.filter(str.strip),
+)
 def test_render_parse_round_trip_property(text, rid, name, metadata, links, scope):
     import yaml
 
-    record = Record(id=rid, text=text, name=name, metadata=metadata, links=links,
-                    scope=Scope(scope, "private"), created="2026-11-30T08:00:00+00:00")
+    record = Record(
+        id=rid,
+        text=text,
+        name=name,
+        metadata=metadata,
+        links=links,
+        scope=Scope(scope, "private"),
+        created="2026-11-30T08:00:00+00:00",
+    )
     rendered = frontmatter.render(record)
     assert frontmatter.parse(rendered, "x") == record
     header = rendered.split("\n---\n", 1)[0][4:]

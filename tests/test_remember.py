@@ -31,10 +31,14 @@ def test_ndjson_batch_and_text_output(cli, store):
 
 def test_bad_line_aborts_the_whole_batch(cli, store):
     good = json.dumps({"id": "a", "text": "alpha"})
-    for bad, fragment in [("{not json", "line 3: invalid JSON"),
-                          (json.dumps({"id": "c", "text": "x", "scope": {"name": "s", "visibility": "secret"}}),
-                           "line 3: unknown visibility"),
-                          (json.dumps({"id": "c"}), "line 3: 'text' must be a string")]:
+    for bad, fragment in [
+        ("{not json", "line 3: invalid JSON"),
+        (
+            json.dumps({"id": "c", "text": "x", "scope": {"name": "s", "visibility": "secret"}}),
+            "line 3: unknown visibility",
+        ),
+        (json.dumps({"id": "c"}), "line 3: 'text' must be a string"),
+    ]:
         run = cli("remember", "--json", stdin=f"{good}\n\n{bad}\n{good}\n")
         assert run.code == 1
         assert fragment in run.err_json["message"]
@@ -68,8 +72,13 @@ def test_re_remembering_identical_record_writes_nothing(cli, store):
 def test_identical_text_under_new_id_is_reported_not_written(cli, store):
     cli("remember", '{"id": "orig", "text": "the same words"}')
     before = snapshot(store)
-    run = cli("remember", "--json", stdin=ndjson({"id": "copy", "text": "the same words"},
-                                                 {"id": "x1", "text": "fresh"}, {"id": "x2", "text": "fresh"}))
+    run = cli(
+        "remember",
+        "--json",
+        stdin=ndjson(
+            {"id": "copy", "text": "the same words"}, {"id": "x1", "text": "fresh"}, {"id": "x2", "text": "fresh"}
+        ),
+    )
     assert run.json["duplicates"] == [{"id": "copy", "duplicate_of": "orig"}, {"id": "x2", "duplicate_of": "x1"}]
     assert run.json["ids"] == ["x1"]
     assert rec(store, "orig").exists() and not rec(store, "copy").exists()
@@ -84,8 +93,17 @@ def test_same_text_in_another_scope_is_not_a_duplicate(cli, store):
 
 
 def test_scope_visibility_and_added_by_flags(cli, store):
-    run = cli("remember", '{"id": "p", "text": "private note"}', "--scope", "lobes", "--visibility",
-              "private", "--added-by", "ana", "--json")
+    run = cli(
+        "remember",
+        '{"id": "p", "text": "private note"}',
+        "--scope",
+        "lobes",
+        "--visibility",
+        "private",
+        "--added-by",
+        "ana",
+        "--json",
+    )
     assert run.code == 0
     record = parse(rec(store, "p").read_text(), "x")
     assert (record.scope.name, record.scope.visibility, record.added_by) == ("lobes", "private", "ana")
@@ -126,8 +144,13 @@ def test_supersedes_shadows_same_scope_record_at_once(cli, store):
 
 
 def test_hostile_ids_stay_inside_the_store(cli, store, env):
-    run = cli("remember", "--json", stdin=ndjson({"id": "../../escape", "text": "a"}, {"id": "/etc/passwd", "text": "b"},
-                                                 {"id": "MEMORY", "text": "c"}))
+    run = cli(
+        "remember",
+        "--json",
+        stdin=ndjson(
+            {"id": "../../escape", "text": "a"}, {"id": "/etc/passwd", "text": "b"}, {"id": "MEMORY", "text": "c"}
+        ),
+    )
     assert run.code == 0
     files = [p for p in env.rglob("*.md")]
     assert all(store in p.parents for p in files)

@@ -46,17 +46,26 @@ def repo(env, monkeypatch, cli):
     return root
 
 
-def wrapper(root: Path, verb: str, *args: str, cwd: Path | None = None, stdin: str | None = None,
-            path: str | None = None) -> subprocess.CompletedProcess:
+def wrapper(
+    root: Path, verb: str, *args: str, cwd: Path | None = None, stdin: str | None = None, path: str | None = None
+) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=path) if path is not None else None
-    return subprocess.run(["bash", str(root / ".claude" / "skills" / verb / "scripts" / f"{verb}.sh"), *args],
-                          input=stdin, text=True, capture_output=True, check=False, cwd=cwd or root / "src" / "deep",
-                          env=env, timeout=60)
+    return subprocess.run(
+        ["bash", str(root / ".claude" / "skills" / verb / "scripts" / f"{verb}.sh"), *args],
+        input=stdin,
+        text=True,
+        capture_output=True,
+        check=False,
+        cwd=cwd or root / "src" / "deep",
+        env=env,
+        timeout=60,
+    )
 
 
 def eidetic(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "eidetic", *args], text=True, capture_output=True, check=False,
-                          cwd=cwd, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "eidetic", *args], text=True, capture_output=True, check=False, cwd=cwd, timeout=60
+    )
 
 
 def test_install_copies_the_skills_and_refuses_to_overwrite_changes(cli, env, monkeypatch):
@@ -98,7 +107,7 @@ def test_skill_files_have_front_matter_telling_when_to_use_them():
 def test_the_wrappers_share_one_implementation():
     def shared(name: str) -> str:
         text = (SKILLS / name).read_text()
-        return text[text.index("# --- shared"):text.index("# --- end of the shared part")]
+        return text[text.index("# --- shared") : text.index("# --- end of the shared part")]
 
     assert shared("recall/scripts/recall.sh") == shared("remember/scripts/remember.sh")
 
@@ -109,10 +118,14 @@ def test_no_flag_remember_is_private_and_no_flag_recall_finds_it(repo):
     public = eidetic("remember", '{"id": "shared", "text": "the lighthouse opens at dawn"}', cwd=repo)
     assert public.returncode == 0, public.stderr
 
-    mine = [json.loads(line) for line in eidetic("export", "--scope", "lobes", "--visibility", "private",
-                                                 cwd=repo).stdout.splitlines()]
-    assert {d["id"]: (d["scope"]["name"], d["scope"]["visibility"]) for d in mine} == \
-        {"mine": ("lobes", "private"), "shared": ("default", "public")}
+    mine = [
+        json.loads(line)
+        for line in eidetic("export", "--scope", "lobes", "--visibility", "private", cwd=repo).stdout.splitlines()
+    ]
+    assert {d["id"]: (d["scope"]["name"], d["scope"]["visibility"]) for d in mine} == {
+        "mine": ("lobes", "private"),
+        "shared": ("default", "public"),
+    }
     assert not any("key is under" in p.read_text() for p in (repo / ".eidetic").rglob("*.md"))  # not committed
 
     found = wrapper(repo, "recall", "lighthouse", "--json")
@@ -127,9 +140,15 @@ def test_no_flag_remember_is_private_and_no_flag_recall_finds_it(repo):
 
 def test_an_explicit_scope_is_forwarded_verbatim(repo):
     assert wrapper(repo, "remember", '{"id": "team", "text": "team note"}', "--scope", "team").returncode == 0
-    assert wrapper(repo, "remember", '{"id": "eq", "text": "equals form"}', "--scope=crew",
-                   "--visibility=private").returncode == 0
-    assert wrapper(repo, "remember", '{"id": "pub", "text": "my public note"}', "--visibility", "public").returncode == 0
+    assert (
+        wrapper(
+            repo, "remember", '{"id": "eq", "text": "equals form"}', "--scope=crew", "--visibility=private"
+        ).returncode
+        == 0
+    )
+    assert (
+        wrapper(repo, "remember", '{"id": "pub", "text": "my public note"}', "--visibility", "public").returncode == 0
+    )
     scopes = {}
     for flags in ([], ["--scope", "crew", "--visibility", "private"]):
         for line in eidetic("export", *flags, cwd=repo).stdout.splitlines():
@@ -151,15 +170,30 @@ def test_without_eidetic_on_path_the_wrapper_uses_uv_from_the_checkout(repo, env
     (repo / "pyproject.toml").write_text("[project]\nname = 'checkout'\n")
     log = env / "uv.log"
     # a stand-in for uv: records its arguments, then runs what follows "eidetic"
-    uv = _shim(env / "uvbin", "uv", f'echo "$@" > "{log}"\nwhile [ "$1" != eidetic ]; do shift; done\nshift\n'
-                                    f'exec "{sys.executable}" -m eidetic "$@"')
+    uv = _shim(
+        env / "uvbin",
+        "uv",
+        f'echo "$@" > "{log}"\nwhile [ "$1" != eidetic ]; do shift; done\nshift\n'
+        f'exec "{sys.executable}" -m eidetic "$@"',
+    )
     path = f"{uv.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
     if shutil.which("eidetic", path=path):
         pytest.skip("an eidetic is installed system-wide")
     run = wrapper(repo, "recall", "anything", "--json", path=path)
     assert run.returncode == 0, run.stderr
-    assert log.read_text().split() == ["run", "--project", str(repo), "eidetic", "recall", "--scope", "lobes",
-                                       "--visibility", "private", "anything", "--json"]
+    assert log.read_text().split() == [
+        "run",
+        "--project",
+        str(repo),
+        "eidetic",
+        "recall",
+        "--scope",
+        "lobes",
+        "--visibility",
+        "private",
+        "anything",
+        "--json",
+    ]
     uv.unlink()
     missing = wrapper(repo, "recall", "anything", path=f"/usr/bin{os.pathsep}/bin")
     if shutil.which("uv", path=f"/usr/bin{os.pathsep}/bin") is None:
@@ -170,7 +204,7 @@ CULTURES = [
     "agents:\n  - suffix: lobes\n    backend: claude\n",
     "suffix: top\nnick: n\n",
     "nick: onlynick\n",
-    "agents:\n- nick: n1\n  suffix: \"s1\"  # comment\n- suffix: s2\n",
+    'agents:\n- nick: n1\n  suffix: "s1"  # comment\n- suffix: s2\n',
     "name: x\nagents:\n  - backend: claude\n    config:\n      suffix: deep\n    nick: realnick\n  - suffix: b\nsuffix: t\n",
     "agents: []\nsuffix: fromtop\n",
     "agents:\n  - lobes\nsuffix: t2\n",
@@ -185,10 +219,16 @@ CULTURES = [
 @pytest.mark.parametrize("culture", CULTURES)
 def test_the_wrappers_read_culture_yaml_as_eidetic_does(tmp_path, culture):
     script = (SKILLS / "recall" / "scripts" / "recall.sh").read_text()
-    parser = script[script.index("culture_suffix() {"):script.index("\n}\n", script.index("culture_suffix() {")) + 3]
+    parser = script[script.index("culture_suffix() {") : script.index("\n}\n", script.index("culture_suffix() {")) + 3]
     (tmp_path / "culture.yaml").write_text(culture)
     (tmp_path / "a" / "b").mkdir(parents=True)
-    run = subprocess.run(["bash", "-c", parser + "culture_suffix"], text=True, capture_output=True, check=False,
-                         cwd=tmp_path / "a" / "b", timeout=30)
+    run = subprocess.run(
+        ["bash", "-c", parser + "culture_suffix"],
+        text=True,
+        capture_output=True,
+        check=False,
+        cwd=tmp_path / "a" / "b",
+        timeout=30,
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == (culture_nick(tmp_path / "a" / "b") or "")

@@ -28,8 +28,12 @@ class Side:
 
     def __init__(self, root: Path, name: str, database: Path, model: bool = False) -> None:
         self.database = database
-        self.env = dict(os.environ, EIDETIC_BACKEND="sqlite", EIDETIC_SQLITE_PATH=str(database),
-                        EIDETIC_CACHE_DIR=str(root / f"cache-{name}"))
+        self.env = dict(
+            os.environ,
+            EIDETIC_BACKEND="sqlite",
+            EIDETIC_SQLITE_PATH=str(database),
+            EIDETIC_CACHE_DIR=str(root / f"cache-{name}"),
+        )
         if model:
             self.env.pop("EIDETIC_EMBEDDER", None)
         else:
@@ -58,13 +62,28 @@ def _everywhere(side: Side, query: str, modes: tuple[str, ...] = MODES) -> dict[
 def test_two_cache_folders_see_each_others_writes_updates_and_purges(env):
     database = env / "db" / "shared.sqlite"
     ann, bob = Side(env, "ann", database), Side(env, "bob", database)
-    ann.remember({"id": "a1", "text": "ann keeps the lighthouse logbook"},
-                 *({"id": f"t{i}", "text": f"turn {i} about the harbour", "metadata": {"thread": "c1"},
-                    "created": f"2025-01-0{i}T00:00:00+00:00"} for i in (1, 2, 3)))
+    ann.remember(
+        {"id": "a1", "text": "ann keeps the lighthouse logbook"},
+        *(
+            {
+                "id": f"t{i}",
+                "text": f"turn {i} about the harbour",
+                "metadata": {"thread": "c1"},
+                "created": f"2025-01-0{i}T00:00:00+00:00",
+            }
+            for i in (1, 2, 3)
+        ),
+    )
     assert ann.ids("lighthouse", "keyword") == ["a1"]  # ann's derived indexes now exist
-    bob.remember({"id": "b1", "text": "bob repaints the lighthouse lantern"},
-                 {"id": "t4", "text": "turn 4 mentions zanzibar", "metadata": {"thread": "c1"},
-                  "created": "2025-01-04T00:00:00+00:00"})
+    bob.remember(
+        {"id": "b1", "text": "bob repaints the lighthouse lantern"},
+        {
+            "id": "t4",
+            "text": "turn 4 mentions zanzibar",
+            "metadata": {"thread": "c1"},
+            "created": "2025-01-04T00:00:00+00:00",
+        },
+    )
     for side in (ann, bob):
         assert _everywhere(side, "lighthouse") == {mode: {"a1", "b1"} for mode in MODES}
     # a thread member is found by its neighbours' words: ann's index quotes bob's new turn
@@ -89,11 +108,15 @@ def test_two_cache_folders_see_each_others_writes_updates_and_purges(env):
 def test_two_cache_folders_with_the_model(env):
     database = env / "db" / "shared.sqlite"
     ann, bob = Side(env, "ann", database, model=True), Side(env, "bob", database, model=True)
-    ann.remember({"id": "music", "text": "The violinist played a concerto with the symphony orchestra."},
-                 {"id": "bread", "text": "Bake the sourdough bread at high heat until the crust is golden."})
+    ann.remember(
+        {"id": "music", "text": "The violinist played a concerto with the symphony orchestra."},
+        {"id": "bread", "text": "Bake the sourdough bread at high heat until the crust is golden."},
+    )
     assert ann.ids("baking loaves of bread", "approximate", 1) == ["bread"]
-    bob.remember({"id": "sport", "text": "The goalkeeper saved a penalty in the final minute of the football match."},
-                 {"id": "volcano", "text": "Volcanic eruptions spew lava and ash across the island."})
+    bob.remember(
+        {"id": "sport", "text": "The goalkeeper saved a penalty in the final minute of the football match."},
+        {"id": "volcano", "text": "Volcanic eruptions spew lava and ash across the island."},
+    )
     for side in (ann, bob):
         assert side.ids("soccer game", "approximate", 1) == ["sport"]
         assert side.ids("goalkeeper penalty", "hybrid", 1) == ["sport"]
@@ -181,10 +204,25 @@ def test_duplicate_detection_holds_across_cache_folders(env):
     sides = [Side(env, name, database) for name in ("ann", "bob")]
     sides[0].remember({"id": "seed", "text": "something else"})  # the database exists
     markers = [env / "ann.decided", env / "bob.decided"]
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(markers[n]), str(markers[1 - n]), "remember", "--json",
-                               json.dumps({"id": f"from-{n}", "text": "the same note, twice"})],
-                              env=side.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for n, side in enumerate(sides)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                RACER,
+                str(markers[n]),
+                str(markers[1 - n]),
+                "remember",
+                "--json",
+                json.dumps({"id": f"from-{n}", "text": "the same note, twice"}),
+            ],
+            env=side.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n, side in enumerate(sides)
+    ]
     results = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)

@@ -13,8 +13,9 @@ NOW = datetime(2026, 6, 20, 12, 0, tzinfo=timezone.utc)
 NOW_S = "2026-06-20T12:00:00+00:00"
 
 
-@pytest.mark.parametrize("count, expected", [(0, 0.5), (1, 0.55), (3, 0.65), (5, 0.75), (10, 1.0),
-                                             (20, 1.0), (0.5, 0.525), (2.5, 0.625)])
+@pytest.mark.parametrize(
+    "count, expected", [(0, 0.5), (1, 0.55), (3, 0.65), (5, 0.75), (10, 1.0), (20, 1.0), (0.5, 0.525), (2.5, 0.625)]
+)
 def test_signal_access_bonus_pins(count, expected):
     assert freshness.signal(NOW_S, count, NOW_S, NOW) == pytest.approx(expected)
 
@@ -37,7 +38,9 @@ def test_blend_and_neutral_records():
 
 
 def test_recall_bumps_usage_without_touching_record_files(cli, store):
-    cli("remember", "--json", stdin="".join(json.dumps({"id": f"r{i}", "text": f"quokka {i}"}) + "\n" for i in range(3)))
+    cli(
+        "remember", "--json", stdin="".join(json.dumps({"id": f"r{i}", "text": f"quokka {i}"}) + "\n" for i in range(3))
+    )
     before = snapshot(store)
     first = cli("recall", "quokka", "--mode", "keyword", "--top-k", "2", "--json").json["items"]
     assert all(item["recall_count"] == 0 and item["last_recall"] is None for item in first)
@@ -66,9 +69,13 @@ def test_usage_survives_index_rebuild(cli, store):
 
 def test_signal_and_blend_change_the_order(store):
     with Memory.open() as memory:
-        memory.remember([{"id": "old", "text": "quokka facts", "created": "2026-01-01T00:00:00+00:00"},
-                         {"id": "new", "text": "quokka facts too", "created": "2026-06-20T00:00:00+00:00"}],
-                        now=NOW)
+        memory.remember(
+            [
+                {"id": "old", "text": "quokka facts", "created": "2026-01-01T00:00:00+00:00"},
+                {"id": "new", "text": "quokka facts too", "created": "2026-06-20T00:00:00+00:00"},
+            ],
+            now=NOW,
+        )
         hits = memory.recall("quokka facts", mode="keyword", now=NOW, record=False).items
         assert [h.record.id for h in hits] == ["new", "old"]
         assert hits[0].signal > hits[1].signal

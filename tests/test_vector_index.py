@@ -77,7 +77,7 @@ def test_hnsw_recall_at_10_against_exact_and_rows_added_after_the_graph(tmp_path
     rng = np.random.default_rng(7)
     hits = 0
     for i in rng.integers(0, 4100, 50):
-        q = unit(vectors[i:i + 1] + 0.3 * rng.standard_normal((1, 48)))[0]
+        q = unit(vectors[i : i + 1] + 0.3 * rng.standard_normal((1, 48)))[0]
         hits += len(set(first_page(index, q, 10)) & set(exact_top(vectors[:4100], docs[:4100], q, 10)))
     assert hits / 500 >= 0.98
     assert first_page(index, vectors[4050], 1) == [4051]  # a row newer than the graph
@@ -142,19 +142,27 @@ def test_a_reader_sees_a_writers_new_rows(tmp_path):
 
 
 def test_recall_through_the_graph_matches_exact_search(store, monkeypatch):
-    texts = [f"{animal} {verb} near the {place}" for animal in ("cat", "dog", "heron", "otter", "moth")
-             for verb in ("sleeps", "hunts", "waits") for place in ("river", "barn", "garden", "station")]
+    texts = [
+        f"{animal} {verb} near the {place}"
+        for animal in ("cat", "dog", "heron", "otter", "moth")
+        for verb in ("sleeps", "hunts", "waits")
+        for place in ("river", "barn", "garden", "station")
+    ]
     with Memory.open() as memory:
         memory.remember([{"id": f"r{i}", "text": t} for i, t in enumerate(texts)])
         monkeypatch.setenv("EIDETIC_ANN_THRESHOLD", "0")
         queries = ("a bird fishing by the water", "pets resting in a farm building", "insects at night")
-        exact = [[h.record.id for h in memory.recall(q, mode="approximate", top_k=5, depth=0, record=False).items]
-                 for q in queries]
+        exact = [
+            [h.record.id for h in memory.recall(q, mode="approximate", top_k=5, depth=0, record=False).items]
+            for q in queries
+        ]
     monkeypatch.setenv("EIDETIC_ANN_THRESHOLD", "20")
     with Memory.open() as memory:
         memory.rebuild_index()  # a new index instance: vectors re-read from the cache, graph built
-        graph = [[h.record.id for h in memory.recall(q, mode="approximate", top_k=5, depth=0, record=False).items]
-                 for q in queries]
+        graph = [
+            [h.record.id for h in memory.recall(q, mode="approximate", top_k=5, depth=0, record=False).items]
+            for q in queries
+        ]
         assert graph == exact
         assert list(Path(os.environ["EIDETIC_CACHE_DIR"]).rglob("ann-*.usearch"))  # the graph was used
         memory.remember([{"id": "r0", "text": "a heron catching fish in the river"}])  # replaces a row

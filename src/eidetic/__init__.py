@@ -19,12 +19,33 @@ from .errors import EideticError  # noqa: E402
 from .query import MODES, RecallQuery  # noqa: E402
 from .ranking.access import Access  # noqa: E402
 from .records import Record, Scope  # noqa: E402
-from .results import (Check, DoctorReport, Hit, RecallResult, RememberResult,  # noqa: E402
-                      StoreOverview, SweepReport)
+from .results import (
+    Check,
+    DoctorReport,
+    Hit,
+    RecallResult,
+    RememberResult,  # noqa: E402
+    StoreOverview,
+    SweepReport,
+)
 
-__all__ = ["Memory", "RecallQuery", "MODES", "Access", "Record", "Scope", "Hit", "RecallResult",
-           "RememberResult", "SweepReport", "DoctorReport", "Check", "StoreOverview", "EideticError",
-           "__version__"]
+__all__ = [
+    "Memory",
+    "RecallQuery",
+    "MODES",
+    "Access",
+    "Record",
+    "Scope",
+    "Hit",
+    "RecallResult",
+    "RememberResult",
+    "SweepReport",
+    "DoctorReport",
+    "Check",
+    "StoreOverview",
+    "EideticError",
+    "__version__",
+]
 
 
 def __getattr__(name: str):

@@ -42,8 +42,9 @@ def months_since(moment: datetime | None, now: datetime) -> float | None:
     return None if moment is None else days_between(moment, now) / DAYS_PER_MONTH
 
 
-def grade(touched: datetime | None, last_recall: str | None, missing: list[str], now: datetime,
-          stale_months: float) -> tuple[str, list[str]]:
+def grade(
+    touched: datetime | None, last_recall: str | None, missing: list[str], now: datetime, stale_months: float
+) -> tuple[str, list[str]]:
     """(grade, reasons) for one memory."""
     reasons = [f"names {path}, which does not exist in the repository" for path in missing]
     touched_months = months_since(touched, now)

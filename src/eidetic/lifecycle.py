@@ -82,8 +82,9 @@ def plan_sweep(records: Sequence[Record], usage: dict[str, Usage], now: datetime
     for record in records:
         if record.lifecycle == "active" and record.id not in changes and not protected(record):
             groups[(record.scope, record.text.strip().casefold())].append(record.id)
-    suggestions = [{"reason": "same-scope text overlap (possible conflict)", "ids": sorted(ids),
-                    "scope": scope.to_dict()}
-                   for (scope, _), ids in sorted(groups.items(), key=lambda kv: sorted(kv[1]))
-                   if len(ids) > 1]
+    suggestions = [
+        {"reason": "same-scope text overlap (possible conflict)", "ids": sorted(ids), "scope": scope.to_dict()}
+        for (scope, _), ids in sorted(groups.items(), key=lambda kv: sorted(kv[1]))
+        if len(ids) > 1
+    ]
     return SweepPlan(changes, shadowed, archived, suggestions)

@@ -48,9 +48,13 @@ RECORDS_URI = "eidetic://records"
 RECORDS_LISTED = 1000  # the records resource is an index for browsing, not an export
 
 ScopeArg = Annotated[str | None, Field(description="scope name; default: the server's --scope")]
-VisibilityArg = Annotated[Literal["public", "private"] | None, Field(
-    description="public sees public records only; private also sees the server's own scope's "
-                "private records (only when the server runs private); default: the server's")]
+VisibilityArg = Annotated[
+    Literal["public", "private"] | None,
+    Field(
+        description="public sees public records only; private also sees the server's own scope's "
+        "private records (only when the server runs private); default: the server's"
+    ),
+]
 
 
 class Session:
@@ -69,7 +73,8 @@ class Session:
                 f"this server may read private records of {self.scope.name}/{self.scope.visibility} only, "
                 f"not of {wanted.name}/private",
                 f"use visibility public to read scope {wanted.name}'s public records, or start a server "
-                f"with --scope {wanted.name} --visibility private")
+                f"with --scope {wanted.name} --visibility private",
+            )
         return wanted
 
     async def run(self, work: Callable[[], T], failure: type[Exception] = ToolError) -> T:
@@ -80,8 +85,14 @@ class Session:
         except EideticError as exc:
             raise failure(_error_text(exc)) from None
         except OSError as exc:  # as the CLI reports it (disk, permissions)
-            raise failure(_error_text(env_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                                                "check the path, free disk space and permissions"))) from None
+            raise failure(
+                _error_text(
+                    env_error(
+                        f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                        "check the path, free disk space and permissions",
+                    )
+                )
+            ) from None
 
     def close(self) -> None:
         self._worker.shutdown(wait=True)
@@ -110,20 +121,35 @@ def _records_json(session: Session) -> str:
     """The active records the session may see, as an index of ids and resource addresses."""
     visible = session.memory.iter_records(Access(session.scope))
     records = [record for _, record in islice(visible, RECORDS_LISTED + 1)]
-    listed = [{"id": record.id, "type": record.type, "name": record.name, "description": record.description,
-               "scope": record.scope.to_dict(), "uri": RECORD_URI.replace("{id}", quote(record.id, safe=""))}
-              for record in records[:RECORDS_LISTED]]
-    return json.dumps({"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED,
-                       "records": listed}, ensure_ascii=False)
+    listed = [
+        {
+            "id": record.id,
+            "type": record.type,
+            "name": record.name,
+            "description": record.description,
+            "scope": record.scope.to_dict(),
+            "uri": RECORD_URI.replace("{id}", quote(record.id, safe="")),
+        }
+        for record in records[:RECORDS_LISTED]
+    ]
+    return json.dumps(
+        {"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED, "records": listed},
+        ensure_ascii=False,
+    )
 
 
 def _recall_signature() -> inspect.Signature:
     """The ``recall`` tool's parameters: ``query`` and every exposed :class:`RecallQuery` field,
     with its help text as the description (a list where the query takes several values)."""
     hints = get_type_hints(RecallQuery)
-    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context),
-                  inspect.Parameter("query", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
-                      str, Field(description=_help("text"))])]
+    parameters = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context),
+        inspect.Parameter(
+            "query",
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=Annotated[str, Field(description=_help("text"))],
+        ),
+    ]
     for option in exposed_options():
         kind: Any = hints[option.name]
         default = option.default
@@ -133,8 +159,14 @@ def _recall_signature() -> inspect.Signature:
             kind = Literal["public", "private"] | None
         elif get_origin(kind) is tuple:
             kind, default = list[str] | None, None
-        parameters.append(inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                                            annotation=Annotated[kind, Field(description=option.metadata["help"])]))
+        parameters.append(
+            inspect.Parameter(
+                option.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=default,
+                annotation=Annotated[kind, Field(description=option.metadata["help"])],
+            )
+        )
     return inspect.Signature(parameters, return_annotation=dict[str, Any])
 
 
@@ -146,10 +178,13 @@ def build_server(session: Session) -> MCPServer:
     """The tools and resources over ``session``; each is a thin call into the Python API."""
     scope = f"{session.scope.name}/{session.scope.visibility}"
     server = MCPServer(
-        "eidetic", version=__version__, log_level="WARNING",
+        "eidetic",
+        version=__version__,
+        log_level="WARNING",
         instructions=f"eidetic memory store. This session's scope is {scope}: recall and overview "
-                     f"see public records and, when the scope is private, its own private records. "
-                     f"Remember what is worth keeping; recall before answering from memory.")
+        f"see public records and, when the scope is private, its own private records. "
+        f"Remember what is worth keeping; recall before answering from memory.",
+    )
     _add_memory_tools(server, session)
     _add_maintenance_tools(server, session)
     _add_resources(server, session)
@@ -162,10 +197,14 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
     @server.tool()
     async def remember(
         ctx: Context,
-        records: Annotated[list[dict[str, Any]] | dict[str, Any], Field(
-            description='one record or a list: {"id"?, "text", "type"?, "name"?, "description"?, '
-                        '"metadata"?, "scope"?: {"name", "visibility"}, "created"?, "added_by"?, '
-                        '"supersedes"?, "links"?}; the whole batch is validated before anything is written')],
+        records: Annotated[
+            list[dict[str, Any]] | dict[str, Any],
+            Field(
+                description='one record or a list: {"id"?, "text", "type"?, "name"?, "description"?, '
+                '"metadata"?, "scope"?: {"name", "visibility"}, "created"?, "added_by"?, '
+                '"supersedes"?, "links"?}; the whole batch is validated before anything is written'
+            ),
+        ],
         scope: ScopeArg = None,
         visibility: VisibilityArg = None,
         added_by: Annotated[str | None, Field(description="attribution; default: the nick from culture.yaml")] = None,
@@ -173,19 +212,32 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
         """Store records (an idempotent upsert by id). Returns {"upserted", "ids", "duplicates"},
         as `eidetic remember --json`."""
         batch = records if isinstance(records, list) else [records]
-        result = await session.run(lambda: session.memory.remember(
-            batch, scope=scope or session.scope.name, visibility=visibility or session.scope.visibility,
-            added_by=added_by, writer=Access(session.scope)))
+        result = await session.run(
+            lambda: session.memory.remember(
+                batch,
+                scope=scope or session.scope.name,
+                visibility=visibility or session.scope.visibility,
+                added_by=added_by,
+                writer=Access(session.scope),
+            )
+        )
         await _warn(ctx, result.warnings)
         return result.to_dict()
 
     async def recall(ctx: Context, query: str, **options: Any) -> dict[str, Any]:
         """Find records verbatim, by keyword or by meaning, ranked by relevance and freshness, plus
         the records linked to the hits. Returns the JSON of `eidetic recall --json`."""
+
         def work() -> Any:
             wanted = session.read_scope(options.pop("scope", None), options.pop("visibility", None))
-            return session.memory.recall(RecallQuery(query, scope=wanted.name, visibility=wanted.visibility,
-                                                     **{k: v for k, v in options.items() if v is not None}))
+            return session.memory.recall(
+                RecallQuery(
+                    query,
+                    scope=wanted.name,
+                    visibility=wanted.visibility,
+                    **{k: v for k, v in options.items() if v is not None},
+                )
+            )
 
         result = await session.run(work)
         await _warn(ctx, result.warnings)
@@ -210,6 +262,7 @@ def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
     async def overview(scope: ScopeArg = None, visibility: VisibilityArg = None) -> dict[str, Any]:
         """Counts per store, scope and lifecycle, contributors, links, index and embedder state.
         Returns the JSON of `eidetic overview --json`; others' private scopes are not even counted."""
+
         def work() -> dict[str, Any]:
             access = Access(session.read_scope(scope, visibility), include_shadowed=True, include_archived=True)
             return {"stores": [store.to_dict() for store in session.memory.overview(access)]}
@@ -220,8 +273,9 @@ def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
 def _add_resources(server: MCPServer, session: Session) -> None:
     """A record by id, and the list of records the session may see."""
 
-    @server.resource(RECORD_URI, name="record", mime_type="application/json",
-                     security=ResourceSecurity(exempt_params={"id"}))  # an id is looked up, never a path
+    @server.resource(
+        RECORD_URI, name="record", mime_type="application/json", security=ResourceSecurity(exempt_params={"id"})
+    )  # an id is looked up, never a path
     async def record_resource(id: str) -> str:
         """One record's JSON, if this session's scope may see it."""
         return await session.run(lambda: _record_json(session, id), failure=ResourceError)

@@ -20,8 +20,9 @@ from .ranking.filters import Filters
 MODES = ("exact", "keyword", "approximate", "hybrid", "fields")
 
 
-def _option(default: Any, help: str, *, flag: str | None = None, metavar: str | None = None,
-            exposed: bool = True) -> Any:
+def _option(
+    default: Any, help: str, *, flag: str | None = None, metavar: str | None = None, exposed: bool = True
+) -> Any:
     """A query field with what an interface needs to offer it: help text, the CLI flag (default
     ``--`` plus the field name with dashes), whether interfaces show it at all."""
     return field(default=default, metadata={"help": help, "flag": flag, "metavar": metavar, "exposed": exposed})
@@ -32,29 +33,35 @@ class RecallQuery:
     """Everything a recall asks: what to find, how to rank it, who asks, what to leave out."""
 
     text: str = _option("", "what to look for (fields mode: may be empty with types, to browse)")
-    mode: str = _option("hybrid", "exact substring, BM25 keyword, vector, their blend (default), or the "
-                                  "transparent fields ranking of markdown memory folders")
+    mode: str = _option(
+        "hybrid",
+        "exact substring, BM25 keyword, vector, their blend (default), or the "
+        "transparent fields ranking of markdown memory folders",
+    )
     top_k: int = _option(5, "number of primary hits, >= 1 (default 5)")
     alpha: float = _option(0.5, "hybrid weight of the semantic signal, 0..1 (default 0.5)")
     case_sensitive: bool = _option(False, "exact mode: match case")
-    filters: tuple[str, ...] = _option((), "metadata facet KEY=VALUE (typed), KEY>=V, KEY<=V (repeatable)",
-                                       flag="--filter", metavar="KEY=VALUE")
+    filters: tuple[str, ...] = _option(
+        (), "metadata facet KEY=VALUE (typed), KEY>=V, KEY<=V (repeatable)", flag="--filter", metavar="KEY=VALUE"
+    )
     source: str | None = _option(None, "only records whose metadata.source is this")
     types: tuple[str, ...] = _option((), "only records of this type (repeatable)", flag="--type", metavar="TYPE")
     since: str | None = _option(None, "only records created on or after this ISO date")
     until: str | None = _option(None, "only records created on or before this ISO date")
     scope: str | None = _option(None, "query scope name (default: default)")
-    visibility: str | None = _option(None, "public (default) or private: private also sees that scope's "
-                                           "private records")
+    visibility: str | None = _option(
+        None, "public (default) or private: private also sees that scope's private records"
+    )
     scope_only: bool = _option(False, "only records whose scope name is the query's")
     include_shadowed: bool = _option(False, "include superseded records")
     include_archived: bool = _option(False, "include archived records")
-    min_score: float | None = _option(None, f"drop hits scoring below this (fields mode: default "
-                                            f"{DEFAULT_MIN_SCORE})")
+    min_score: float | None = _option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
     depth: int = _option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
     max_nodes: int = _option(20, "at most this many linked records (default 20)")
-    stale_months: float = _option(DEFAULT_STALE_MONTHS, "fields mode: months over which the recency factor "
-                                                        f"falls from 1.5 to 0.5 (default {DEFAULT_STALE_MONTHS:g})")
+    stale_months: float = _option(
+        DEFAULT_STALE_MONTHS,
+        f"fields mode: months over which the recency factor falls from 1.5 to 0.5 (default {DEFAULT_STALE_MONTHS:g})",
+    )
     explain: bool = _option(False, "show how each score was computed")
     record: bool = _option(True, "count this recall in the records' usage", flag="--no-record")
     now: datetime | None = _option(None, "the time freshness is judged at (default: now)", exposed=False)
@@ -71,8 +78,13 @@ class RecallQuery:
         return self.mode == "fields" and not self.text.strip() and bool(self.types)
 
     def access(self) -> Access:
-        return Access.of(self.scope, self.visibility, scope_only=self.scope_only,
-                         include_shadowed=self.include_shadowed, include_archived=self.include_archived)
+        return Access.of(
+            self.scope,
+            self.visibility,
+            scope_only=self.scope_only,
+            include_shadowed=self.include_shadowed,
+            include_archived=self.include_archived,
+        )
 
     def filter_set(self) -> Filters:
         return Filters.build(list(self.filters), self.source, list(self.types), self.since, self.until)
@@ -93,11 +105,16 @@ def _check(query: RecallQuery) -> None:
     for name in ("depth", "max_nodes"):
         value = getattr(query, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise user_error(f"{name} must be an integer >= 0 (got {value!r})", f"e.g. {name} 1 (--{name.replace('_', '-')} 1)")
+            raise user_error(
+                f"{name} must be an integer >= 0 (got {value!r})", f"e.g. {name} 1 (--{name.replace('_', '-')} 1)"
+            )
     check_stale_months(query.stale_months)
     if not isinstance(query.text, str) or not (query.text.strip() or query.browse):
-        raise user_error("the query is empty", "give the words or phrase to look for"
-                         + (" (or, in fields mode, only --type to browse that type)" if query.mode == "fields" else ""))
+        raise user_error(
+            "the query is empty",
+            "give the words or phrase to look for"
+            + (" (or, in fields mode, only --type to browse that type)" if query.mode == "fields" else ""),
+        )
     if "\x00" in query.text:
         raise user_error("the query contains a NUL character", "no record can hold one: remove it")
     query.access()  # scope and visibility are valid

@@ -34,12 +34,25 @@ MAX_METADATA_BYTES = 64 * 1024  # metadata as compact JSON
 
 # Keys that outputs carry and that re-ingesting an output may contain: accepted, never trusted.
 SYSTEM_KEYS = frozenset(
-    {"lifecycle", "hash", "score", "signal", "recall_count", "last_recall", "updated",
-     "tier", "depth", "via", "parent", "explain", "store", "path"}
+    {
+        "lifecycle",
+        "hash",
+        "score",
+        "signal",
+        "recall_count",
+        "last_recall",
+        "updated",
+        "tier",
+        "depth",
+        "via",
+        "parent",
+        "explain",
+        "store",
+        "path",
+    }
 )
 INPUT_KEYS = frozenset(
-    {"id", "text", "type", "name", "description", "metadata", "scope", "created",
-     "added_by", "supersedes", "links"}
+    {"id", "text", "type", "name", "description", "metadata", "scope", "created", "added_by", "supersedes", "links"}
 )
 
 
@@ -83,8 +96,17 @@ class Record:
 
     def content_key(self) -> tuple[Any, ...]:
         """Everything a caller controls; two records with equal keys need no rewrite."""
-        return (self.text, self.type, self.name, self.description, self.metadata, self.scope,
-                self.added_by, self.supersedes, self.links)
+        return (
+            self.text,
+            self.type,
+            self.name,
+            self.description,
+            self.metadata,
+            self.scope,
+            self.added_by,
+            self.supersedes,
+            self.links,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -124,24 +146,27 @@ def _has_control(value: str) -> bool:
 
 def check_id(value: object, what: str = "id") -> str:
     if not isinstance(value, str):
-        raise user_error(f"{what} must be a string (got {type(value).__name__})",
-                         f"give {what} as a JSON string, e.g. \"{what}\": \"note-1\"")
+        raise user_error(
+            f"{what} must be a string (got {type(value).__name__})",
+            f'give {what} as a JSON string, e.g. "{what}": "note-1"',
+        )
     if not 1 <= len(value) <= MAX_ID_CHARS:
-        raise user_error(f"{what} must be 1-{MAX_ID_CHARS} characters (got {len(value)})",
-                         f"use a shorter {what}")
+        raise user_error(f"{what} must be 1-{MAX_ID_CHARS} characters (got {len(value)})", f"use a shorter {what}")
     if _has_control(value):
-        raise user_error(f"{what} {value!r} contains control characters",
-                         "ids may not contain newlines, tabs or other control characters")
+        raise user_error(
+            f"{what} {value!r} contains control characters",
+            "ids may not contain newlines, tabs or other control characters",
+        )
     return value
 
 
 def check_scope(name: object, visibility: object) -> Scope:
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_SCOPE_CHARS or _has_control(name):
-        raise user_error(f"invalid scope name {name!r}",
-                         f"a scope name is 1-{MAX_SCOPE_CHARS} printable characters, e.g. 'default'")
+        raise user_error(
+            f"invalid scope name {name!r}", f"a scope name is 1-{MAX_SCOPE_CHARS} printable characters, e.g. 'default'"
+        )
     if visibility not in VISIBILITIES:
-        raise user_error(f"unknown visibility {visibility!r}",
-                         "visibility must be 'public' or 'private'")
+        raise user_error(f"unknown visibility {visibility!r}", "visibility must be 'public' or 'private'")
     return Scope(name, str(visibility))
 
 
@@ -153,8 +178,7 @@ def load_json(text: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        raise json.JSONDecodeError(f"nested too deeply (records nest at most {MAX_NESTING} levels)",
-                                   text, 0) from None
+        raise json.JSONDecodeError(f"nested too deeply (records nest at most {MAX_NESTING} levels)", text, 0) from None
     except json.JSONDecodeError:
         raise
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
@@ -197,20 +221,23 @@ def _optional_str(raw: dict[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise user_error(f"'{key}' must be a string or null (got {type(value).__name__})",
-                         f"give '{key}' as a JSON string")
+        raise user_error(
+            f"'{key}' must be a string or null (got {type(value).__name__})", f"give '{key}' as a JSON string"
+        )
     return value
 
 
 def _check_text(text: object, max_text_bytes: int) -> str:
     if not isinstance(text, str):
-        raise user_error("'text' must be a string", "give the memory as \"text\": \"...\"")
+        raise user_error("'text' must be a string", 'give the memory as "text": "..."')
     if not text.strip():
         raise user_error("'text' is empty", "a record needs a non-empty 'text'")
     size = len(text.encode("utf-8"))
     if size > max_text_bytes:
-        raise user_error(f"'text' is {size} bytes, over the limit of {max_text_bytes}",
-                         "split the text into several records, or raise EIDETIC_MAX_TEXT_BYTES")
+        raise user_error(
+            f"'text' is {size} bytes, over the limit of {max_text_bytes}",
+            "split the text into several records, or raise EIDETIC_MAX_TEXT_BYTES",
+        )
     return text
 
 
@@ -218,7 +245,7 @@ def _check_links(value: object) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise user_error("'links' must be a list of ids", "e.g. \"links\": [\"note-1\", \"note-2\"]")
+        raise user_error("'links' must be a list of ids", 'e.g. "links": ["note-1", "note-2"]')
     links: list[str] = []
     for item in value:
         link = check_id(item, "link id")
@@ -233,8 +260,10 @@ def _check_created(value: object) -> str | None:
     if value == DATE_UNKNOWN:
         return DATE_UNKNOWN
     if not isinstance(value, str) or parse_ts(value) is None:
-        raise user_error(f"'created' is not an ISO-8601 date: {value!r}",
-                         "use e.g. 2026-11-30 or 2026-11-30T08:00:00+00:00, or 'date-unknown'")
+        raise user_error(
+            f"'created' is not an ISO-8601 date: {value!r}",
+            "use e.g. 2026-11-30 or 2026-11-30T08:00:00+00:00, or 'date-unknown'",
+        )
     return value
 
 
@@ -289,17 +318,20 @@ def _checked_object(raw: object) -> dict[str, Any]:
     """``raw``, if it is a JSON object within the shape limits, that every backend can store,
     with known keys."""
     if not isinstance(raw, dict):
-        raise user_error(f"a record must be a JSON object (got {type(raw).__name__})",
-                         'e.g. {"id": "note-1", "text": "..."}')
+        raise user_error(
+            f"a record must be a JSON object (got {type(raw).__name__})", 'e.g. {"id": "note-1", "text": "..."}'
+        )
     problem = shape_problem(raw)
     if problem:
-        raise user_error(f"the record is too complex: {problem}",
-                         f"keep records under {MAX_NESTING} levels and {MAX_VALUES} values")
+        raise user_error(
+            f"the record is too complex: {problem}", f"keep records under {MAX_NESTING} levels and {MAX_VALUES} values"
+        )
     _check_encodable(raw)
     unknown = sorted(set(raw) - INPUT_KEYS - SYSTEM_KEYS)
     if unknown:
-        raise user_error(f"unknown record field(s): {', '.join(unknown)}",
-                         "record fields are: " + ", ".join(sorted(INPUT_KEYS)))
+        raise user_error(
+            f"unknown record field(s): {', '.join(unknown)}", "record fields are: " + ", ".join(sorted(INPUT_KEYS))
+        )
     return raw
 
 
@@ -307,8 +339,10 @@ def _input_scope(inline: object, default_scope: Scope) -> Scope:
     if inline is None:
         return default_scope
     if not isinstance(inline, dict) or set(inline) - {"name", "visibility"}:
-        raise user_error("'scope' must be an object with 'name' and 'visibility'",
-                         'e.g. "scope": {"name": "default", "visibility": "public"}')
+        raise user_error(
+            "'scope' must be an object with 'name' and 'visibility'",
+            'e.g. "scope": {"name": "default", "visibility": "public"}',
+        )
     return check_scope(inline.get("name", default_scope.name), inline.get("visibility", default_scope.visibility))
 
 
@@ -322,21 +356,25 @@ def _check_encodable(raw: dict[str, Any]) -> None:
         dumped = json.dumps(raw, ensure_ascii=False, allow_nan=False)
         size = len(dumped.encode("utf-8"))
     except UnicodeEncodeError:
-        raise user_error("the record contains invalid unicode (a lone surrogate)",
-                         "send UTF-8 text; escape sequences like \\ud800 alone are not characters") from None
+        raise user_error(
+            "the record contains invalid unicode (a lone surrogate)",
+            "send UTF-8 text; escape sequences like \\ud800 alone are not characters",
+        ) from None
     except ValueError as exc:
         if "float" not in str(exc):  # an integer of more digits than Python converts to text
-            raise user_error(f"the record contains a number that cannot be stored ({exc})",
-                             "send very long numbers as strings") from None
+            raise user_error(
+                f"the record contains a number that cannot be stored ({exc})", "send very long numbers as strings"
+            ) from None
         raise user_error("the record contains NaN or Infinity", "use null or a finite number") from None
     if "\\u0000" in dumped and _has_nul(raw):
-        raise user_error("the record contains a NUL character (\\u0000)",
-                         "remove it: not every backend can store it")
+        raise user_error("the record contains a NUL character (\\u0000)", "remove it: not every backend can store it")
     if size > MAX_METADATA_BYTES:  # the whole record's JSON is never smaller than its metadata's
         size = _metadata_bytes(raw.get("metadata"))
         if size > MAX_METADATA_BYTES:
-            raise user_error(f"'metadata' is {size} bytes as JSON, over the limit of {MAX_METADATA_BYTES}",
-                             "keep metadata to provenance and facets; put long content in the text")
+            raise user_error(
+                f"'metadata' is {size} bytes as JSON, over the limit of {MAX_METADATA_BYTES}",
+                "keep metadata to provenance and facets; put long content in the text",
+            )
 
 
 def _has_nul(value: Any) -> bool:
@@ -397,8 +435,23 @@ def _stored_str(data: dict[str, Any], key: str) -> str | None:
     return _jsonable(value) if not isinstance(value, str) else value
 
 
-def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
-                       default_scope: Scope = DEFAULT_SCOPE) -> Record:
+def _stored_scope(raw_scope: Any, default_scope: Scope) -> Scope:
+    if raw_scope is None:
+        return default_scope
+    if not isinstance(raw_scope, dict):
+        raise ValueError("'scope' must be a mapping with name and visibility")
+    name = raw_scope.get("name", default_scope.name)
+    visibility = raw_scope.get("visibility", default_scope.visibility)
+    if visibility not in VISIBILITIES:  # fail closed: never serve an unknown visibility
+        raise ValueError(f"unknown visibility {visibility!r}")
+    if not isinstance(name, str) or not name or _has_control(name):
+        raise ValueError("invalid scope name")
+    return Scope(name, visibility)
+
+
+def record_from_stored(
+    data: dict[str, Any], text: str, fallback_id: str, default_scope: Scope = DEFAULT_SCOPE
+) -> Record:
     """Build a record from a file's front matter (already within the shape limits: the reader
     measures its parse tree, see ``frontmatter``); raises ValueError when it cannot be a record.
 
@@ -415,18 +468,7 @@ def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
     record_id = str(record_id)
     if not record_id or len(record_id) > MAX_ID_CHARS or _has_control(record_id):
         raise ValueError("'id' is empty, too long or has control characters")
-    scope = default_scope
-    raw_scope = data.get("scope")
-    if raw_scope is not None:
-        if not isinstance(raw_scope, dict):
-            raise ValueError("'scope' must be a mapping with name and visibility")
-        name = raw_scope.get("name", default_scope.name)
-        visibility = raw_scope.get("visibility", default_scope.visibility)
-        if visibility not in VISIBILITIES:  # fail closed: never serve an unknown visibility
-            raise ValueError(f"unknown visibility {visibility!r}")
-        if not isinstance(name, str) or not name or _has_control(name):
-            raise ValueError("invalid scope name")
-        scope = Scope(name, visibility)
+    scope = _stored_scope(data.get("scope"), default_scope)
     lifecycle = data.get("lifecycle") or "active"
     if lifecycle not in LIFECYCLES:
         raise ValueError(f"unknown lifecycle {lifecycle!r}")
@@ -460,8 +502,9 @@ def record_from_stored(data: dict[str, Any], text: str, fallback_id: str,
 
 
 _SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
-_RESERVED = frozenset({"memory", "con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)}
-                      | {f"lpt{i}" for i in range(10)})
+_RESERVED = frozenset(
+    {"memory", "con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
+)
 
 
 def shard_of(record_id: str) -> str:
@@ -487,8 +530,7 @@ def file_name_for_id(record_id: str) -> str:
     case-insensitive file systems, and no id can name a path outside the store.
     """
     stem = record_id[:-3] if record_id.endswith(".md") else record_id
-    if _SAFE_NAME.fullmatch(record_id) and not record_id.endswith(".md") \
-            and stem.split(".")[0] not in _RESERVED:
+    if _SAFE_NAME.fullmatch(record_id) and not record_id.endswith(".md") and stem.split(".")[0] not in _RESERVED:
         return record_id + ".md"
     slug = re.sub(r"[^a-z0-9._-]+", "-", record_id.lower()).strip("-.")[:60] or "record"
     digest = hashlib.sha256(record_id.encode("utf-8")).hexdigest()[:16]

@@ -29,14 +29,16 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         data = self.record.to_dict()
         count = self.recall_count
-        data.update({
-            "recall_count": int(count) if float(count).is_integer() else count,
-            "last_recall": self.last_recall,
-            "score": self.score,  # full precision: a caller may sort, compare or blend them
-            "signal": self.signal,
-            "tier": self.tier,
-            "depth": self.depth,
-        })
+        data.update(
+            {
+                "recall_count": int(count) if float(count).is_integer() else count,
+                "last_recall": self.last_recall,
+                "score": self.score,  # full precision: a caller may sort, compare or blend them
+                "signal": self.signal,
+                "tier": self.tier,
+                "depth": self.depth,
+            }
+        )
         if self.tier == "traversal":
             data["via"] = self.via
             data["parent"] = self.parent

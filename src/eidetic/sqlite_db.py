@@ -27,4 +27,4 @@ def connect(path: Path, schema: str, what: str, remediation: str) -> sqlite3.Con
 def chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
     """Slices of at most ``size`` items: SQLite limits the parameters of one statement."""
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

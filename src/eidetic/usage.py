@@ -41,11 +41,11 @@ class UsageState:
             return {}
         result: dict[str, tuple[float, str | None]] = {}
         for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
+            chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for rid, count, last in conn.execute(
-                    f"SELECT id, recall_count, last_recall FROM usage WHERE store=? AND id IN ({marks})",
-                    [store, *chunk]):
+                f"SELECT id, recall_count, last_recall FROM usage WHERE store=? AND id IN ({marks})", [store, *chunk]
+            ):
                 result[rid] = (count, last)
         return result
 
@@ -69,7 +69,9 @@ class UsageState:
             conn.executemany(
                 "INSERT INTO usage VALUES(?,?,?,?) ON CONFLICT(store, id) DO UPDATE SET "
                 "recall_count = recall_count + excluded.recall_count, "
-                "last_recall = max(coalesce(last_recall, ''), excluded.last_recall)", rows)
+                "last_recall = max(coalesce(last_recall, ''), excluded.last_recall)",
+                rows,
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

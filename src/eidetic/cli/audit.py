@@ -11,15 +11,25 @@ from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
-    parser = sub.add_parser("audit", help="grade memories fresh / stale / dead-reference (read-only)",
-                            description="Grade every memory you may see: stale when neither touched nor "
-                                        "recalled within --stale-months; dead-reference when it names a "
-                                        "repository file (src/x.py, docs/y.md:12) that does not exist.")
-    parser.add_argument("--stale-months", type=float, default=DEFAULT_STALE_MONTHS,
-                        help=f"staleness limit in months (default {DEFAULT_STALE_MONTHS:g})")
-    parser.add_argument("--repo-root", metavar="DIR",
-                        help="where named file paths must exist (default: the git work tree of the "
-                             "current folder, else the current folder)")
+    parser = sub.add_parser(
+        "audit",
+        help="grade memories fresh / stale / dead-reference (read-only)",
+        description="Grade every memory you may see: stale when neither touched nor "
+        "recalled within --stale-months; dead-reference when it names a "
+        "repository file (src/x.py, docs/y.md:12) that does not exist.",
+    )
+    parser.add_argument(
+        "--stale-months",
+        type=float,
+        default=DEFAULT_STALE_MONTHS,
+        help=f"staleness limit in months (default {DEFAULT_STALE_MONTHS:g})",
+    )
+    parser.add_argument(
+        "--repo-root",
+        metavar="DIR",
+        help="where named file paths must exist (default: the git work tree of the "
+        "current folder, else the current folder)",
+    )
     parser.add_argument("--scope", help="your scope name (default: default)")
     parser.add_argument("--visibility", help="public (default) or private: private adds that scope's private records")
     add_common(parser)
@@ -31,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
 
     access = Access.of(args.scope, args.visibility)
     with open_memory(args) as memory:
-        report = memory.audit(access, stale_months=args.stale_months,
-                              repo_root=Path(args.repo_root) if args.repo_root else None)
+        report = memory.audit(
+            access, stale_months=args.stale_months, repo_root=Path(args.repo_root) if args.repo_root else None
+        )
     if args.json:
         emit_json(report)
         return 0
@@ -41,8 +52,11 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"{item['grade']:<15} {item['name'] or item['id']}  ({item['path']})")
         lines += [f"                  - {reason}" for reason in item["reasons"]]
     summary = report["summary"]
-    lines += ["", f"{report['count']} memories: {summary['fresh']} fresh, {summary['stale']} stale, "
-                  f"{summary['dead-reference']} dead-reference (repository {report['repo_root']}, "
-                  f"stale after {report['stale_months']:g} months)"]
+    lines += [
+        "",
+        f"{report['count']} memories: {summary['fresh']} fresh, {summary['stale']} stale, "
+        f"{summary['dead-reference']} dead-reference (repository {report['repo_root']}, "
+        f"stale after {report['stale_months']:g} months)",
+    ]
     emit_text("\n".join(lines).strip("\n"))
     return 0

@@ -12,18 +12,80 @@ from pathlib import Path
 from .output import emit_json, emit_text
 
 SAMPLES = [
-    {"id": "deploy-friday", "type": "lesson", "text": "Never deploy on a Friday afternoon: the on-call rota is thin and rollbacks wait until Monday.", "metadata": {"source": "retro", "priority": 1}},
-    {"id": "db-migration", "type": "decision", "text": "We migrate the orders database to PostgreSQL 16 in two steps: replicate first, then switch writes during the Tuesday window.", "metadata": {"source": "meeting", "priority": 2}},
-    {"id": "tabs-spaces", "type": "user", "name": "indentation", "description": "Formatting preference", "text": "Ana prefers tabs, but the repository uses four spaces; follow the repository.", "metadata": {"source": "chat"}},
-    {"id": "api-key-env", "type": "feedback", "text": "Keep the API key out of the repository; load it from the environment (EIDETIC_EMBED_API_KEY).", "metadata": {"source": "review", "priority": 1}},
-    {"id": "jetson-power", "type": "reference", "text": "The Orin Nano draws about 7 W idle and 15 W under load; the Jetson AGX needs a 65 W supply.", "metadata": {"source": "discord"}},
-    {"id": "flaky-test", "type": "lesson", "text": "test_sync_large is flaky on shared CI machines because it times a sleep; assert on events instead of durations.", "metadata": {"source": "ci"}},
-    {"id": "release-checklist", "type": "project", "text": "Release checklist: bump the version, update the changelog, tag, build wheels, and smoke-test the install on a fresh machine.", "metadata": {"source": "docs"}},
-    {"id": "customer-lisbon", "type": "note", "text": "The Lisbon customer wants invoices in EUR with VAT shown per line; their fiscal year starts in April.", "metadata": {"source": "email"}},
-    {"id": "cache-bug", "type": "lesson", "text": "The stale-cache bug came from comparing mtimes at one-second granularity; compare size and inode too.", "metadata": {"source": "postmortem", "priority": 2}},
-    {"id": "standup-time", "type": "note", "text": "Daily standup moved to 09:30 CET so the Montreal team can join.", "metadata": {"source": "chat"}},
-    {"id": "backup-restore", "type": "reference", "text": "Restore a backup with pg_restore --clean --if-exists; test restores monthly, an untested backup is not a backup.", "metadata": {"source": "runbook"}},
-    {"id": "onboarding", "type": "project", "text": "New engineers pair with a buddy for the first two weeks and ship a small fix in their first three days.", "metadata": {"source": "handbook"}},
+    {
+        "id": "deploy-friday",
+        "type": "lesson",
+        "text": "Never deploy on a Friday afternoon: the on-call rota is thin and rollbacks wait until Monday.",
+        "metadata": {"source": "retro", "priority": 1},
+    },
+    {
+        "id": "db-migration",
+        "type": "decision",
+        "text": "We migrate the orders database to PostgreSQL 16 in two steps: replicate first, then switch writes during the Tuesday window.",
+        "metadata": {"source": "meeting", "priority": 2},
+    },
+    {
+        "id": "tabs-spaces",
+        "type": "user",
+        "name": "indentation",
+        "description": "Formatting preference",
+        "text": "Ana prefers tabs, but the repository uses four spaces; follow the repository.",
+        "metadata": {"source": "chat"},
+    },
+    {
+        "id": "api-key-env",
+        "type": "feedback",
+        "text": "Keep the API key out of the repository; load it from the environment (EIDETIC_EMBED_API_KEY).",
+        "metadata": {"source": "review", "priority": 1},
+    },
+    {
+        "id": "jetson-power",
+        "type": "reference",
+        "text": "The Orin Nano draws about 7 W idle and 15 W under load; the Jetson AGX needs a 65 W supply.",
+        "metadata": {"source": "discord"},
+    },
+    {
+        "id": "flaky-test",
+        "type": "lesson",
+        "text": "test_sync_large is flaky on shared CI machines because it times a sleep; assert on events instead of durations.",
+        "metadata": {"source": "ci"},
+    },
+    {
+        "id": "release-checklist",
+        "type": "project",
+        "text": "Release checklist: bump the version, update the changelog, tag, build wheels, and smoke-test the install on a fresh machine.",
+        "metadata": {"source": "docs"},
+    },
+    {
+        "id": "customer-lisbon",
+        "type": "note",
+        "text": "The Lisbon customer wants invoices in EUR with VAT shown per line; their fiscal year starts in April.",
+        "metadata": {"source": "email"},
+    },
+    {
+        "id": "cache-bug",
+        "type": "lesson",
+        "text": "The stale-cache bug came from comparing mtimes at one-second granularity; compare size and inode too.",
+        "metadata": {"source": "postmortem", "priority": 2},
+    },
+    {
+        "id": "standup-time",
+        "type": "note",
+        "text": "Daily standup moved to 09:30 CET so the Montreal team can join.",
+        "metadata": {"source": "chat"},
+    },
+    {
+        "id": "backup-restore",
+        "type": "reference",
+        "text": "Restore a backup with pg_restore --clean --if-exists; test restores monthly, an untested backup is not a backup.",
+        "metadata": {"source": "runbook"},
+    },
+    {
+        "id": "onboarding",
+        "type": "project",
+        "text": "New engineers pair with a buddy for the first two weeks and ship a small fix in their first three days.",
+        "metadata": {"source": "handbook"},
+    },
 ]
 
 QUERIES = [

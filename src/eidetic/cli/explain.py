@@ -214,7 +214,7 @@ def add_parser(sub, add_common) -> None:
 def run(args: argparse.Namespace) -> int:
     topic = " ".join(args.topic).strip().lower() or "eidetic"
     if topic.startswith("eidetic "):
-        topic = topic[len("eidetic "):]
+        topic = topic[len("eidetic ") :]
     if topic not in TOPICS:
         raise user_error(f"no explain entry for: {topic}", "topics: " + ", ".join(sorted(TOPICS)))
     if args.json:

@@ -10,12 +10,15 @@ from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
-    parser = sub.add_parser("index", help="show the search index state, or rebuild it",
-                            description="The index is derived from the record files and can be "
-                                        "rebuilt at any time with no loss.")
+    parser = sub.add_parser(
+        "index",
+        help="show the search index state, or rebuild it",
+        description="The index is derived from the record files and can be rebuilt at any time with no loss.",
+    )
     parser.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
-    parser.add_argument("--refresh", action="store_true",
-                        help="check every file now (recall checks a bounded slice per call)")
+    parser.add_argument(
+        "--refresh", action="store_true", help="check every file now (recall checks a bounded slice per call)"
+    )
     scope_flags(parser)
     add_common(parser)
     parser.set_defaults(run=run)

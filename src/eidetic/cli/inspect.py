@@ -44,10 +44,12 @@ def run_overview(args: argparse.Namespace) -> int:
             lines.append(f"- {store['store']} — no store yet")
             continue
         index = store["index"]
-        lines.append(f"- {store['store']} — {store['records']} record(s), {len(store['scopes'])} scope(s), "
-                     f"{store['connections']['links']} link(s), {store['connections']['supersedes']} supersedes; "
-                     f"index {'current' if index and index['current'] else 'stale'}; "
-                     f"embedder {'online' if store['embedder']['online'] else 'offline'}")
+        lines.append(
+            f"- {store['store']} — {store['records']} record(s), {len(store['scopes'])} scope(s), "
+            f"{store['connections']['links']} link(s), {store['connections']['supersedes']} supersedes; "
+            f"index {'current' if index and index['current'] else 'stale'}; "
+            f"embedder {'online' if store['embedder']['online'] else 'offline'}"
+        )
         for scope in store["scopes"]:
             states = ", ".join(f"{k} {scope[k]}" for k in ("active", "shadowed", "archived") if scope[k])
             lines.append(f"  - {scope['name']}/{scope['visibility']}: {scope['total']} ({states})")
@@ -62,8 +64,11 @@ def run_doctor(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        lines = [f"{'ok' if c['passed'] else c['severity']:>7}  {c['message']}"
-                 + (f"\n         hint: {c['remediation']}" if c["remediation"] else "") for c in report["checks"]]
+        lines = [
+            f"{'ok' if c['passed'] else c['severity']:>7}  {c['message']}"
+            + (f"\n         hint: {c['remediation']}" if c["remediation"] else "")
+            for c in report["checks"]
+        ]
         lines.append("healthy" if report["healthy"] else "UNHEALTHY")
         emit_text("\n".join(lines))
     return 0 if report["healthy"] else 1

@@ -12,26 +12,32 @@ from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
-    sweep = sub.add_parser("sweep", help="shadow superseded records, archive stale ones (never deletes)",
-                           description="Apply the lifecycle rules: a record superseded by one of its "
-                                       "own scope is shadowed; one created over 365 days ago or with "
-                                       "a freshness signal below 0.25 is archived; metadata.protected "
-                                       "exempts. Same-scope duplicate texts are listed, not changed.")
+    sweep = sub.add_parser(
+        "sweep",
+        help="shadow superseded records, archive stale ones (never deletes)",
+        description="Apply the lifecycle rules: a record superseded by one of its "
+        "own scope is shadowed; one created over 365 days ago or with "
+        "a freshness signal below 0.25 is archived; metadata.protected "
+        "exempts. Same-scope duplicate texts are listed, not changed.",
+    )
     sweep.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     sweep.add_argument("--now", help="ISO time to judge ages at (default: the current time)")
     sweep.add_argument("--scope", help="your scope name: the report shows what it may see (default: default)")
     sweep.add_argument("--visibility", help="public (default) or private: private adds that scope's private records")
     add_common(sweep)
     sweep.set_defaults(run=run_sweep)
-    for verb, help_text in (("forget", "archive a record (undo with restore); --purge deletes it for good"),
-                            ("restore", "make an archived or shadowed record active again")):
+    for verb, help_text in (
+        ("forget", "archive a record (undo with restore); --purge deletes it for good"),
+        ("restore", "make an archived or shadowed record active again"),
+    ):
         parser = sub.add_parser(verb, help=help_text, description=help_text)
         parser.add_argument("id", help="the record id")
         parser.add_argument("--scope", help="your scope name (to reach a private record)")
         parser.add_argument("--visibility", help="public (default) or private")
         if verb == "forget":
-            parser.add_argument("--purge", action="store_true",
-                                help="remove the file, index entries and usage for good")
+            parser.add_argument(
+                "--purge", action="store_true", help="remove the file, index entries and usage for good"
+            )
             parser.add_argument("--yes", action="store_true", help="do not ask before --purge")
         add_common(parser)
         parser.set_defaults(run=run_forget if verb == "forget" else run_restore)
@@ -51,8 +57,11 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
         return 0
-    lines = [f"Scanned {report['scanned']} record(s).", f"  shadowed: {report['shadowed']}",
-             f"  archived: {report['archived']}"]
+    lines = [
+        f"Scanned {report['scanned']} record(s).",
+        f"  shadowed: {report['shadowed']}",
+        f"  archived: {report['archived']}",
+    ]
     lines += [f"  {item['id']} -> {item['lifecycle']}" for item in report["changed"]]
     if report["dry_run"]:
         lines.append("(dry-run: no changes written)")
@@ -68,8 +77,10 @@ def run_forget(args: argparse.Namespace) -> int:
         if args.purge:
             if not args.yes:
                 if args.json or sys.stdin is None or not sys.stdin.isatty():  # no one to ask
-                    raise user_error(f"refusing to purge {args.id!r} without confirmation",
-                                     "add --yes to delete it for good (forget without --purge archives it)")
+                    raise user_error(
+                        f"refusing to purge {args.id!r} without confirmation",
+                        "add --yes to delete it for good (forget without --purge archives it)",
+                    )
                 sys.stderr.write(f"Delete record {args.id!r} for good? Type its id to confirm: ")
                 sys.stderr.flush()
                 if sys.stdin.readline().strip() != args.id:

@@ -29,15 +29,26 @@ class _Parser(argparse.ArgumentParser):
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-    parser.add_argument("--memory-dir", action="append", metavar="DIR",
-                        help="use this store folder (repeatable); default: repo and home stores")
-    parser.add_argument("--backend", default=os.environ.get("EIDETIC_BACKEND", "").strip() or "files",
-                        help="storage backend: files (default; EIDETIC_BACKEND), sqlite or postgres")
-    parser.add_argument("--db", metavar="PATH",
-                        help="sqlite backend: the database file (default: EIDETIC_SQLITE_PATH, "
-                             "else ~/.eidetic/memory.sqlite)")
-    parser.add_argument("--dsn", help="postgres backend: the server (default: EIDETIC_PG_DSN), "
-                                      "e.g. postgresql://eidetic@db.internal/eidetic")
+    parser.add_argument(
+        "--memory-dir",
+        action="append",
+        metavar="DIR",
+        help="use this store folder (repeatable); default: repo and home stores",
+    )
+    parser.add_argument(
+        "--backend",
+        default=os.environ.get("EIDETIC_BACKEND", "").strip() or "files",
+        help="storage backend: files (default; EIDETIC_BACKEND), sqlite or postgres",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="sqlite backend: the database file (default: EIDETIC_SQLITE_PATH, else ~/.eidetic/memory.sqlite)",
+    )
+    parser.add_argument(
+        "--dsn",
+        help="postgres backend: the server (default: EIDETIC_PG_DSN), e.g. postgresql://eidetic@db.internal/eidetic",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,9 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_backend(name: str) -> None:
     if name not in BACKENDS:
-        raise user_error(f"unknown backend {name!r}",
-                         "available backends: " + ", ".join(BACKENDS)
-                         + " (mongo and neo4j are not provided)")
+        raise user_error(
+            f"unknown backend {name!r}",
+            "available backends: " + ", ".join(BACKENDS) + " (mongo and neo4j are not provided)",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,8 +90,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return 0
     except OSError as exc:
-        return report_error(env_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                                      "check the path, free disk space and permissions"), wants_json)
+        return report_error(
+            env_error(
+                f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                "check the path, free disk space and permissions",
+            ),
+            wants_json,
+        )
     except KeyboardInterrupt:
         return 130
 

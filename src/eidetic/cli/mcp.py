@@ -9,13 +9,17 @@ from .stores import open_memory
 
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser(
-        "mcp", help="serve remember / recall / sweep / overview to coding agents (MCP over stdio)",
+        "mcp",
+        help="serve remember / recall / sweep / overview to coding agents (MCP over stdio)",
         description="Run a Model Context Protocol server on stdin/stdout for one session scope. "
-                    "Tools read as that scope unless a call names another; private records are "
-                    "served only for the session's own scope, when it is private.")
+        "Tools read as that scope unless a call names another; private records are "
+        "served only for the session's own scope, when it is private.",
+    )
     parser.add_argument("--scope", help="the session's scope name (default: default)")
-    parser.add_argument("--visibility", help="public (default) or private: private also sees, and by "
-                                             "default writes, that scope's private records")
+    parser.add_argument(
+        "--visibility",
+        help="public (default) or private: private also sees, and by default writes, that scope's private records",
+    )
     add_common(parser)
     parser.set_defaults(run=run)
 

@@ -26,19 +26,32 @@ def build_parser() -> argparse.ArgumentParser:
     from .main import _Parser  # a usage error is an eidetic error: exit 1, JSON with --json
 
     parser = _Parser(
-        prog="memory-recall", description="Pull only the memories relevant to a query, ranked by a "
-                                          "transparent relevance signal (eidetic's fields ranking).")
+        prog="memory-recall",
+        description="Pull only the memories relevant to a query, ranked by a "
+        "transparent relevance signal (eidetic's fields ranking).",
+    )
     parser.add_argument("terms", nargs="*", help="query terms (a leading word `query` is optional)")
-    parser.add_argument("--type", action="append", dest="types", metavar="T",
-                        help="only this memory type (user, feedback, project, reference); repeatable")
+    parser.add_argument(
+        "--type",
+        action="append",
+        dest="types",
+        metavar="T",
+        help="only this memory type (user, feedback, project, reference); repeatable",
+    )
     parser.add_argument("--limit", type=int, default=5, help="max results (default 5)")
-    parser.add_argument("--min-score", type=float, default=fields.DEFAULT_MIN_SCORE,
-                        help="minimum relevance score (default 0.5)")
-    parser.add_argument("--stale-months", type=float, default=fields.DEFAULT_STALE_MONTHS,
-                        help="recency reference span in months (default 6)")
+    parser.add_argument(
+        "--min-score", type=float, default=fields.DEFAULT_MIN_SCORE, help="minimum relevance score (default 0.5)"
+    )
+    parser.add_argument(
+        "--stale-months",
+        type=float,
+        default=fields.DEFAULT_STALE_MONTHS,
+        help="recency reference span in months (default 6)",
+    )
     parser.add_argument("--memory-dir", action="append", metavar="DIR", help="an explicit memory folder")
-    parser.add_argument("--project-root", metavar="DIR",
-                        help="resolve the memory folder of this project (default: the current folder)")
+    parser.add_argument(
+        "--project-root", metavar="DIR", help="resolve the memory folder of this project (default: the current folder)"
+    )
     parser.add_argument("--all", action="store_true", help="search every project's memory folder")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--explain", action="store_true", help="include the per-signal score breakdown")
@@ -101,26 +114,51 @@ def run(args: argparse.Namespace) -> int:
     results: list[dict[str, Any]] = []
     if existing:
         with Memory.open(existing) as memory:
-            found = memory.recall(RecallQuery(" ".join(terms), mode="fields", top_k=args.limit, types=args.types or (),
-                                              min_score=args.min_score, stale_months=args.stale_months, depth=0,
-                                              explain=True, record=not args.no_record))
+            found = memory.recall(
+                RecallQuery(
+                    " ".join(terms),
+                    mode="fields",
+                    top_k=args.limit,
+                    types=args.types or (),
+                    min_score=args.min_score,
+                    stale_months=args.stale_months,
+                    depth=0,
+                    explain=True,
+                    record=not args.no_record,
+                )
+            )
         for hit in found.items:
             breakdown = dict(hit.explain or {})
-            result = {"name": hit.record.name or hit.record.id, "type": hit.record.type,
-                      "description": hit.record.description, "path": hit.path, "score": hit.score,
-                      "recency_months": breakdown.get("recency_months"),
-                      "usage_count": int(hit.recall_count) if float(hit.recall_count).is_integer() else hit.recall_count,
-                      "snippet": fields.snippet(hit.record.text, terms)}
+            result = {
+                "name": hit.record.name or hit.record.id,
+                "type": hit.record.type,
+                "description": hit.record.description,
+                "path": hit.path,
+                "score": hit.score,
+                "recency_months": breakdown.get("recency_months"),
+                "usage_count": int(hit.recall_count) if float(hit.recall_count).is_integer() else hit.recall_count,
+                "snippet": fields.snippet(hit.record.text, terms),
+            }
             if args.explain:
                 breakdown.pop("engine", None)
                 result["breakdown"] = breakdown
             results.append(result)
     if args.json:
-        print(json.dumps({"terms": terms, "dirs": [str(d) for d in dirs], "count": len(results),
-                          "results": results}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {"terms": terms, "dirs": [str(d) for d in dirs], "count": len(results), "results": results},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return 0
     if not existing:
         print(f"no memory folder at {', '.join(str(d) for d in dirs)}", file=sys.stderr)
+    _print_text(results, args.explain)
+    return 0
+
+
+def _print_text(results: list[dict[str, Any]], explain: bool) -> None:
     if not results:
         print("No matching memories.")
     for number, result in enumerate(results, 1):
@@ -130,12 +168,13 @@ def run(args: argparse.Namespace) -> int:
         if result["snippet"]:
             print(f"   > {result['snippet']}")
         print(f"   {result['path']}")
-        if args.explain:
+        if explain:
             b = result["breakdown"]
-            print(f"   keyword {b['keyword']} + type {b['type_prior']} + usage {b['usage_boost']:.3f} "
-                  f"x recency {b['recency_factor']:.3f} (touched {b['recency_months']} months ago); "
-                  f"terms {json.dumps(b['terms'])}")
-    return 0
+            print(
+                f"   keyword {b['keyword']} + type {b['type_prior']} + usage {b['usage_boost']:.3f} "
+                f"x recency {b['recency_factor']:.3f} (touched {b['recency_months']} months ago); "
+                f"terms {json.dumps(b['terms'])}"
+            )
 
 
 if __name__ == "__main__":

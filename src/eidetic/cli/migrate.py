@@ -14,14 +14,25 @@ BATCH = 2000  # records per write: bounded memory, a progress step, little redon
 
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser(
-        "migrate", help="copy every record (with usage and lifecycle) from one backend to another",
+        "migrate",
+        help="copy every record (with usage and lifecycle) from one backend to another",
         description="Copy a whole store: every scope, every lifecycle state, usage counts. "
-                    "Idempotent: running it again writes only what changed.")
+        "Idempotent: running it again writes only what changed.",
+    )
     for side in ("from", "to"):
-        parser.add_argument(f"--{side}", dest=f"{side}_backend", required=True, metavar="BACKEND",
-                            help=f"backend to copy {side}: files, sqlite or postgres")
-        parser.add_argument(f"--{side}-dir", action="append", metavar="DIR",
-                            help=f"files: the store folder(s) to copy {side} (default: the usual ones)")
+        parser.add_argument(
+            f"--{side}",
+            dest=f"{side}_backend",
+            required=True,
+            metavar="BACKEND",
+            help=f"backend to copy {side}: files, sqlite or postgres",
+        )
+        parser.add_argument(
+            f"--{side}-dir",
+            action="append",
+            metavar="DIR",
+            help=f"files: the store folder(s) to copy {side} (default: the usual ones)",
+        )
         parser.add_argument(f"--{side}-db", metavar="PATH", help=f"sqlite: the database to copy {side}")
         parser.add_argument(f"--{side}-dsn", metavar="DSN", help=f"postgres: the server to copy {side}")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
@@ -32,14 +43,20 @@ def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
     def side(name: str) -> Memory:
-        return Memory.open(getattr(args, f"{name}_dir"), backend=getattr(args, f"{name}_backend"),
-                           db=getattr(args, f"{name}_db"), dsn=getattr(args, f"{name}_dsn"))
+        return Memory.open(
+            getattr(args, f"{name}_dir"),
+            backend=getattr(args, f"{name}_backend"),
+            db=getattr(args, f"{name}_db"),
+            dsn=getattr(args, f"{name}_dsn"),
+        )
 
     with side("from") as source, side("to") as target:
         if not any(store.exists() for store in source.stores()):
-            raise user_error("there is nothing to copy: the source store does not exist: "
-                             + ", ".join(store.location for store in source.stores()),
-                             "check --from and its location")
+            raise user_error(
+                "there is nothing to copy: the source store does not exist: "
+                + ", ".join(store.location for store in source.stores()),
+                "check --from and its location",
+            )
         if [s.key for s in source.stores()] == [s.key for s in target.stores()]:
             raise user_error("the source and the target are the same store", "name another --to location")
         records = written = 0
@@ -62,12 +79,18 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.update(len(batch))
             bar.close()
-        report: dict[str, Any] = {"from": [s.location for s in source.stores()],
-                                  "to": [s.location for s in target.stores()],
-                                  "records": records, "written": written, "unchanged": records - written}
+        report: dict[str, Any] = {
+            "from": [s.location for s in source.stores()],
+            "to": [s.location for s in target.stores()],
+            "records": records,
+            "written": written,
+            "unchanged": records - written,
+        }
     if args.json:
         emit_json(report)
     else:
-        emit_text(f"Copied {records} record(s) from {', '.join(report['from'])} to {', '.join(report['to'])}: "
-                  f"{written} written, {records - written} already there.")
+        emit_text(
+            f"Copied {records} record(s) from {', '.join(report['from'])} to {', '.join(report['to'])}: "
+            f"{written} written, {records - written} already there."
+        )
     return 0

@@ -20,28 +20,43 @@ from .stores import open_memory
 
 def add_parser(sub, add_common) -> None:
     importer = sub.add_parser(
-        "import", help="read records from NDJSON, an eidetic-cli store or a markdown memory folder",
+        "import",
+        help="read records from NDJSON, an eidetic-cli store or a markdown memory folder",
         description="Import records with their lifecycle, dates and usage. Each record is validated as "
-                    "remember validates it; bad lines are reported (file and line) and the good ones "
-                    "imported; importing again writes nothing. Exit 1 when a line was skipped.")
-    importer.add_argument("source", nargs="?", default="-", metavar="FILE|DIR|-",
-                          help="NDJSON file, eidetic-cli store folder, markdown folder; '-' or nothing: stdin")
-    importer.add_argument("--format", choices=FORMATS,
-                          help="default: detected (a folder of *.jsonl: eidetic-cli; of .md: markdown; "
-                               "a file or stdin: ndjson)")
+        "remember validates it; bad lines are reported (file and line) and the good ones "
+        "imported; importing again writes nothing. Exit 1 when a line was skipped.",
+    )
+    importer.add_argument(
+        "source",
+        nargs="?",
+        default="-",
+        metavar="FILE|DIR|-",
+        help="NDJSON file, eidetic-cli store folder, markdown folder; '-' or nothing: stdin",
+    )
+    importer.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="default: detected (a folder of *.jsonl: eidetic-cli; of .md: markdown; a file or stdin: ndjson)",
+    )
     importer.add_argument("--scope", help="scope name for records that name none (default: default)")
     importer.add_argument("--visibility", help="public (default) or private, for records that name no scope")
     add_common(importer)
     importer.set_defaults(run=run_import)
 
-    export = sub.add_parser("export", help="write the records you may see as NDJSON (what import reads)",
-                            description="One record per line: the remember format plus lifecycle, updated, "
-                                        "hash and usage (recall_count, last_recall), which import keeps and "
-                                        "remember ignores.")
+    export = sub.add_parser(
+        "export",
+        help="write the records you may see as NDJSON (what import reads)",
+        description="One record per line: the remember format plus lifecycle, updated, "
+        "hash and usage (recall_count, last_recall), which import keeps and "
+        "remember ignores.",
+    )
     scope_flags(export)
     export.add_argument("--active-only", action="store_true", help="leave out shadowed and archived records")
-    export.add_argument("--no-usage", action="store_true",
-                        help="leave out recall_count and last_recall (e.g. to share records, not how you used them)")
+    export.add_argument(
+        "--no-usage",
+        action="store_true",
+        help="leave out recall_count and last_recall (e.g. to share records, not how you used them)",
+    )
     add_common(export)
     export.set_defaults(run=run_export)
 
@@ -90,11 +105,16 @@ def run_import(args: argparse.Namespace) -> int:
     else:
         for item in skipped:
             warn(f"skipped {place(item)}: {item['error']}")
-        emit_text(f"Imported {report['imported']} record(s) ({fmt}): {report['written']} written, "
-                  f"{report['unchanged']} unchanged, {len(skipped)} skipped.")
+        emit_text(
+            f"Imported {report['imported']} record(s) ({fmt}): {report['written']} written, "
+            f"{report['unchanged']} unchanged, {len(skipped)} skipped."
+        )
     if not skipped:
         return 0
-    return report_error(user_error(f"{len(skipped)} item(s) skipped, the others imported",
-                                   "fix the items listed and import again: what is already there is "
-                                   "not written twice"), args.json)
-
+    return report_error(
+        user_error(
+            f"{len(skipped)} item(s) skipped, the others imported",
+            "fix the items listed and import again: what is already there is not written twice",
+        ),
+        args.json,
+    )

@@ -10,8 +10,11 @@ from .stores import open_memory
 
 
 def add_parser(sub, add_common) -> None:
-    parser = sub.add_parser("recall", help="find records verbatim, by keyword or by meaning",
-                            description="Recall records ranked by relevance and freshness.")
+    parser = sub.add_parser(
+        "recall",
+        help="find records verbatim, by keyword or by meaning",
+        description="Recall records ranked by relevance and freshness.",
+    )
     parser.add_argument("query", nargs="?", default="", help=_help("text"))
     for option in query_options():
         add_option(parser, option)
@@ -53,8 +56,14 @@ def add_option(parser: argparse.ArgumentParser, option) -> None:
         parser.add_argument(flag, action="append", metavar=option.metadata["metavar"], **common)
     else:
         convert = {int: _int, float: _float}.get(base, str)
-        parser.add_argument(flag, type=convert, default=option.default, metavar=option.metadata["metavar"],
-                            choices=MODES if option.name == "mode" else None, **common)
+        parser.add_argument(
+            flag,
+            type=convert,
+            default=option.default,
+            metavar=option.metadata["metavar"],
+            choices=MODES if option.name == "mode" else None,
+            **common,
+        )
 
 
 def query_from(args: argparse.Namespace, text: str):  # -> RecallQuery
@@ -91,23 +100,30 @@ def run(args: argparse.Namespace) -> int:
 
 def render_text(bundle: dict) -> str:
     online = "online" if bundle["embedder"]["online"] else "offline"
-    lines = [f"query: {bundle['query']}  mode: {bundle['mode']}  "
-             f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}", ""]
+    lines = [
+        f"query: {bundle['query']}  mode: {bundle['mode']}  "
+        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}",
+        "",
+    ]
     if not bundle["items"]:
         lines.append("(no results)")
     for item in bundle["items"]:
         via = f" via={item['via']} parent={item['parent']}" if item["tier"] == "traversal" else ""
         lines.append(f"[{item['tier']} depth={item['depth']}{via}] id: {item['id']}")
-        lines.append(f"score: {item['score']:.4f}  signal: {item['signal']:.3f}  "
-                     f"type: {item['type']}  scope: {item['scope']['name']}/{item['scope']['visibility']}"
-                     f"  lifecycle: {item['lifecycle']}")
+        lines.append(
+            f"score: {item['score']:.4f}  signal: {item['signal']:.3f}  "
+            f"type: {item['type']}  scope: {item['scope']['name']}/{item['scope']['visibility']}"
+            f"  lifecycle: {item['lifecycle']}"
+        )
         if item.get("name"):
             lines.append(f"name: {item['name']}")
         if item.get("description"):
             lines.append(f"description: {item['description']}")
         lines.append(f"text: {item['text']}")
-        lines.append(f"created: {item['created']}  recalled: {item['recall_count']}x"
-                     + (f", last {item['last_recall']}" if item["last_recall"] else ""))
+        lines.append(
+            f"created: {item['created']}  recalled: {item['recall_count']}x"
+            + (f", last {item['last_recall']}" if item["last_recall"] else "")
+        )
         for key, value in item["metadata"].items():
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             lines.append(f"  {key}: {shown}")

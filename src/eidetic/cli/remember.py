@@ -38,15 +38,18 @@ def _progress_bar() -> _Bar | None:
 
 
 def add_parser(sub, add_common) -> None:
-    parser = sub.add_parser("remember", help="store records (JSON argument or NDJSON on stdin)",
-                            description="Upsert records by id. The whole batch is validated before "
-                                        "anything is written.")
+    parser = sub.add_parser(
+        "remember",
+        help="store records (JSON argument or NDJSON on stdin)",
+        description="Upsert records by id. The whole batch is validated before anything is written.",
+    )
     parser.add_argument("record", nargs="?", help="one JSON object; omit to read NDJSON from stdin")
     parser.add_argument("--scope", help="scope name for records without one (default: default)")
     parser.add_argument("--visibility", help="public (default) or private")
     parser.add_argument("--added-by", help="attribution (default: nick from culture.yaml)")
-    parser.add_argument("--no-embed", action="store_true",
-                        help="do not compute vectors now (the first semantic recall does)")
+    parser.add_argument(
+        "--no-embed", action="store_true", help="do not compute vectors now (the first semantic recall does)"
+    )
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -54,14 +57,20 @@ def add_parser(sub, add_common) -> None:
 def run(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         memory.progress = _progress_bar()
-        options = {"scope": args.scope, "visibility": args.visibility, "added_by": args.added_by,
-                   "embed": not args.no_embed}
+        options = {
+            "scope": args.scope,
+            "visibility": args.visibility,
+            "added_by": args.added_by,
+            "embed": not args.no_embed,
+        }
         if args.record is not None:
             try:
                 raw = load_json(args.record)
             except JSONDecodeError as exc:
-                raise user_error(f"invalid JSON argument ({exc.msg} at column {exc.colno})",
-                                 "pass one JSON object, e.g. '{\"text\": \"...\"}'; nothing was written") from None
+                raise user_error(
+                    f"invalid JSON argument ({exc.msg} at column {exc.colno})",
+                    'pass one JSON object, e.g. \'{"text": "..."}\'; nothing was written',
+                ) from None
             result = memory.remember([raw], **options)
         else:
             if sys.stdin is None or sys.stdin.isatty():
@@ -75,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
         emit_json(result.to_dict())
     else:
         lines = [f"Upserted {result.upserted} record(s)."]
-        lines += [f"Duplicate: {d['id']} has the same text as {d['duplicate_of']} (not written)."
-                  for d in result.duplicates]
+        lines += [
+            f"Duplicate: {d['id']} has the same text as {d['duplicate_of']} (not written)." for d in result.duplicates
+        ]
         emit_text("\n".join(lines))
     return 0

@@ -20,14 +20,20 @@ SKILLS = ("recall", "remember")
 
 
 def add_parser(sub, add_common) -> None:
-    parser = sub.add_parser("skills", help="agent skills (recall, remember) for coding agents",
-                            description="The recall and remember skills: a SKILL.md each and a wrapper "
-                                        "script that finds the CLI and defaults to the agent's private scope.")
+    parser = sub.add_parser(
+        "skills",
+        help="agent skills (recall, remember) for coding agents",
+        description="The recall and remember skills: a SKILL.md each and a wrapper "
+        "script that finds the CLI and defaults to the agent's private scope.",
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(parser))
-    install = actions.add_parser("install", help="copy the skills into DIR/.claude/skills",
-                                 description="Copy the skills into DIR/.claude/skills (DIR: the repository "
-                                             "root of the current directory, else the current directory). "
-                                             "Changed files are left alone unless --force.")
+    install = actions.add_parser(
+        "install",
+        help="copy the skills into DIR/.claude/skills",
+        description="Copy the skills into DIR/.claude/skills (DIR: the repository "
+        "root of the current directory, else the current directory). "
+        "Changed files are left alone unless --force.",
+    )
     install.add_argument("dir", nargs="?", metavar="DIR", help="where .claude/skills goes")
     install.add_argument("--force", action="store_true", help="overwrite skill files that differ")
     install.add_argument("--json", action="store_true", help="machine-readable output on stdout")
@@ -63,8 +69,10 @@ def run_install(args: argparse.Namespace) -> int:
     plan = [(rel, target / rel, resource.read_bytes()) for rel, resource in _files()]
     changed = [rel for rel, path, data in plan if path.is_file() and path.read_bytes() != data]
     if changed and not args.force:
-        raise user_error(f"{len(changed)} skill file(s) in {target} differ from this eidetic's: "
-                         + ", ".join(changed), "keep your changes, or pass --force to replace them")
+        raise user_error(
+            f"{len(changed)} skill file(s) in {target} differ from this eidetic's: " + ", ".join(changed),
+            "keep your changes, or pass --force to replace them",
+        )
     written, unchanged = [], []
     for rel, path, data in plan:
         executable = rel.endswith(".sh")
@@ -79,8 +87,10 @@ def run_install(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        lines = [f"Installed skills {', '.join(SKILLS)} in {target}: {len(written)} file(s) written, "
-                 + f"{len(unchanged)} unchanged."]
+        lines = [
+            f"Installed skills {', '.join(SKILLS)} in {target}: {len(written)} file(s) written, "
+            + f"{len(unchanged)} unchanged."
+        ]
         lines += [f"  wrote {rel}" for rel in written]
         emit_text("\n".join(lines))
     return 0

@@ -10,10 +10,12 @@ from .stores import open_memory
 
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser(
-        "watch", help="keep the index current as record files change (runs until Ctrl-C)",
+        "watch",
+        help="keep the index current as record files change (runs until Ctrl-C)",
         description="Watch the stores with the operating system's file events and index every "
-                    "change at once, including files edited in place in large stores. Optional: "
-                    "recall finds changes without it, at a bounded cost per call.")
+        "change at once, including files edited in place in large stores. Optional: "
+        "recall finds changes without it, at a bounded cost per call.",
+    )
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -26,8 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     def changed(root, report) -> None:
         if report.changed:
-            sys.stderr.write(f"{root}: {report.added} added, {report.updated} updated, "
-                             f"{report.removed} removed\n")
+            sys.stderr.write(f"{root}: {report.added} added, {report.updated} updated, {report.removed} removed\n")
             sys.stderr.flush()
 
     with open_memory(args) as memory:

@@ -36,10 +36,11 @@ class VectorCache:
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, Any] = {}
         for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
+            chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for h, blob in self.conn.execute(
-                    f"SELECT hash, vec FROM vectors WHERE model=? AND hash IN ({marks})", [model, *chunk]):
+                f"SELECT hash, vec FROM vectors WHERE model=? AND hash IN ({marks})", [model, *chunk]
+            ):
                 found[h] = np.frombuffer(blob, dtype=np.float32)
         return found
 

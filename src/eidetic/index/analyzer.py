@@ -17,7 +17,8 @@ MAX_TOKEN_BYTES = 64  # longer tokens (hashes, base64) are noise for BM25 and ar
 
 # A short English stop list: function words that carry no topic. Kept small on purpose:
 # words such as "not" or "never" can matter to a memory and stay searchable.
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further
 had has have having he her here hers herself him himself his how i if in into is it its
@@ -25,19 +26,22 @@ itself just me more most my myself now of off on once only or other our ours our
 over own same she should so some such than that the their theirs them themselves then there
 these they this those through to too under until up very was we were what when where which
 while who whom why will with would you your yours yourself yourselves s t d ll m re ve
-""".split())
+""".split()
+)
 
 
 @lru_cache(maxsize=1)
 def text_analyzer() -> Any:
     import tantivy
 
-    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-            .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
-            .filter(tantivy.Filter.lowercase())
-            .filter(tantivy.Filter.custom_stopword(sorted(STOP_WORDS)))
-            .filter(tantivy.Filter.stemmer("english"))
-            .build())
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword(sorted(STOP_WORDS)))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
 
 
 def analyze(text: str) -> list[str]:

@@ -77,8 +77,10 @@ class Neighbourhood:
         for chunk in _chunks(list(docs), 500):
             marks = ",".join("?" * len(chunk))
             for doc, tkey, order in self.conn.execute(
-                    f"SELECT doc, thread_key, thread_order FROM docs "
-                    f"WHERE doc IN ({marks}) AND thread_key IS NOT NULL AND {_LIVE}", chunk):
+                f"SELECT doc, thread_key, thread_order FROM docs "
+                f"WHERE doc IN ({marks}) AND thread_key IS NOT NULL AND {_LIVE}",
+                chunk,
+            ):
                 out[doc] = (tkey, order)
         return out
 
@@ -87,11 +89,18 @@ class Neighbourhood:
         for doc, (tkey, _) in rows.items():
             by_thread.setdefault(tkey, []).append(doc)
         for tkey, members in by_thread.items():
-            if len(members) > 16 and len(members) * 4 >= self.conn.execute(
-                    f"SELECT count(*) FROM docs WHERE thread_key=? AND {_LIVE}", (tkey,)).fetchone()[0]:
+            if (
+                len(members) > 16
+                and len(members) * 4
+                >= self.conn.execute(f"SELECT count(*) FROM docs WHERE thread_key=? AND {_LIVE}", (tkey,)).fetchone()[0]
+            ):
                 # much of the thread (a conversation ingested at once): read it once, in order
-                ordered = [d for (d,) in self.conn.execute(
-                    f"SELECT doc FROM docs WHERE thread_key=? AND {_LIVE} ORDER BY thread_order, doc", (tkey,))]
+                ordered = [
+                    d
+                    for (d,) in self.conn.execute(
+                        f"SELECT doc FROM docs WHERE thread_key=? AND {_LIVE} ORDER BY thread_order, doc", (tkey,)
+                    )
+                ]
                 position = {d: i for i, d in enumerate(ordered)}
                 for doc in members:
                     i = position[doc]
@@ -102,6 +111,8 @@ class Neighbourhood:
                 for op, direction in (("<", "DESC"), (">", "ASC")):
                     found = self.conn.execute(
                         f"SELECT doc FROM docs WHERE thread_key=? AND {_LIVE} AND (thread_order, doc) {op} (?, ?) "
-                        f"ORDER BY thread_order {direction}, doc {direction} LIMIT 1", (tkey, order, doc)).fetchone()
+                        f"ORDER BY thread_order {direction}, doc {direction} LIMIT 1",
+                        (tkey, order, doc),
+                    ).fetchone()
                     if found:
                         result[doc].append(found[0])

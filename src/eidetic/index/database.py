@@ -65,8 +65,10 @@ class RecordDatabase(ABC):
                 try:
                     folder.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
-                    raise env_error(f"cannot create the folder {folder}: {exc.strerror}",
-                                    "set EIDETIC_CACHE_DIR (or the database path) to a writable place") from None
+                    raise env_error(
+                        f"cannot create the folder {folder}: {exc.strerror}",
+                        "set EIDETIC_CACHE_DIR (or the database path) to a writable place",
+                    ) from None
             self._conn = self._open()
         return self._conn
 
@@ -140,7 +142,8 @@ class RecordDatabase(ABC):
         for chunk in _chunks(docs, 500):
             marks = ",".join("?" * len(chunk))
             for doc, visibility, scope, name, description, text in self.conn.execute(
-                    f"SELECT doc, visibility, scope, name, description, text FROM docs WHERE doc IN ({marks})", chunk):
+                f"SELECT doc, visibility, scope, name, description, text FROM docs WHERE doc IN ({marks})", chunk
+            ):
                 rows[doc] = (partition_of(visibility, scope), name, description, text)
         texts = {doc: row[3] for doc, row in rows.items()}
         texts.update(self.texts([d for doc in rows for d in around.get(doc, ()) if d not in texts]))
@@ -162,9 +165,12 @@ class RecordDatabase(ABC):
 
     def partitions(self) -> dict[str, tuple[str, list[str]]]:
         """partition key -> SQL condition and parameters, for every partition ever used."""
-        return {key: ("visibility = 'public'", []) if visibility == "public"
-                else ("visibility = 'private' AND scope = ?", [scope])
-                for key, visibility, scope in self.conn.execute("SELECT key, visibility, scope FROM partitions")}
+        return {
+            key: ("visibility = 'public'", [])
+            if visibility == "public"
+            else ("visibility = 'private' AND scope = ?", [scope])
+            for key, visibility, scope in self.conn.execute("SELECT key, visibility, scope FROM partitions")
+        }
 
     def partition_keys(self) -> list[str]:
         return sorted(self.partitions())
@@ -178,14 +184,14 @@ class RecordDatabase(ABC):
         """Insert records into docs and the full-text index, in bulk; returns their doc ids
         (assigned here, inside the caller's write transaction, so executemany can be used)."""
         conn = self.conn
-        first = max(int(self.meta("next_doc") or 1),
-                    (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1)
+        first = max(int(self.meta("next_doc") or 1), (conn.execute("SELECT max(doc) FROM docs").fetchone()[0] or 0) + 1)
         docs = list(range(first, first + len(items)))
         conn.execute("INSERT OR REPLACE INTO meta VALUES('next_doc', ?)", (str(first + len(items)),))
         keys = {partition_of(r.scope.visibility, r.scope.name) for _, r in items}
-        conn.executemany("INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
-                         [(key, "public", None) if key == "public" else (key, "private", key[len("private:"):])
-                          for key in keys])
+        conn.executemany(
+            "INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
+            [(key, "public", None) if key == "public" else (key, "private", key[len("private:") :]) for key in keys],
+        )
         # A record outside any thread is its own whole context: its keyword entry is written
         # now, on a thread of its own while SQLite takes the rows (bulk ingest). Thread members
         # wait for _flush_text, which needs their neighbours' rows.
@@ -194,7 +200,8 @@ class RecordDatabase(ABC):
         for doc, (_, r) in zip(docs, items):
             if thread_of(r.metadata) is None:
                 lone.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
-                    (doc, r.name, r.description, r.text, r.text))
+                    (doc, r.name, r.description, r.text, r.text)
+                )
             else:
                 threaded.append(doc)
 
@@ -216,14 +223,36 @@ class RecordDatabase(ABC):
             "INSERT INTO docs(doc, id, path, scope, visibility, lifecycle, type, name, description, text,"
             " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner,"
             " thread_key, thread_order) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
-            [(doc, r.id, rel, r.scope.name, r.scope.visibility, r.lifecycle, r.type, r.name, r.description,
-              r.text, r.hash, len(r.text), r.created, ts, r.updated, r.added_by,
-              r.supersedes, json.dumps(r.links, ensure_ascii=False),
-              json.dumps(r.metadata, ensure_ascii=False), _source(r.metadata),
-              key, order_key(ts, r.id) if key else None)
-             for doc, (rel, r) in zip(docs, items)
-             for ts in (to_epoch(r.created),)
-             for key in (thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata)),)])
+            [
+                (
+                    doc,
+                    r.id,
+                    rel,
+                    r.scope.name,
+                    r.scope.visibility,
+                    r.lifecycle,
+                    r.type,
+                    r.name,
+                    r.description,
+                    r.text,
+                    r.hash,
+                    len(r.text),
+                    r.created,
+                    ts,
+                    r.updated,
+                    r.added_by,
+                    r.supersedes,
+                    json.dumps(r.links, ensure_ascii=False),
+                    json.dumps(r.metadata, ensure_ascii=False),
+                    _source(r.metadata),
+                    key,
+                    order_key(ts, r.id) if key else None,
+                )
+                for doc, (rel, r) in zip(docs, items)
+                for ts in (to_epoch(r.created),)
+                for key in (thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata)),)
+            ],
+        )
 
     def _drop_doc(self, doc: int) -> set[str]:
         """Remove a doc and its keyword entry; its neighbours' entries are rewritten (their
@@ -253,8 +282,7 @@ class RecordDatabase(ABC):
         result: dict[str, IndexedRecord] = {}
         for chunk in _chunks(list(dict.fromkeys(ids)), 500):
             marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(
-                    f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 AND id IN ({marks})", chunk):
+            for row in self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 AND id IN ({marks})", chunk):
                 item = row_to_indexed(row)
                 result[item.record.id] = item
         return result
@@ -285,7 +313,8 @@ class RecordDatabase(ABC):
         for chunk in _chunks(list(docs), 500):
             marks = ",".join("?" * len(chunk))
             for doc, rid, created in self.conn.execute(
-                    f"SELECT doc, id, created FROM docs WHERE doc IN ({marks})", chunk):
+                f"SELECT doc, id, created FROM docs WHERE doc IN ({marks})", chunk
+            ):
                 result[doc] = (rid, created)
         return result
 
@@ -295,14 +324,17 @@ class RecordDatabase(ABC):
         for chunk in _chunks(list(set(hashes)), 500):
             marks = ",".join("?" * len(chunk))
             for h, rid, scope, vis in self.conn.execute(
-                    f"SELECT hash, id, scope, visibility FROM docs WHERE winner=1 AND hash IN ({marks})", chunk):
+                f"SELECT hash, id, scope, visibility FROM docs WHERE winner=1 AND hash IN ({marks})", chunk
+            ):
                 result.setdefault(h, []).append((rid, Scope(scope, vis)))
         return result
 
     def all_records(self) -> list[IndexedRecord]:
         """Every served record of this store, by id."""
-        return [row_to_indexed(row) for row in self.conn.execute(
-            f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 ORDER BY id")]
+        return [
+            row_to_indexed(row)
+            for row in self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 ORDER BY id")
+        ]
 
     def count(self, access: Access | None = None) -> int:
         """Served records (that ``access`` may see, in the lifecycles it admits)."""
@@ -314,8 +346,7 @@ class RecordDatabase(ABC):
     def conflicts(self) -> list[tuple[str, str, str, str]]:
         """(id, path, scope, visibility) of files whose id is also claimed by another file
         (and that are not the one served)."""
-        return list(self.conn.execute(
-            "SELECT id, path, scope, visibility FROM docs WHERE winner=0 ORDER BY id, path"))
+        return list(self.conn.execute("SELECT id, path, scope, visibility FROM docs WHERE winner=0 ORDER BY id, path"))
 
     # -- maintenance ---------------------------------------------------------------------
 

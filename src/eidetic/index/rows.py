@@ -24,15 +24,44 @@ class IndexedRecord:
 
 
 # The columns of ``docs`` that make up a record, in the order row_to_indexed reads them.
-DOC_COLUMNS = ("doc, id, path, scope, visibility, lifecycle, type, name, description, text, "
-               "created, updated, added_by, supersedes, links, metadata")
+DOC_COLUMNS = (
+    "doc, id, path, scope, visibility, lifecycle, type, name, description, text, "
+    "created, updated, added_by, supersedes, links, metadata"
+)
 
 
 def row_to_indexed(row: Sequence[Any]) -> IndexedRecord:
-    (doc, rid, path, scope, visibility, lifecycle, rtype, name, description, text, created,
-     updated, added_by, supersedes, links, metadata) = row
-    record = Record(id=rid, text=text, type=rtype, name=name, description=description,
-                    metadata=json.loads(metadata), scope=Scope(scope, visibility), created=created,
-                    updated=updated, added_by=added_by, supersedes=supersedes,
-                    links=json.loads(links), lifecycle=lifecycle)
+    (
+        doc,
+        rid,
+        path,
+        scope,
+        visibility,
+        lifecycle,
+        rtype,
+        name,
+        description,
+        text,
+        created,
+        updated,
+        added_by,
+        supersedes,
+        links,
+        metadata,
+    ) = row
+    record = Record(
+        id=rid,
+        text=text,
+        type=rtype,
+        name=name,
+        description=description,
+        metadata=json.loads(metadata),
+        scope=Scope(scope, visibility),
+        created=created,
+        updated=updated,
+        added_by=added_by,
+        supersedes=supersedes,
+        links=json.loads(links),
+        lifecycle=lifecycle,
+    )
     return IndexedRecord(doc, path or None, record)

@@ -24,7 +24,8 @@ SCHEMA_VERSION = "11"
 DROPPED = """CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL,
     partition TEXT NOT NULL, thread_key TEXT, thread_order TEXT)"""
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, racy INTEGER NOT NULL,
     nfiles INTEGER NOT NULL);
@@ -46,15 +47,21 @@ CREATE INDEX IF NOT EXISTS docs_thread ON docs(thread_key, thread_order, doc) WH
 CREATE TABLE IF NOT EXISTS partitions(key TEXT PRIMARY KEY, visibility TEXT NOT NULL, scope TEXT);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
-""" + DROPPED + ";"
+"""
+    + DROPPED
+    + ";"
+)
 
 # Upgrades of a database that is the store, from each old schema version to the next. A change
 # to SCHEMA must add its step here: such a database is never dropped and rebuilt.
 MIGRATIONS: dict[str, tuple[str, str]] = {  # from version -> (to version, SQL script)
     # 11: the drop log and a change stamp; each cache folder's keyword index keeps its own
     # state instead of the shared flag
-    "10": ("11", DROPPED + ";DELETE FROM meta WHERE key='keyword_pending'"
-                 ";INSERT OR REPLACE INTO meta VALUES('change', lower(hex(randomblob(16))))"),
+    "10": (
+        "11",
+        DROPPED + ";DELETE FROM meta WHERE key='keyword_pending'"
+        ";INSERT OR REPLACE INTO meta VALUES('change', lower(hex(randomblob(16))))",
+    ),
 }
 
 
@@ -92,8 +99,11 @@ def lay_out(conn: sqlite3.Connection, path: Path) -> None:
             conn.execute("INSERT INTO meta VALUES('change', ?)", (uuid.uuid4().hex,))
         while version is not None and version != SCHEMA_VERSION:
             if version not in MIGRATIONS:
-                raise env_error(f"the database {path} has schema version {version}, which this eidetic "
-                                f"(schema {SCHEMA_VERSION}) cannot read", "upgrade eidetic; the file was left as it was")
+                raise env_error(
+                    f"the database {path} has schema version {version}, which this eidetic "
+                    f"(schema {SCHEMA_VERSION}) cannot read",
+                    "upgrade eidetic; the file was left as it was",
+                )
             version, script = MIGRATIONS[version]
             _run(conn, script)
             conn.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))

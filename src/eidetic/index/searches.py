@@ -43,8 +43,12 @@ class SqlSearches:
         admitted: set[int] = set()
         for chunk in _chunks(docs, 500):
             marks = ",".join("?" * len(chunk))
-            admitted.update(d for (d,) in self.db.conn.execute(
-                f"SELECT d.doc FROM docs d WHERE d.doc IN ({marks}) AND {where}", [*chunk, *params]))
+            admitted.update(
+                d
+                for (d,) in self.db.conn.execute(
+                    f"SELECT d.doc FROM docs d WHERE d.doc IN ({marks}) AND {where}", [*chunk, *params]
+                )
+            )
         return admitted
 
     def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
@@ -52,8 +56,9 @@ class SqlSearches:
         where, params = self._where(access, filters)
         return self._admitted(docs, where, params)
 
-    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
-                offset: int = 0) -> list[tuple[int, float]]:
+    def keyword(
+        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         """(doc, BM25 score) of records sharing a term, best first, after scope, lifecycle and
         filters. The keyword index ranks; SQLite admits."""
         if not terms:
@@ -78,17 +83,24 @@ class SqlSearches:
         checks = []
         for term in terms:
             spaced = term.replace("-", " ").replace("_", " ")
-            checks.append("instr(replace(replace(lower(coalesce(d.name, '')), '-', ' '), '_', ' '), ?)"
-                          " OR instr(lower(coalesce(d.name, '')), ?)"
-                          " OR instr(lower(coalesce(d.description, '')), ?) OR instr(lower(d.text), ?)")
+            checks.append(
+                "instr(replace(replace(lower(coalesce(d.name, '')), '-', ' '), '_', ' '), ?)"
+                " OR instr(lower(coalesce(d.name, '')), ?)"
+                " OR instr(lower(coalesce(d.description, '')), ?) OR instr(lower(d.text), ?)"
+            )
             params += [spaced, term, term, term]
         match = f" AND ({' OR '.join(checks)})" if checks else ""
-        return list(self.db.conn.execute(
-            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, {self.db.LAST_TOUCHED}, f.mtime_ns, d.path "
-            f"FROM docs d LEFT JOIN files f ON f.path = d.path WHERE {where}{match}", params))
+        return list(
+            self.db.conn.execute(
+                f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, {self.db.LAST_TOUCHED}, f.mtime_ns, d.path "
+                f"FROM docs d LEFT JOIN files f ON f.path = d.path WHERE {where}{match}",
+                params,
+            )
+        )
 
-    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
-              offset: int = 0) -> list[tuple[int, float]]:
+    def exact(
+        self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) for texts containing ``query``, shortest first.
 
         ASCII queries of 5+ characters take candidates from the chunk index, shortest first, and
@@ -99,10 +111,13 @@ class SqlSearches:
             return []
         where, params = self._where(access, filters)
         if query.isascii():
-            check, needle = ("instr(d.text, ?)", query) if case_sensitive else ("instr(lower(d.text), ?)", query.lower())
+            check, needle = (
+                ("instr(d.text, ?)", query) if case_sensitive else ("instr(lower(d.text), ?)", query.lower())
+            )
         else:
-            self.db.conn.create_function("eidetic_contains", 2, _contains if case_sensitive
-                                         else _contains_casefold, deterministic=True)
+            self.db.conn.create_function(
+                "eidetic_contains", 2, _contains if case_sensitive else _contains_casefold, deterministic=True
+            )
             check, needle = "eidetic_contains(d.text, ?)", query
         qlen = len(query)
         want = offset + limit
@@ -117,8 +132,10 @@ class SqlSearches:
                 window *= 4
             rows = rows[offset:want]
         else:
-            sql = (f"SELECT d.doc, d.len FROM docs d INDEXED BY docs_len WHERE {where} AND {check} "
-                   f"ORDER BY d.len, d.id LIMIT ? OFFSET ?")
+            sql = (
+                f"SELECT d.doc, d.len FROM docs d INDEXED BY docs_len WHERE {where} AND {check} "
+                f"ORDER BY d.len, d.id LIMIT ? OFFSET ?"
+            )
             rows = list(self.db.conn.execute(sql, [*params, needle, limit, offset]))
         return [(doc, min(1.0, qlen / length) if length else 0.0) for doc, length in rows]
 

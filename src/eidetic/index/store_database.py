@@ -43,26 +43,32 @@ class StoreDatabase(RecordDatabase):
                 # change a file that turns out not to be ours.
                 probe = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
                 try:
-                    foreign = (schema.schema_version(probe) is None
-                               and probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0)
+                    foreign = (
+                        schema.schema_version(probe) is None
+                        and probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+                    )
                 finally:
                     probe.close()
                 if foreign:
-                    raise env_error(f"{self.path} is not an eidetic database",
-                                    "name another file with --db or EIDETIC_SQLITE_PATH")
+                    raise env_error(
+                        f"{self.path} is not an eidetic database", "name another file with --db or EIDETIC_SQLITE_PATH"
+                    )
             conn = self._connect()
             if schema.schema_version(conn) != schema.SCHEMA_VERSION:
                 schema.lay_out(conn, self.path)
             return conn
         except sqlite3.DatabaseError as exc:
-            raise env_error(f"the database {self.path} is unreadable: {exc}",
-                            "restore it from a backup (eidetic never deletes or rewrites it)") from None
+            raise env_error(
+                f"the database {self.path} is unreadable: {exc}",
+                "restore it from a backup (eidetic never deletes or rewrites it)",
+            ) from None
 
     # -- writes --------------------------------------------------------------------------
 
     def put(self, items: Sequence[tuple[int | None, Record]]) -> None:
         """Insert or replace records, in one transaction: a replaced record's old doc goes and
         the new copy gets a new doc number."""
+
         def action() -> None:
             olds = [doc for doc, _ in items if doc is not None]
             for doc in olds:
@@ -70,13 +76,16 @@ class StoreDatabase(RecordDatabase):
             if olds:
                 self._prune_dropped()
             self._insert_docs([("", record) for _, record in items])
+
         self._write(action)
 
     def drop_doc(self, doc: int) -> None:
         """Remove one record for good (``forget --purge``)."""
+
         def action() -> None:
             self._drop_doc(doc)
             self._prune_dropped()
+
         self._write(action)
 
     def _write(self, action: Callable[[], None]) -> None:
@@ -98,8 +107,11 @@ class StoreDatabase(RecordDatabase):
 
     def _log_drop(self, doc: int, partition: str) -> None:
         """Log the drop, with what other cache folders' keyword indexes need to catch up over it."""
-        self.conn.execute("INSERT INTO dropped(doc, partition, thread_key, thread_order) "
-                          "SELECT doc, ?, thread_key, thread_order FROM docs WHERE doc=?", (partition, doc))
+        self.conn.execute(
+            "INSERT INTO dropped(doc, partition, thread_key, thread_order) "
+            "SELECT doc, ?, thread_key, thread_order FROM docs WHERE doc=?",
+            (partition, doc),
+        )
 
     def _prune_dropped(self) -> None:
         """Keep the drop log to its last ``DROPPED_KEEP`` entries (a keyword index further
@@ -142,10 +154,14 @@ class StoreDatabase(RecordDatabase):
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('instance', 'change', 'next_doc')"))
         last = conn.execute("SELECT doc, id FROM docs ORDER BY doc DESC LIMIT 1").fetchone()
         drop = conn.execute("SELECT seq, doc FROM dropped ORDER BY seq DESC LIMIT 1").fetchone()
-        return {"instance": meta.get("instance"), "change": meta.get("change"),
-                "next_doc": max(int(meta.get("next_doc") or 1), last[0] + 1 if last else 1),
-                "last": list(last) if last else None,
-                "seq": drop[0] if drop else 0, "seq_doc": drop[1] if drop else None}
+        return {
+            "instance": meta.get("instance"),
+            "change": meta.get("change"),
+            "next_doc": max(int(meta.get("next_doc") or 1), last[0] + 1 if last else 1),
+            "last": list(last) if last else None,
+            "seq": drop[0] if drop else 0,
+            "seq_doc": drop[1] if drop else None,
+        }
 
     def _catch_up(self, rebuild: bool = False) -> dict[str, Any]:
         """Bring the keyword index (uncommitted) to the database's point, inside the caller's
@@ -190,8 +206,10 @@ class StoreDatabase(RecordDatabase):
             doc, rid = state["last"]
             row = conn.execute("SELECT id FROM docs WHERE doc = ?", (doc,)).fetchone()
             if row is None:
-                return conn.execute("SELECT 1 FROM dropped WHERE seq > ? AND doc = ?",
-                                    (state["seq"], doc)).fetchone() is not None
+                return (
+                    conn.execute("SELECT 1 FROM dropped WHERE seq > ? AND doc = ?", (state["seq"], doc)).fetchone()
+                    is not None
+                )
             return row[0] == rid
         return True
 
@@ -201,8 +219,9 @@ class StoreDatabase(RecordDatabase):
         both are indexed again (their context quotes them). Every entry is deleted before it
         is added, so doing this twice (a crash before the state was recorded) is harmless."""
         conn = self.conn
-        drops = conn.execute("SELECT doc, partition, thread_key, thread_order FROM dropped WHERE seq > ? "
-                             "ORDER BY seq", (state["seq"],)).fetchall()
+        drops = conn.execute(
+            "SELECT doc, partition, thread_key, thread_order FROM dropped WHERE seq > ? ORDER BY seq", (state["seq"],)
+        ).fetchall()
         new = [doc for (doc,) in conn.execute("SELECT doc FROM docs WHERE doc >= ?", (state["next_doc"],))]
         for doc, key, _, _ in drops:
             self.text.delete(key, doc)
@@ -220,7 +239,9 @@ class StoreDatabase(RecordDatabase):
         for op, direction in (("<", "DESC"), (">", "ASC")):
             row = self.conn.execute(
                 f"SELECT doc FROM docs WHERE thread_key=? AND {_LIVE} AND (thread_order, doc) {op} (?, ?) "
-                f"ORDER BY thread_order {direction}, doc {direction} LIMIT 1", (tkey, order, doc)).fetchone()
+                f"ORDER BY thread_order {direction}, doc {direction} LIMIT 1",
+                (tkey, order, doc),
+            ).fetchone()
             if row:
                 found.append(row[0])
         return found

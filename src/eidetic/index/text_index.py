@@ -60,7 +60,7 @@ def aligned_chunks(query: str) -> list[list[str]]:
     there the query's chunks are the text's. One list per shift 0, 1, 2.
     """
     lowered = query.lower()
-    return [[lowered[i:i + 3] for i in range(shift, len(lowered) - 2, 3)] for shift in range(3)]
+    return [[lowered[i : i + 3] for i in range(shift, len(lowered) - 2, 3)] for shift in range(3)]
 
 
 class TextIndex:
@@ -90,8 +90,12 @@ class TextIndex:
                 self.path.mkdir(parents=True, exist_ok=True)
                 index = tantivy.Index(self._schema, path=str(self.path))
             index.register_tokenizer(ANALYZER_NAME, text_analyzer())
-            index.register_tokenizer(CHUNKER_NAME, tantivy.TextAnalyzerBuilder(
-                tantivy.Tokenizer.regex(r"(?s).{1,3}")).filter(tantivy.Filter.lowercase()).build())
+            index.register_tokenizer(
+                CHUNKER_NAME,
+                tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"(?s).{1,3}"))
+                .filter(tantivy.Filter.lowercase())
+                .build(),
+            )
             self._index = index
         return self._index
 
@@ -158,9 +162,14 @@ class TextIndex:
         index = self._open()
         index.reload()
         searcher = index.searcher()
-        clauses = [(tantivy.Occur.Should,
-                    tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, field, term), weight))
-                   for term in terms for field, weight in FIELDS]
+        clauses = [
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, field, term), weight),
+            )
+            for term in terms
+            for field, weight in FIELDS
+        ]
         limit = min(limit, searcher.num_docs)  # tantivy allocates for the limit: never beyond the store
         if limit <= 0:
             return []
@@ -178,16 +187,26 @@ class TextIndex:
         index = self._open()
         index.reload()
         searcher = index.searcher()
-        clauses = [(tantivy.Occur.Should,
-                    tantivy.Query.phrase_query(self._schema, CHUNK_FIELD, list[str | tuple[int, str]](parts))
-                    if len(parts) > 1
-                    else tantivy.Query.term_query(self._schema, CHUNK_FIELD, parts[0]))
-                   for parts in aligned_chunks(query)]
+        clauses = [
+            (
+                tantivy.Occur.Should,
+                tantivy.Query.phrase_query(self._schema, CHUNK_FIELD, list[str | tuple[int, str]](parts))
+                if len(parts) > 1
+                else tantivy.Query.term_query(self._schema, CHUNK_FIELD, parts[0]),
+            )
+            for parts in aligned_chunks(query)
+        ]
         limit = min(limit, searcher.num_docs)  # tantivy allocates for the limit: never beyond the store
         if limit <= 0:
             return []
-        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False,
-                                 order_by_field="len", offset=offset, order=tantivy.Order.Asc)
+        result = searcher.search(
+            tantivy.Query.boolean_query(clauses),
+            limit,
+            count=False,
+            order_by_field="len",
+            offset=offset,
+            order=tantivy.Order.Asc,
+        )
         addresses = [address for _, address in result.hits]
         docs = searcher.fast_field_values("doc", addresses)
         lengths = searcher.fast_field_values("len", addresses)
@@ -298,7 +317,6 @@ class TextIndexes:
         return merged[:limit]
 
     def shortest_containing(self, keys: list[str], query: str, limit: int) -> list[tuple[int, int]]:
-        merged = [hit for key in keys if self.exists(key)
-                  for hit in self.get(key).shortest_containing(query, limit)]
+        merged = [hit for key in keys if self.exists(key) for hit in self.get(key).shortest_containing(query, limit)]
         merged.sort(key=lambda hit: hit[1])
         return merged[:limit]

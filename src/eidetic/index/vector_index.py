@@ -86,9 +86,11 @@ class VectorIndex:
         if rows == 0:
             return True
         try:
-            return (self._file("vectors", state).stat().st_size >= rows * dim * 4
-                    and self._file("docs", state).stat().st_size >= rows * 8
-                    and (not state["ann_rows"] or self._file("ann", state).exists()))
+            return (
+                self._file("vectors", state).stat().st_size >= rows * dim * 4
+                and self._file("docs", state).stat().st_size >= rows * 8
+                and (not state["ann_rows"] or self._file("ann", state).exists())
+            )
         except OSError:
             return False
 
@@ -149,9 +151,9 @@ class VectorIndex:
         self.folder.mkdir(parents=True, exist_ok=True)
         with open(self._file("vectors", state), "wb") as vectors_out, open(self._file("docs", state), "wb") as docs_out:
             for start in range(0, old["rows"], 100_000):
-                mask = np.isin(docs[start:start + 100_000], wanted)
-                vectors_out.write(np.ascontiguousarray(matrix[start:start + 100_000][mask]).tobytes())
-                docs_out.write(np.ascontiguousarray(docs[start:start + 100_000][mask]).tobytes())
+                mask = np.isin(docs[start : start + 100_000], wanted)
+                vectors_out.write(np.ascontiguousarray(matrix[start : start + 100_000][mask]).tobytes())
+                docs_out.write(np.ascontiguousarray(docs[start : start + 100_000][mask]).tobytes())
                 state["rows"] += int(mask.sum())
         self._write_state(state)
         self._remove_generations_before(state["gen"])
@@ -163,7 +165,9 @@ class VectorIndex:
         threshold = ann_threshold()
         if threshold <= 0 or state["rows"] < threshold:
             return False
-        return not state["ann_rows"] or state["rows"] - state["ann_rows"] >= max(min(state["ann_rows"] // 10, 20_000), 1000)
+        return not state["ann_rows"] or state["rows"] - state["ann_rows"] >= max(
+            min(state["ann_rows"] // 10, 20_000), 1000
+        )
 
     def build_graph(self) -> tuple[dict[str, Any], Path] | None:
         """Build (or extend) the HNSW graph over the current rows into a temporary file, without
@@ -175,15 +179,24 @@ class VectorIndex:
         from usearch.index import Index
 
         state = dict(self.state())
-        index = Index(ndim=state["dim"], metric="cos", dtype=ANN_DTYPE, connectivity=ANN_CONNECTIVITY,
-                      expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
+        index = Index(
+            ndim=state["dim"],
+            metric="cos",
+            dtype=ANN_DTYPE,
+            connectivity=ANN_CONNECTIVITY,
+            expansion_add=ANN_EXPANSION_ADD,
+            expansion_search=ANN_EXPANSION_SEARCH,
+        )
         if state["ann_rows"]:
             index.load(str(self._file("ann", state)))
         matrix = self.matrix()
         for start in range(state["ann_rows"], state["rows"], 100_000):
             stop = min(start + 100_000, state["rows"])
-            index.add(np.arange(start, stop, dtype=np.uint64), np.ascontiguousarray(matrix[start:stop]),
-                      threads=os.cpu_count() or 1)
+            index.add(
+                np.arange(start, stop, dtype=np.uint64),
+                np.ascontiguousarray(matrix[start:stop]),
+                threads=os.cpu_count() or 1,
+            )
         temporary = self.folder / f".ann-{state['gen']}.{os.getpid()}.usearch"
         index.save(str(temporary))
         return {"gen": state["gen"], "base": state["ann_rows"], "rows": state["rows"]}, temporary
@@ -225,8 +238,9 @@ class VectorIndex:
         if self._matrix is None:
             if not state["rows"]:
                 return np.zeros((0, state["dim"] or 1), dtype=np.float32)
-            self._matrix = np.memmap(self._file("vectors", state), dtype=np.float32, mode="r",
-                                     shape=(state["rows"], state["dim"]))
+            self._matrix = np.memmap(
+                self._file("vectors", state), dtype=np.float32, mode="r", shape=(state["rows"], state["dim"])
+            )
         return self._matrix
 
     def docs(self) -> Any:
@@ -276,8 +290,9 @@ class VectorIndex:
                 candidates = np.concatenate([candidates, tail])
                 scores = np.asarray(matrix[candidates]) @ query
                 order = np.argsort(-scores, kind="stable")
-                page = [(int(docs[candidates[i]]), float(scores[i])) for i in order
-                        if int(candidates[i]) not in offered]
+                page = [
+                    (int(docs[candidates[i]]), float(scores[i])) for i in order if int(candidates[i]) not in offered
+                ]
                 offered.update(int(c) for c in candidates)
                 yield page
                 want *= 4
@@ -292,7 +307,7 @@ class VectorIndex:
         order = np.argsort(-scores, kind="stable")
         start, size = 0, 4 * first
         while start < rows:
-            yield [(int(docs[i]), float(scores[i])) for i in order[start:start + size] if int(i) not in seen]
+            yield [(int(docs[i]), float(scores[i])) for i in order[start : start + size] if int(i) not in seen]
             start, size = start + size, size * 4
 
     def _graph(self, state: dict[str, Any]) -> Any:

@@ -39,8 +39,11 @@ class VectorIndexes:
         for key in keys:
             index = self._open.get((model, key))
             if index is None:
-                folder = (self._instance_root() / hashlib.sha256(model.encode()).hexdigest()[:16]
-                          / hashlib.sha256(key.encode()).hexdigest()[:16])
+                folder = (
+                    self._instance_root()
+                    / hashlib.sha256(model.encode()).hexdigest()[:16]
+                    / hashlib.sha256(key.encode()).hexdigest()[:16]
+                )
                 index = self._open[(model, key)] = VectorIndex(folder, model, key)
             found.append(index)
         return found
@@ -53,8 +56,14 @@ class VectorIndexes:
                 state = json.loads(state_file.read_text())
             except (OSError, ValueError):
                 continue
-            found.append({"model": state.get("model"), "partition": state.get("partition"),
-                          "rows": state.get("rows", 0), "graph_rows": state.get("ann_rows", 0)})
+            found.append(
+                {
+                    "model": state.get("model"),
+                    "partition": state.get("partition"),
+                    "rows": state.get("rows", 0),
+                    "graph_rows": state.get("ann_rows", 0),
+                }
+            )
         return found
 
     def drop(self) -> None:
@@ -85,19 +94,23 @@ class VectorIndexes:
 
     def _new_rows(self, index: VectorIndex, condition: str, params: list[str], upto: int) -> list[tuple[int, str]]:
         """(doc, hash) of the partition's docs after the index's last one, up to ``upto``."""
-        return list(self.db.conn.execute(
-            f"SELECT doc, hash FROM docs WHERE doc > ? AND doc <= ? AND {condition} ORDER BY doc",
-            [index.last_doc, upto, *params]))
+        return list(
+            self.db.conn.execute(
+                f"SELECT doc, hash FROM docs WHERE doc > ? AND doc <= ? AND {condition} ORDER BY doc",
+                [index.last_doc, upto, *params],
+            )
+        )
 
-    def _append(self, index: VectorIndex, condition: str, params: list[str], upto: int,
-                vectors_for: VectorsFor) -> None:
+    def _append(
+        self, index: VectorIndex, condition: str, params: list[str], upto: int, vectors_for: VectorsFor
+    ) -> None:
         """Append the new rows in slices (bounded memory on a big first sync), under the index
         lock; compact when replaced or deleted records hold many rows."""
         import numpy as np
 
         rows = self._new_rows(index, condition, params, upto)
         for start in range(0, len(rows), VECTOR_SLICE):
-            piece = rows[start:start + VECTOR_SLICE]
+            piece = rows[start : start + VECTOR_SLICE]
             found = vectors_for(piece)
             index.append([doc for doc, _ in piece], np.stack([found[h] for _, h in piece]), piece[-1][0])
         index.append([], None, upto)  # nothing else of this partition up to here

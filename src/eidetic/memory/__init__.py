@@ -53,13 +53,21 @@ class Memory:
     'n1'
     """
 
-    def __init__(self, plan: StorePlan | None = None, usage: UsageState | None = None, *,
-                 backend: str = "files", location: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        plan: StorePlan | None = None,
+        usage: UsageState | None = None,
+        *,
+        backend: str = "files",
+        location: str | Path | None = None,
+    ) -> None:
         """``plan`` names the folders of the ``files`` backend; ``location`` is the database
         file (``sqlite``) or the DSN (``postgres``) of the others, which are one store each."""
         if backend not in BACKENDS:
-            raise user_error(f"unknown backend {backend!r}", "available backends: " + ", ".join(BACKENDS)
-                             + " (mongo and neo4j are not provided)")
+            raise user_error(
+                f"unknown backend {backend!r}",
+                "available backends: " + ", ".join(BACKENDS) + " (mongo and neo4j are not provided)",
+            )
         self.backend = backend
         self.plan = plan if plan is not None or backend != "files" else plan_stores()
         self.location = location
@@ -71,8 +79,15 @@ class Memory:
         self._curation = Curation(self._stores, self._writes)
 
     @classmethod
-    def open(cls, memory_dirs: Sequence[str | Path] | None = None, cwd: Path | None = None, *,
-             backend: str | None = None, db: str | Path | None = None, dsn: str | None = None) -> "Memory":
+    def open(
+        cls,
+        memory_dirs: Sequence[str | Path] | None = None,
+        cwd: Path | None = None,
+        *,
+        backend: str | None = None,
+        db: str | Path | None = None,
+        dsn: str | None = None,
+    ) -> "Memory":
         """The caller's stores. ``backend`` defaults to ``EIDETIC_BACKEND``, else ``files``:
         the repository and home folders (or ``memory_dirs``); for ``sqlite``, the database
         ``db`` (default ``EIDETIC_SQLITE_PATH``, else ``~/.eidetic/memory.sqlite``); for
@@ -81,8 +96,10 @@ class Memory:
         if backend == "files":
             return cls(plan_stores(memory_dirs, cwd))
         if memory_dirs:
-            raise user_error(f"--memory-dir names folders of the files backend, not of {backend}",
-                             "use --db for sqlite, --dsn for postgres" if backend in BACKENDS else "")
+            raise user_error(
+                f"--memory-dir names folders of the files backend, not of {backend}",
+                "use --db for sqlite, --dsn for postgres" if backend in BACKENDS else "",
+            )
         if backend == "sqlite":
             from ..stores.sqlite import default_database
 
@@ -90,8 +107,10 @@ class Memory:
         if backend == "postgres":
             dsn = dsn or os.environ.get("EIDETIC_PG_DSN", "").strip()
             if not dsn:
-                raise user_error("the postgres backend needs a server address",
-                                 "set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic")
+                raise user_error(
+                    "the postgres backend needs a server address",
+                    "set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
+                )
             return cls(backend=backend, location=dsn)
         return cls(backend=backend)  # raises: unknown backend
 
@@ -121,9 +140,17 @@ class Memory:
 
     # -- remember ------------------------------------------------------------------------
 
-    def remember(self, records: Iterable[Any], *, scope: str | None = None, visibility: str | None = None,
-                 added_by: str | None = None, now: datetime | None = None, embed: bool = True,
-                 writer: Access | None = None) -> RememberResult:
+    def remember(
+        self,
+        records: Iterable[Any],
+        *,
+        scope: str | None = None,
+        visibility: str | None = None,
+        added_by: str | None = None,
+        now: datetime | None = None,
+        embed: bool = True,
+        writer: Access | None = None,
+    ) -> RememberResult:
         """Validate every record (dicts in the JSON record format, or :class:`Record` objects),
         then upsert them all; nothing is written if any is invalid. ``embed``: compute the new
         texts' vectors now (else at the first recall that needs them). ``writer`` confines the
@@ -131,10 +158,19 @@ class Memory:
         batch = validate(labelled(records), scope, visibility, added_by, writer)
         return self._writes.remember(batch, now or now_utc(), embed)
 
-    def remember_ndjson(self, lines: Iterable[str], *, scope: str | None = None, visibility: str | None = None,
-                        added_by: str | None = None, now: datetime | None = None, embed: bool = True,
-                        writer: Access | None = None) -> RememberResult:
+    def remember_ndjson(
+        self,
+        lines: Iterable[str],
+        *,
+        scope: str | None = None,
+        visibility: str | None = None,
+        added_by: str | None = None,
+        now: datetime | None = None,
+        embed: bool = True,
+        writer: Access | None = None,
+    ) -> RememberResult:
         """NDJSON input: every line is parsed and validated before anything is written."""
+
         def parsed() -> Iterator[tuple[str, Any]]:
             for number, line in enumerate(lines, start=1):
                 if not line.strip():
@@ -142,8 +178,10 @@ class Memory:
                 try:
                     yield f"line {number}", load_json(line)
                 except JSONDecodeError as exc:
-                    raise user_error(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
-                                     "each line must be one JSON object; nothing was written") from None
+                    raise user_error(
+                        f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
+                        "each line must be one JSON object; nothing was written",
+                    ) from None
 
         batch = validate(parsed(), scope, visibility, added_by, writer)
         return self._writes.remember(batch, now or now_utc(), embed)
@@ -171,8 +209,9 @@ class Memory:
         and an out-of-scope id give the same error."""
         return self._curation.visible(rid, Access.of(scope, visibility))[1].record
 
-    def set_lifecycle(self, rid: str, state: str, *, scope: str | None = None,
-                      visibility: str | None = None) -> dict[str, Any]:
+    def set_lifecycle(
+        self, rid: str, state: str, *, scope: str | None = None, visibility: str | None = None
+    ) -> dict[str, Any]:
         """Archive (``forget``) or restore one record; undoable, nothing is deleted."""
         return self._curation.set_lifecycle(rid, state, Access.of(scope, visibility))
 
@@ -180,8 +219,7 @@ class Memory:
         """Remove a record's file, index entries and usage for good."""
         return self._curation.purge(rid, Access.of(scope, visibility))
 
-    def sweep(self, access: Access | None = None, *, dry_run: bool = False,
-              now: datetime | None = None) -> SweepReport:
+    def sweep(self, access: Access | None = None, *, dry_run: bool = False, now: datetime | None = None) -> SweepReport:
         """Apply the lifecycle rules to every record; report what ``access`` (default: the
         default scope, public) may see."""
         return self._curation.sweep(access or Access(), dry_run, now)
@@ -197,8 +235,11 @@ class Memory:
     def export_all(self, access: Access | None = None) -> Iterator[tuple[Record, Usage | None]]:
         """Every record of every store with its usage (what ``migrate`` copies); with
         ``access``, only what it may see (what ``export`` writes)."""
-        entries = [(store, item) for store, item in self._stores.entries(access)
-                   if access is None or access.admits(item.record.scope, item.record.lifecycle)]
+        entries = [
+            (store, item)
+            for store, item in self._stores.entries(access)
+            if access is None or access.admits(item.record.scope, item.record.lifecycle)
+        ]
         for store in {store.key: store for store, _ in entries}.values():
             mine = [item.record for s, item in entries if s is store]
             usage = store.usage(record.id for record in mine)
@@ -216,8 +257,14 @@ class Memory:
         """Health checks, naming only what ``access`` may see."""
         return health.doctor(self._stores, health.every_state(access or Access()))
 
-    def audit(self, access: Access, *, stale_months: float = fields.DEFAULT_STALE_MONTHS,
-              repo_root: Path | None = None, now: datetime | None = None) -> dict[str, Any]:
+    def audit(
+        self,
+        access: Access,
+        *,
+        stale_months: float = fields.DEFAULT_STALE_MONTHS,
+        repo_root: Path | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
         """Grade every record ``access`` may see: fresh, stale or dead-reference."""
         return health.audit(self._stores, access, stale_months, repo_root, now)
 
@@ -237,6 +284,8 @@ class Memory:
         from ..stores.markdown import watch
 
         if self.backend != "files":
-            raise user_error(f"watch follows record files; the {self.backend} backend has none",
-                             "its writes are visible to the next recall already")
+            raise user_error(
+                f"watch follows record files; the {self.backend} backend has none",
+                "its writes are visible to the next recall already",
+            )
         watch(self.stores(), stop_event, on_change, ready)

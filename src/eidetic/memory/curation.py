@@ -27,8 +27,10 @@ class Curation:
         """The record ``rid`` if ``access`` may see it (the first such copy, by precedence)."""
         found = self.stores.locate([rid], synced=True, access=access).get(rid)
         if found is None:
-            raise user_error(f"no record {rid!r} in reach of scope {access.scope.name}/{access.scope.visibility}",
-                             "check the id; a private record needs its --scope and --visibility private")
+            raise user_error(
+                f"no record {rid!r} in reach of scope {access.scope.name}/{access.scope.visibility}",
+                "check the id; a private record needs its --scope and --visibility private",
+            )
         return found
 
     def set_lifecycle(self, rid: str, state: str, access: Access) -> dict[str, Any]:
@@ -64,7 +66,12 @@ class Curation:
             self.writes.set_lifecycles(plan.changes)
         visible = {item.record.id for _, item in entries if access.can_serve(item.record.scope)}
         changed = [{"id": rid, "lifecycle": state} for rid, state in sorted(plan.changes.items()) if rid in visible]
-        return SweepReport(dry_run, format_ts(moment), len(visible),
-                           sum(change["lifecycle"] == "shadowed" for change in changed),
-                           sum(change["lifecycle"] == "archived" for change in changed), changed,
-                           [s for s in plan.suggestions if access.can_serve(Scope(**s["scope"]))])
+        return SweepReport(
+            dry_run,
+            format_ts(moment),
+            len(visible),
+            sum(change["lifecycle"] == "shadowed" for change in changed),
+            sum(change["lifecycle"] == "archived" for change in changed),
+            changed,
+            [s for s in plan.suggestions if access.can_serve(Scope(**s["scope"]))],
+        )

@@ -62,7 +62,7 @@ class Embedding:
         missing = [h for h in texts if h not in cached]
         try:
             for start in range(0, len(missing), EMBED_CHUNK):
-                chunk = missing[start:start + EMBED_CHUNK]
+                chunk = missing[start : start + EMBED_CHUNK]
                 self.cache.put(embedder.name, zip(chunk, embedder.embed([texts[h] for h in chunk])))
                 if self.progress is not None:
                     self.progress(min(start + EMBED_CHUNK, len(missing)), len(missing))
@@ -73,7 +73,6 @@ class Embedding:
                 raise
             return exc.message
         return None
-
 
     def _vectors_of(self, store: RecordStore, embedder: Embedder) -> Callable[[list[tuple[int, str]]], dict[str, Any]]:
         return lambda rows: self.vectors_for(store, embedder, rows)

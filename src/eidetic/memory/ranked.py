@@ -19,8 +19,9 @@ from .stores import hidden, records_of
 Candidates = Callable[[RecordStore], Any]  # a list of (doc, raw), or a fetch(limit, offset) pager
 
 
-def rank(stores: list[RecordStore], source: Candidates, access: Access, top_k: int,
-         min_score: float | None, now: datetime) -> list[tuple[Hit, float, int]]:
+def rank(
+    stores: list[RecordStore], source: Candidates, access: Access, top_k: int, min_score: float | None, now: datetime
+) -> list[tuple[Hit, float, int]]:
     """The top k (hit, raw score, doc) over ``stores``. An id found in an earlier store (in a
     copy ``access`` may see) hides later copies."""
     ranked: list[tuple[RecordStore, int, Hit, float]] = []  # store, doc, hit (no record yet), raw
@@ -29,7 +30,7 @@ def rank(stores: list[RecordStore], source: Candidates, access: Access, top_k: i
         if callable(found):
             fetch, page = found, store.first_page(top_k)
         else:
-            fetch, page = (lambda limit, offset, rows=found: rows[offset:offset + limit]), max(3 * top_k, 30)
+            fetch, page = (lambda limit, offset, rows=found: rows[offset : offset + limit]), max(3 * top_k, 30)
         blend = _blender(store, stores[:position], access, now)
         factor = freshness.max_blend_factor(store.max_recall_count())
         for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score, page=page, max_factor=factor):
@@ -38,9 +39,11 @@ def rank(stores: list[RecordStore], source: Candidates, access: Access, top_k: i
     return _with_records(stores, ranked, top_k)
 
 
-def _blender(store: RecordStore, earlier: list[RecordStore], access: Access, now: datetime
-             ) -> Callable[[list[tuple[int, float]]], list[tuple[tuple[int, Hit], float, float]]]:
+def _blender(
+    store: RecordStore, earlier: list[RecordStore], access: Access, now: datetime
+) -> Callable[[list[tuple[int, float]]], list[tuple[tuple[int, Hit], float, float]]]:
     """Raw (doc, score) rows of ``store`` -> ((doc, hit), raw, blended score), hidden ids left out."""
+
     def blend(rows: list[tuple[int, float]]) -> list[tuple[tuple[int, Hit], float, float]]:
         facts = store.ranking_facts([doc for doc, _ in rows])
         ids = [rid for rid, _ in facts.values()]
@@ -54,16 +57,18 @@ def _blender(store: RecordStore, earlier: list[RecordStore], access: Access, now
             hit = make_hit(rid, created, raw, usage.get(rid), now, store.key)
             out.append(((doc, hit), raw, hit.score))
         return out
+
     return blend
 
 
-def _with_records(stores: list[RecordStore], ranked: list[tuple[RecordStore, int, Hit, float]],
-                  top_k: int) -> list[tuple[Hit, float, int]]:
+def _with_records(
+    stores: list[RecordStore], ranked: list[tuple[RecordStore, int, Hit, float]], top_k: int
+) -> list[tuple[Hit, float, int]]:
     """The first ``top_k`` whose records still exist, records attached: a record rewritten by
     another writer since it was ranked (it has a new doc) drops out and the next one moves up."""
     out: list[tuple[Hit, float, int]] = []
     while ranked and len(out) < top_k:
-        batch, ranked = ranked[:top_k - len(out)], ranked[top_k - len(out):]
+        batch, ranked = ranked[: top_k - len(out)], ranked[top_k - len(out) :]
         records = records_of(stores, [(store, doc) for store, doc, _, _ in batch])
         for store, doc, hit, raw in batch:
             if (store.key, doc) in records:
@@ -72,11 +77,13 @@ def _with_records(stores: list[RecordStore], ranked: list[tuple[RecordStore, int
     return out
 
 
-def make_hit(rid: str, created: str | None, raw: float, usage: tuple[float, str | None] | None,
-             now: datetime, store: str) -> Hit:
+def make_hit(
+    rid: str, created: str | None, raw: float, usage: tuple[float, str | None] | None, now: datetime, store: str
+) -> Hit:
     """A hit with its blended score; the full record is attached once it makes the top k."""
     count, last = usage if usage else (0.0, None)
     sig = freshness.signal(created, count, last, now)
     score = raw if freshness.is_neutral(created, count, last) else freshness.blend(raw, sig)
-    return Hit(record=Record(id=rid, text=""), score=score, signal=sig, recall_count=count,
-               last_recall=last, store=store)
+    return Hit(
+        record=Record(id=rid, text=""), score=score, signal=sig, recall_count=count, last_recall=last, store=store
+    )

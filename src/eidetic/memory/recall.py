@@ -45,8 +45,13 @@ class _Run:
 class Recall:
     """Runs recall queries over a :class:`StoreSet`."""
 
-    ENGINES = {"exact": "lexical", "keyword": "lexical", "approximate": "semantic",
-               "hybrid": "semantic", "fields": "fields"}
+    ENGINES = {
+        "exact": "lexical",
+        "keyword": "lexical",
+        "approximate": "semantic",
+        "hybrid": "semantic",
+        "fields": "fields",
+    }
 
     def __init__(self, stores: StoreSet, embedding: Embedding) -> None:
         self.stores = stores
@@ -99,6 +104,7 @@ class Recall:
                 if exact:
                     return store.exact(q.text, q.case_sensitive, run.access, run.filters, limit, offset)
                 return store.keyword(terms, run.access, run.filters, limit, offset)
+
             return fetch
 
         hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now)
@@ -120,20 +126,26 @@ class Recall:
         signals: dict[tuple[str, int], tuple[float | None, float | None]] = {}  # (store, doc) -> cosine, bm25
 
         def candidates(store: RecordStore) -> list[tuple[int, float]]:
-            store.sync_vectors(embedder.name, run.access,
-                               lambda rows: self.embedding.vectors_for(store, embedder, rows))
+            store.sync_vectors(
+                embedder.name, run.access, lambda rows: self.embedding.vectors_for(store, embedder, rows)
+            )
             near = None
             if hybrid and store.parallel_nearest:  # queued behind the query's embedding
                 near = self.embedding.background().submit(
-                    lambda: store.nearest(embedder.name, run.query_vector.result(), run.access, run.filters, pool))
+                    lambda: store.nearest(embedder.name, run.query_vector.result(), run.access, run.filters, pool)
+                )
             keyword = dict(store.keyword(terms, run.access, run.filters, pool)) if hybrid else {}
             vector = run.query_vector.result()
-            semantic = near.result() if near is not None else store.nearest(
-                embedder.name, vector, run.access, run.filters, pool)
+            semantic = (
+                near.result()
+                if near is not None
+                else store.nearest(embedder.name, vector, run.access, run.filters, pool)
+            )
             scores = semantic
             if hybrid:
-                semantic.update(store.cosines(embedder.name, vector, run.access,
-                                              [doc for doc in keyword if doc not in semantic]))
+                semantic.update(
+                    store.cosines(embedder.name, vector, run.access, [doc for doc in keyword if doc not in semantic])
+                )
                 fused = fusion.fuse(keyword, semantic, q.alpha)
                 # no keyword match and the weakest meaning of the union: not a hit
                 scores = {doc: raw for doc, raw in fused.items() if raw > 0 or doc in keyword}
@@ -145,17 +157,35 @@ class Recall:
         if q.explain:
             for hit, raw, doc in hits:
                 cosine, bm25 = signals[(hit.store, doc)]
-                hit.explain = {"engine": q.mode, "model": embedder.name, "raw_score": raw, "cosine": cosine,
-                               "bm25": bm25, "alpha": q.alpha if hybrid else None, "signal": hit.signal,
-                               "formula": ("alpha * cosine_minmax + (1 - alpha) * bm25 / max_bm25 over the union "
-                                           "of each signal's top N" if hybrid else "cosine")}
+                hit.explain = {
+                    "engine": q.mode,
+                    "model": embedder.name,
+                    "raw_score": raw,
+                    "cosine": cosine,
+                    "bm25": bm25,
+                    "alpha": q.alpha if hybrid else None,
+                    "signal": hit.signal,
+                    "formula": (
+                        "alpha * cosine_minmax + (1 - alpha) * bm25 / max_bm25 over the union of each signal's top N"
+                        if hybrid
+                        else "cosine"
+                    ),
+                }
         return [hit for hit, _, _ in hits]
 
     def _fields(self, run: _Run) -> list[Hit]:
         q = run.query
-        return fields_hits(run.stores, fields.terms_of(q.text), run.access, run.filters, q.top_k,
-                           fields.DEFAULT_MIN_SCORE if q.min_score is None else q.min_score,
-                           float(q.stale_months), run.now, q.explain)
+        return fields_hits(
+            run.stores,
+            fields.terms_of(q.text),
+            run.access,
+            run.filters,
+            q.top_k,
+            fields.DEFAULT_MIN_SCORE if q.min_score is None else q.min_score,
+            float(q.stale_months),
+            run.now,
+            q.explain,
+        )
 
     def _traverse(self, run: _Run, hits: list[Hit]) -> tuple[list[Hit], bool]:
         """Records linked to the hits (``ranking.traverse``), scored half their parent's."""
@@ -172,8 +202,9 @@ class Recall:
             return found
 
         def admits(candidate: Record) -> bool:
-            return run.access.admits(candidate.scope, candidate.lifecycle) and \
-                run.filters.matches_source(candidate.metadata)
+            return run.access.admits(candidate.scope, candidate.lifecycle) and run.filters.matches_source(
+                candidate.metadata
+            )
 
         walk = traverse.traverse([h.record for h in hits], fetch, admits, run.query.depth, run.query.max_nodes)
         usage: dict[str, tuple[float, str | None]] = {}
@@ -184,10 +215,20 @@ class Recall:
         for node in walk.nodes:
             count, last = usage.get(node.record.id, (0.0, None))
             scores[node.record.id] = score = scores[node.parent] * traverse.DECAY
-            reached.append(Hit(record=node.record, score=score,
-                               signal=freshness.signal(node.record.created, count, last, run.now),
-                               recall_count=count, last_recall=last, tier="traversal", depth=node.depth,
-                               via=node.via, parent=node.parent, store=where[node.record.id].key))
+            reached.append(
+                Hit(
+                    record=node.record,
+                    score=score,
+                    signal=freshness.signal(node.record.created, count, last, run.now),
+                    recall_count=count,
+                    last_recall=last,
+                    tier="traversal",
+                    depth=node.depth,
+                    via=node.via,
+                    parent=node.parent,
+                    store=where[node.record.id].key,
+                )
+            )
         return reached, walk.truncated
 
 
@@ -197,28 +238,42 @@ def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime) -> N
     amounts: dict[str, dict[str, float]] = {}
     for hit in items:
         per_store = amounts.setdefault(hit.store, {})
-        per_store[hit.record.id] = per_store.get(hit.record.id, 0.0) + traverse.DECAY ** hit.depth
+        per_store[hit.record.id] = per_store.get(hit.record.id, 0.0) + traverse.DECAY**hit.depth
     for key, per_store in amounts.items():
         by_key[key].bump_usage(per_store, format_ts(now))
 
 
 def _explain(engine: str, raw: float, hit: Hit, query: str, terms: list[str]) -> dict[str, Any]:
     neutral = freshness.is_neutral(hit.record.created, hit.recall_count, hit.last_recall)
-    data: dict[str, Any] = {"engine": engine, "raw_score": raw, "signal": hit.signal,
-                            "blend_factor": 1.0 if neutral else hit.score / raw if raw else 1.0,
-                            "blended": not neutral}
+    data: dict[str, Any] = {
+        "engine": engine,
+        "raw_score": raw,
+        "signal": hit.signal,
+        "blend_factor": 1.0 if neutral else hit.score / raw if raw else 1.0,
+        "blended": not neutral,
+    }
     if engine == "exact":
-        data.update({"query_chars": len(query), "text_chars": len(hit.record.text),
-                     "formula": "min(1, query_chars / text_chars)"})
+        data.update(
+            {
+                "query_chars": len(query),
+                "text_chars": len(hit.record.text),
+                "formula": "min(1, query_chars / text_chars)",
+            }
+        )
         return data
     from ..index.analyzer import analyze
     from ..index.context import thread_of
 
     present = set(analyze(" ".join(filter(None, (hit.record.name, hit.record.description, hit.record.text)))))
     # In a thread, terms missing from the record itself matched its neighbours' text.
-    data.update({"query_terms": terms, "matched_terms": [t for t in terms if t in present],
-                 "thread": thread_of(hit.record.metadata),
-                 "formula": "BM25 (tantivy: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)); field weights "
-                            "name 1, description 1, context 2 (the text, with its thread neighbours'), text 1 "
-                            "(a thread member's own text again))"})
+    data.update(
+        {
+            "query_terms": terms,
+            "matched_terms": [t for t in terms if t in present],
+            "thread": thread_of(hit.record.metadata),
+            "formula": "BM25 (tantivy: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)); field weights "
+            "name 1, description 1, context 2 (the text, with its thread neighbours'), text 1 "
+            "(a thread member's own text again))",
+        }
+    )
     return data

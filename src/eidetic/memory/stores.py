@@ -22,8 +22,7 @@ Located = dict[str, tuple[RecordStore, IndexedRecord]]
 class StoreSet:
     """The stores of one backend: the folders of a ``files`` plan, or the one database or server."""
 
-    def __init__(self, backend: str, plan: StorePlan | None, location: str | Path | None,
-                 usage: UsageState) -> None:
+    def __init__(self, backend: str, plan: StorePlan | None, location: str | Path | None, usage: UsageState) -> None:
         self.backend = backend
         self.plan = plan
         self.location = location
@@ -79,8 +78,10 @@ class StoreSet:
                 for where, error in broken[:5]:
                     warnings.append(f"skipped unparseable record file {where}: {error}")
                 if len(broken) > 5:
-                    warnings.append(f"skipped {len(broken) - 5} more unparseable record file(s) of "
-                                    f"{store.location} ('eidetic index' lists them)")
+                    warnings.append(
+                        f"skipped {len(broken) - 5} more unparseable record file(s) of "
+                        f"{store.location} ('eidetic index' lists them)"
+                    )
             stores.append(store)
         return stores
 

@@ -37,15 +37,21 @@ def max_text_bytes() -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise user_error(f"EIDETIC_MAX_TEXT_BYTES is not a number: {raw!r}",
-                         "set it to a size in bytes, e.g. 65536") from None
+        raise user_error(
+            f"EIDETIC_MAX_TEXT_BYTES is not a number: {raw!r}", "set it to a size in bytes, e.g. 65536"
+        ) from None
     if value < 1:
         raise user_error("EIDETIC_MAX_TEXT_BYTES must be positive", "e.g. 65536")
     return value
 
 
-def validate(items: Iterable[tuple[str, Any]], scope: str | None, visibility: str | None,
-             added_by: str | None, writer: Access | None = None) -> Batch:
+def validate(
+    items: Iterable[tuple[str, Any]],
+    scope: str | None,
+    visibility: str | None,
+    added_by: str | None,
+    writer: Access | None = None,
+) -> Batch:
     """Every (label, raw record) checked before anything is written; an error names its label.
     ``writer`` confines the batch to scopes it may read."""
     default_scope = Access.of(scope, visibility).scope
@@ -54,11 +60,14 @@ def validate(items: Iterable[tuple[str, Any]], scope: str | None, visibility: st
     batch: Batch = []
     for label, raw in items:
         try:
-            record, created_given = record_from_input(raw, default_scope=default_scope, added_by=nick,
-                                                      max_text_bytes=limit)
+            record, created_given = record_from_input(
+                raw, default_scope=default_scope, added_by=nick, max_text_bytes=limit
+            )
             if writer is not None and not writer.can_serve(record.scope):
-                raise user_error(f"this session may not write to scope {record.scope.name}/private",
-                                 f"write to {writer.scope.name}/{writer.scope.visibility} or to a public scope")
+                raise user_error(
+                    f"this session may not write to scope {record.scope.name}/private",
+                    f"write to {writer.scope.name}/{writer.scope.visibility} or to a public scope",
+                )
             batch.append((record, created_given))
         except EideticError as exc:
             exc.message = f"{label}: {exc.message}"
@@ -79,8 +88,9 @@ class Writes:
         if not batch:
             return RememberResult([], [])
         stamp = format_ts(now)
-        result = self._locked(batch, lambda decided, existing: self._decide(batch, decided, existing, stamp),
-                              also=self._shadow_stores)
+        result = self._locked(
+            batch, lambda decided, existing: self._decide(batch, decided, existing, stamp), also=self._shadow_stores
+        )
         if embed and result.ids:
             self._embed(result, batch)
         return result
@@ -95,8 +105,10 @@ class Writes:
             return {"records": 0, "written": 0}
 
         def write(decided: dict[str, RecordStore], existing: Located) -> int:
-            final = {record.id: (decided[record.id], existing[record.id][1] if record.id in existing else None,
-                                 record) for record, _ in batch}
+            final = {
+                record.id: (decided[record.id], existing[record.id][1] if record.id in existing else None, record)
+                for record, _ in batch
+            }
             written = _persist(final, existing)
             for record, usage in batch:
                 if usage is not None and (usage[0] or usage[1]):
@@ -131,8 +143,9 @@ class Writes:
         if failure is not None:
             result.warnings.append(f"vectors not computed ({failure}); recall will compute them")
 
-    def _locked(self, batch: Batch, decide: Callable[..., Any],
-                also: Callable[[Batch], list[RecordStore]] = lambda batch: []) -> Any:
+    def _locked(
+        self, batch: Batch, decide: Callable[..., Any], also: Callable[[Batch], list[RecordStore]] = lambda batch: []
+    ) -> Any:
         """``decide(targets, existing)`` with every store the batch touches locked (its targets,
         and the stores ``also`` names). Where each id goes is looked up again under the locks; if
         a concurrent writer moved an id into a store not locked, the locks are taken again."""
@@ -151,8 +164,10 @@ class Writes:
         """Where each record goes (the store that has its id, else the write target for its
         scope), and the existing copies found on the way."""
         existing = self.stores.locate((record.id for record, _ in batch), synced)
-        return {record.id: existing[record.id][0] if record.id in existing
-                else self.stores.write_target(record.scope) for record, _ in batch}, existing
+        return {
+            record.id: existing[record.id][0] if record.id in existing else self.stores.write_target(record.scope)
+            for record, _ in batch
+        }, existing
 
     def _shadow_stores(self, batch: Batch) -> list[RecordStore]:
         wanted = [record.supersedes for record, _ in batch if record.supersedes]
@@ -220,8 +235,9 @@ def labelled(records: Iterable[Any]) -> Iterator[tuple[str, Any]]:
         yield f"record {position}", raw
 
 
-def _updated(record: Record, created_given: bool, final: Final, existing: Located, stamp: str
-             ) -> tuple[RecordStore, IndexedRecord | None, Record]:
+def _updated(
+    record: Record, created_given: bool, final: Final, existing: Located, stamp: str
+) -> tuple[RecordStore, IndexedRecord | None, Record]:
     """A new version of a stored (or earlier-in-the-batch) record: same scope, its lifecycle
     kept, ``updated`` stamped only when something changed."""
     if record.id in final:
@@ -231,15 +247,17 @@ def _updated(record: Record, created_given: bool, final: Final, existing: Locate
         item, old = found, store.current(found)
     if old.scope != record.scope:
         raise _scope_conflict(record, old.scope)
-    merged = record.with_changes(created=record.created if created_given else old.created,
-                                 lifecycle=old.lifecycle, updated=old.updated)
+    merged = record.with_changes(
+        created=record.created if created_given else old.created, lifecycle=old.lifecycle, updated=old.updated
+    )
     if merged.content_key() != old.content_key() or merged.created != old.created:
         merged = merged.with_changes(updated=stamp)
     return store, item, merged
 
 
-def _duplicate_owner(record: Record, owners: dict[str, list[tuple[str, Scope]]],
-                     batch_texts: dict[tuple[str, Scope], str]) -> str | None:
+def _duplicate_owner(
+    record: Record, owners: dict[str, list[tuple[str, Scope]]], batch_texts: dict[tuple[str, Scope], str]
+) -> str | None:
     for rid, scope in owners.get(record.hash, []):
         if scope == record.scope and rid != record.id:
             return rid
@@ -251,8 +269,10 @@ def _scope_conflict(record: Record, held: Scope) -> EideticError:
     writer's scope may see it: a private record's existence and owner are not revealed."""
     where = f"{record.scope.name}/{record.scope.visibility}"
     if Access(record.scope).can_serve(held):
-        return user_error(f"record {record.id!r} exists in scope {held.name}/{held.visibility};"
-                          f" remember cannot move it to {where}", "use a new id for the new scope")
+        return user_error(
+            f"record {record.id!r} exists in scope {held.name}/{held.visibility}; remember cannot move it to {where}",
+            "use a new id for the new scope",
+        )
     return user_error(f"the id {record.id!r} is taken by a record outside scope {where}", "choose another id")
 
 
@@ -262,8 +282,12 @@ def _persist(final: Final, existing: Located) -> int:
     for rid, (store, item, record) in final.items():
         if item is not None and rid in existing:
             old = existing[rid][1].record
-            if (record.content_key(), record.created, record.lifecycle, record.updated) == \
-                    (old.content_key(), old.created, old.lifecycle, old.updated):
+            if (record.content_key(), record.created, record.lifecycle, record.updated) == (
+                old.content_key(),
+                old.created,
+                old.lifecycle,
+                old.updated,
+            ):
                 continue  # unchanged: writing would only churn mtimes and git
         by_store.setdefault(store.key, (store, []))[1].append((item, record))
     for store, items in by_store.values():

@@ -40,8 +40,11 @@ class Access:
             return False
         if record_scope.visibility == "public":
             return True
-        return (record_scope.visibility == "private" and self.scope.visibility == "private"
-                and record_scope.name == self.scope.name)
+        return (
+            record_scope.visibility == "private"
+            and self.scope.visibility == "private"
+            and record_scope.name == self.scope.name
+        )
 
     def admits(self, record_scope: Scope, lifecycle: str) -> bool:
         return self.can_serve(record_scope) and lifecycle in self.lifecycles()

@@ -81,24 +81,32 @@ class Breakdown:
     hits: dict[str, dict[str, float]]  # term -> {name, description, body} points
 
     def to_dict(self) -> dict[str, object]:
-        return {"keyword": self.keyword, "type_prior": self.type_prior, "usage_boost": self.usage_boost,
-                "recency_factor": self.recency_factor,
-                "recency_months": None if self.recency_months is None else round(self.recency_months, 3),
-                "score": self.score, "terms": self.hits,
-                "formula": "(keyword + type_prior + usage_boost) * recency_factor"}
+        return {
+            "keyword": self.keyword,
+            "type_prior": self.type_prior,
+            "usage_boost": self.usage_boost,
+            "recency_factor": self.recency_factor,
+            "recency_months": None if self.recency_months is None else round(self.recency_months, 3),
+            "score": self.score,
+            "terms": self.hits,
+            "formula": "(keyword + type_prior + usage_boost) * recency_factor",
+        }
 
 
-def keyword_points(terms: list[str], name: str | None, description: str | None,
-                   body: str) -> tuple[float, dict[str, dict[str, float]]]:
+def keyword_points(
+    terms: list[str], name: str | None, description: str | None, body: str
+) -> tuple[float, dict[str, dict[str, float]]]:
     name_text = (name or "").lower().replace("-", " ").replace("_", " ")
     description_text = (description or "").lower()
     body_text = body.lower()
     total, hits = 0.0, {}
     for term in terms:
         spaced = term.replace("-", " ").replace("_", " ")
-        points = {"name": NAME_WEIGHT if spaced in name_text or term in (name or "").lower() else 0.0,
-                  "description": DESCRIPTION_WEIGHT if term in description_text else 0.0,
-                  "body": BODY_WEIGHT * min(BODY_CAP, body_text.count(term))}
+        points = {
+            "name": NAME_WEIGHT if spaced in name_text or term in (name or "").lower() else 0.0,
+            "description": DESCRIPTION_WEIGHT if term in description_text else 0.0,
+            "body": BODY_WEIGHT * min(BODY_CAP, body_text.count(term)),
+        }
         if any(points.values()):
             hits[term] = points
             total += sum(points.values())
@@ -121,9 +129,17 @@ def upper_bound(terms: list[str], keyword: float, rtype: str, recall_count: floa
     return base * 1.5
 
 
-def score(terms: list[str], name: str | None, description: str | None, body: str, rtype: str,
-          recall_count: float, touched: datetime | None, now: datetime,
-          stale_months: float = DEFAULT_STALE_MONTHS) -> Breakdown | None:
+def score(
+    terms: list[str],
+    name: str | None,
+    description: str | None,
+    body: str,
+    rtype: str,
+    recall_count: float,
+    touched: datetime | None,
+    now: datetime,
+    stale_months: float = DEFAULT_STALE_MONTHS,
+) -> Breakdown | None:
     """The record's breakdown, or None when it is not a result (no term hit, outside a browse)."""
     usage_boost = math.log2(1.0 + max(0.0, recall_count)) * USAGE_WEIGHT
     factor, months = recency(touched, now, stale_months)
@@ -142,5 +158,5 @@ def snippet(body: str, terms: list[str], width: int = 160) -> str:
     lowered = flat.lower()
     at = min((i for i in (lowered.find(t) for t in terms) if i >= 0), default=0)
     start = max(0, at - width // 3)
-    excerpt = flat[start:start + width]
+    excerpt = flat[start : start + width]
     return ("..." if start else "") + excerpt + ("..." if start + width < len(flat) else "")

@@ -82,13 +82,16 @@ def parse_filter(spec: str) -> MetaFilter:
         op = "="
     key = key.strip()
     if not sep or not key:
-        raise user_error(f"malformed filter: {spec!r}",
-                         "filters are KEY=VALUE, KEY>=VALUE or KEY<=VALUE, e.g. --filter source=docs")
+        raise user_error(
+            f"malformed filter: {spec!r}", "filters are KEY=VALUE, KEY>=VALUE or KEY<=VALUE, e.g. --filter source=docs"
+        )
     if op != "=":
         number = _number(raw)
         if number is None and parse_ts(raw.strip()) is None:
-            raise user_error(f"filter {spec!r}: a range needs a number or an ISO date",
-                             "e.g. --filter priority>=2 or --filter due<=2026-12-31")
+            raise user_error(
+                f"filter {spec!r}: a range needs a number or an ISO date",
+                "e.g. --filter priority>=2 or --filter due<=2026-12-31",
+            )
         return MetaFilter(key, op, raw.strip(), number if number is not None else raw.strip())
     return MetaFilter(key, op, raw, _typed(raw))
 
@@ -123,20 +126,37 @@ class Filters:
     until: float | None = None
 
     @classmethod
-    def build(cls, filters: list[str] | None = None, source: str | None = None,
-              types: list[str] | None = None, since: str | None = None,
-              until: str | None = None) -> "Filters":
-        for flag, values in (("--filter", filters or []), ("--source", [source]), ("--type", types or []),
-                             ("--since", [since]), ("--until", [until])):
+    def build(
+        cls,
+        filters: list[str] | None = None,
+        source: str | None = None,
+        types: list[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> "Filters":
+        for flag, values in (
+            ("--filter", filters or []),
+            ("--source", [source]),
+            ("--type", types or []),
+            ("--since", [since]),
+            ("--until", [until]),
+        ):
             if any(isinstance(value, str) and "\x00" in value for value in values):
                 raise user_error(f"{flag} contains a NUL character", "no record can hold one: remove it")
         meta = [parse_filter(spec) for spec in (filters or [])]
         for item in meta:
             if item.key == "source" and source is not None and not (item.op == "=" and item._equal(source)):
-                raise user_error(f"conflicting source constraint: --source {source} and --filter source={item.raw}",
-                                 "give the source once, with --source")
-        return cls(tuple(meta), source, tuple(types or ()), _date_bound(since, "--since"),
-                   _date_bound(until, "--until", end=True))
+                raise user_error(
+                    f"conflicting source constraint: --source {source} and --filter source={item.raw}",
+                    "give the source once, with --source",
+                )
+        return cls(
+            tuple(meta),
+            source,
+            tuple(types or ()),
+            _date_bound(since, "--since"),
+            _date_bound(until, "--until", end=True),
+        )
 
     def matches_meta(self, metadata: dict[str, Any]) -> bool:
         return all(item.matches(metadata) for item in self.meta)

@@ -90,6 +90,9 @@ def traverse(
             return Traversal(tuple(nodes), False)
     # The depth bound: truncated only if an admissible record lies just beyond it.
     resolve([target for parent in level for target, _ in _edges(parent) if target not in visited])
-    beyond = any(target not in visited and (found := cache.get(target)) is not None and admits(found)
-                 for parent in level for target, _ in _edges(parent))
+    beyond = any(
+        target not in visited and (found := cache.get(target)) is not None and admits(found)
+        for parent in level
+        for target, _ in _edges(parent)
+    )
     return Traversal(tuple(nodes), beyond)

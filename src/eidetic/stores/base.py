@@ -92,16 +92,18 @@ class RecordStore(Protocol):
 
     # -- search (scope, lifecycle and filters applied inside) ------------------------------
 
-    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
-                offset: int = 0) -> list[tuple[int, float]]:
+    def keyword(
+        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         """(doc, BM25-like score) of records sharing an analysed term, best first."""
 
     def first_page(self, top_k: int) -> int:
         """How many ranked candidates to read first for a top-k (later pages double): what the
         engine serves cheaply. tantivy returns 100 as fast as 10; SQL BM25 pays per candidate."""
 
-    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
-              offset: int = 0) -> list[tuple[int, float]]:
+    def exact(
+        self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         """(doc, min(1, len(query) / len(text))) of texts containing ``query``, shortest first."""
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
@@ -112,13 +114,13 @@ class RecordStore(Protocol):
 
     # -- vectors ---------------------------------------------------------------------------
 
-    def sync_vectors(self, model: str, access: Access | None,
-                     vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+    def sync_vectors(
+        self, model: str, access: Access | None, vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]
+    ) -> None:
         """Bring the vectors of ``model`` up to date for what ``access`` may see (everything
         when None). ``vectors_for`` maps (doc, text hash) pairs to float32 vectors by hash."""
 
-    def nearest(self, model: str, query: Any, access: Access, filters: Filters,
-                pool: int) -> dict[int, float]:
+    def nearest(self, model: str, query: Any, access: Access, filters: Filters, pool: int) -> dict[int, float]:
         """The ``pool`` admitted docs with the highest cosine to ``query``."""
 
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:

@@ -42,8 +42,9 @@ class Folders:
         try:
             self.root_fd = os.open(self.root, os.O_RDONLY | _DIRECTORY)  # the root may be a link by choice
         except OSError as exc:
-            raise env_error(f"cannot open the store folder {self.root}: {exc.strerror}",
-                            "check the path and its permissions") from None
+            raise env_error(
+                f"cannot open the store folder {self.root}: {exc.strerror}", "check the path and its permissions"
+            ) from None
         self._fds[""] = self.root_fd
         return self
 
@@ -109,8 +110,11 @@ def install(staging_fd: int, places: list[tuple[str, int, str]]) -> OSError | No
         except OSError:
             stuck.append(rel)
     if stuck:
-        raise OSError(failure.errno, f"{failure.strerror}; could not undo, these files hold the "
-                                     f"new version: {', '.join(sorted(stuck))}", failure.filename)
+        raise OSError(
+            failure.errno,
+            f"{failure.strerror}; could not undo, these files hold the new version: {', '.join(sorted(stuck))}",
+            failure.filename,
+        )
     return failure
 
 
@@ -164,7 +168,7 @@ def write_file(item: tuple[int, str, bytes], sync: bool = True) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if sync:
             os.fsync(fd)
     finally:

@@ -143,8 +143,10 @@ class RecordFolder:
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise env_error(f"cannot create the store folder {self.root}: {exc.strerror}",
-                            "check the path and its permissions, or choose another with --memory-dir") from None
+            raise env_error(
+                f"cannot create the store folder {self.root}: {exc.strerror}",
+                "check the path and its permissions, or choose another with --memory-dir",
+            ) from None
         return filelock.FileLock(str(self.root / LOCK_NAME), timeout=LOCK_TIMEOUT_SECONDS)
 
     def write_many(self, items: list[tuple[str, str]]) -> dict[str, FileStat]:
@@ -184,12 +186,16 @@ class RecordFolder:
 
     def _write_error(self, exc: OSError) -> EideticError:
         if isinstance(exc, Outside):
-            return env_error(f"refusing to write through {self.root}/{exc.filename}: {exc.strerror}",
-                             "eidetic writes only inside the store: replace it with a real folder; "
-                             "nothing of this batch was written")
-        return env_error(f"cannot write to the store {self.root}: {exc.strerror or exc}"
-                         + (f" ({exc.filename})" if isinstance(exc.filename, str) else ""),
-                         "check free disk space and permissions; nothing of this batch was written")
+            return env_error(
+                f"refusing to write through {self.root}/{exc.filename}: {exc.strerror}",
+                "eidetic writes only inside the store: replace it with a real folder; "
+                "nothing of this batch was written",
+            )
+        return env_error(
+            f"cannot write to the store {self.root}: {exc.strerror or exc}"
+            + (f" ({exc.filename})" if isinstance(exc.filename, str) else ""),
+            "check free disk space and permissions; nothing of this batch was written",
+        )
 
     def delete(self, rel: str) -> None:
         """Remove one record file for good (``forget --purge``); the caller holds the lock."""
@@ -216,7 +222,7 @@ class RecordFolder:
         except OSError:
             return 0
         for name in entries:
-            pid = name[len(STAGING_PREFIX):].split("-", 1)[0]
+            pid = name[len(STAGING_PREFIX) :].split("-", 1)[0]
             if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
                 continue
             shutil.rmtree(os.path.join(self._root, name), ignore_errors=True)

@@ -62,8 +62,7 @@ class Changes:
 def find_changes(conn: sqlite3.Connection, folder: RecordFolder, full: bool) -> Changes | None:
     """What differs between the folder and the index: folders to relist, files to (re)read or
     drop; None when nothing does. ``full`` lists and stats everything."""
-    known_dirs = {p: (m, r, n) for p, m, r, n in conn.execute(
-        "SELECT path, mtime_ns, racy, nfiles FROM dirs")}
+    known_dirs = {p: (m, r, n) for p, m, r, n in conn.execute("SELECT path, mtime_ns, racy, nfiles FROM dirs")}
     now_ns = time.time_ns()
     everything = full or not known_dirs
     if everything:
@@ -109,8 +108,9 @@ def _list_changed(folder: RecordFolder, known_dirs: dict[str, tuple[int, int, in
     return listings, seen_dirs
 
 
-def _compare(conn: sqlite3.Connection, listings: Listings, known_dirs: dict[str, tuple[int, int, int]],
-             changes: Changes) -> None:
+def _compare(
+    conn: sqlite3.Connection, listings: Listings, known_dirs: dict[str, tuple[int, int, int]], changes: Changes
+) -> None:
     """The listed folders' files against the recorded ones: new, changed or racy files are read
     again, vanished ones dropped; folders whose state changed are recorded again."""
     for rel_dir, (mtime, files) in listings.items():
@@ -118,8 +118,12 @@ def _compare(conn: sqlite3.Connection, listings: Listings, known_dirs: dict[str,
         racy = int(is_racy(mtime, changes.now_ns))
         if known is None or known[:3] != (mtime, racy, len(files)):
             changes.dirs.append((rel_dir, mtime, racy, len(files)))
-        indexed = {p: (m, s, i, r) for p, m, s, i, r in conn.execute(
-            "SELECT path, mtime_ns, size, ino, racy FROM files WHERE dir=?", (rel_dir,))}
+        indexed = {
+            p: (m, s, i, r)
+            for p, m, s, i, r in conn.execute(
+                "SELECT path, mtime_ns, size, ino, racy FROM files WHERE dir=?", (rel_dir,)
+            )
+        }
         for rel, st in files.items():
             old = indexed.pop(rel, None)
             if old is None or old[:3] != (st.mtime_ns, st.size, st.ino):

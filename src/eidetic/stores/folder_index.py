@@ -68,14 +68,18 @@ class FolderIndex(RecordDatabase):
             self._drop_files()  # derived data: an old or corrupt index is simply rebuilt
             try:
                 conn = self._connect()
-                conn.executescript("BEGIN IMMEDIATE;" + schema.SCHEMA
-                                   + f"INSERT INTO meta VALUES('schema', '{schema.SCHEMA_VERSION}');"
-                                   + f"INSERT INTO meta VALUES('instance', '{uuid.uuid4().hex}');COMMIT;")
+                conn.executescript(
+                    "BEGIN IMMEDIATE;"
+                    + schema.SCHEMA
+                    + f"INSERT INTO meta VALUES('schema', '{schema.SCHEMA_VERSION}');"
+                    + f"INSERT INTO meta VALUES('instance', '{uuid.uuid4().hex}');COMMIT;"
+                )
                 conn.execute("INSERT OR REPLACE INTO meta VALUES('store', ?)", (str(self.folder.root),))
                 return conn
             except sqlite3.DatabaseError as exc:
-                raise env_error(f"the index {self.path} is unusable: {exc}",
-                                "delete it; it is rebuilt from the record files") from None
+                raise env_error(
+                    f"the index {self.path} is unusable: {exc}", "delete it; it is rebuilt from the record files"
+                ) from None
 
     def _current(self) -> sqlite3.Connection | None:
         """A connection to the index if it exists with this schema version, else None."""
@@ -112,8 +116,10 @@ class FolderIndex(RecordDatabase):
             with self._transaction():
                 action()
                 self._flush_text()
-                conn.execute("INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
-                             "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+                conn.execute(
+                    "INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
+                    "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
                 if self.text.dirty:
                     conn.execute("INSERT OR REPLACE INTO meta VALUES('keyword_pending', '1')")
             if self.text.dirty:
@@ -121,8 +127,7 @@ class FolderIndex(RecordDatabase):
                 conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
 
     def _keyword_behind(self) -> bool:
-        return (self.meta("keyword_pending") is not None
-                or any(not self.text.exists(key) for key in self.partitions()))
+        return self.meta("keyword_pending") is not None or any(not self.text.exists(key) for key in self.partitions())
 
     def _check_keyword(self) -> None:
         """Rebuild the keyword indexes from SQLite when a crash left them behind, or one is missing."""
@@ -196,8 +201,10 @@ class FolderIndex(RecordDatabase):
         if old is not None:
             previous = self.by_doc(old[0]) if old[0] is not None else None
             if record is not None and previous is not None and previous.record == record:
-                conn.execute("UPDATE files SET mtime_ns=?, size=?, ino=?, racy=? WHERE path=?",
-                             (st.mtime_ns, st.size, st.ino, racy, rel))
+                conn.execute(
+                    "UPDATE files SET mtime_ns=?, size=?, ino=?, racy=? WHERE path=?",
+                    (st.mtime_ns, st.size, st.ino, racy, rel),
+                )
                 return touched
             touched = self._drop_file(rel)
             report.updated += 1
@@ -208,8 +215,10 @@ class FolderIndex(RecordDatabase):
             touched.add(record.id)
         else:
             report.broken.append((rel, error or "unreadable"))
-        conn.execute("INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)",
-                     (rel, folder_of(rel), st.mtime_ns, st.size, st.ino, racy, doc, error))
+        conn.execute(
+            "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,?)",
+            (rel, folder_of(rel), st.mtime_ns, st.size, st.ino, racy, doc, error),
+        )
         return touched
 
     def _forget_all(self, report: SyncReport) -> None:
@@ -236,8 +245,12 @@ class FolderIndex(RecordDatabase):
         contested: list[str] = []
         for chunk in _chunks(wanted, 500):
             marks = ",".join("?" * len(chunk))
-            contested += [rid for (rid,) in conn.execute(
-                f"SELECT id FROM docs WHERE id IN ({marks}) GROUP BY id HAVING count(*) > 1", chunk)]
+            contested += [
+                rid
+                for (rid,) in conn.execute(
+                    f"SELECT id FROM docs WHERE id IN ({marks}) GROUP BY id HAVING count(*) > 1", chunk
+                )
+            ]
             conn.execute(f"UPDATE docs SET winner=1 WHERE winner=0 AND id IN ({marks})", chunk)
         for rid in contested:
             rows = conn.execute("SELECT doc, path, visibility FROM docs WHERE id=?", (rid,)).fetchall()
@@ -272,14 +285,14 @@ class FolderIndex(RecordDatabase):
 
     # -- writes made by remember ---------------------------------------------------------
 
-    def apply_writes(self, items: list[tuple[str, Record]],
-                     write_files: Callable[[], dict[str, FileStat]]) -> None:
+    def apply_writes(self, items: list[tuple[str, Record]], write_files: Callable[[], dict[str, FileStat]]) -> None:
         """Write record files and index them, overlapping the two.
 
         ``write_files`` runs in a thread while the index rows are inserted inside an open
         transaction (SQLite and file I/O both release the GIL); the transaction commits only
         after the files are durable, so the index never claims a record that is not on disk.
         """
+
         def action() -> None:
             with ThreadPoolExecutor(max_workers=1) as pool:
                 pending = pool.submit(write_files)
@@ -290,9 +303,20 @@ class FolderIndex(RecordDatabase):
             now_ns = time.time_ns()  # a hand edit right after our write may keep our mtime
             self.conn.executemany(
                 "INSERT OR REPLACE INTO files VALUES(?,?,?,?,?,?,?,NULL)",
-                [(rel, folder_of(rel), stats[rel].mtime_ns, stats[rel].size, stats[rel].ino,
-                  int(is_racy(stats[rel].mtime_ns, now_ns)), doc)
-                 for doc, (rel, _) in zip(docs, items)])
+                [
+                    (
+                        rel,
+                        folder_of(rel),
+                        stats[rel].mtime_ns,
+                        stats[rel].size,
+                        stats[rel].ino,
+                        int(is_racy(stats[rel].mtime_ns, now_ns)),
+                        doc,
+                    )
+                    for doc, (rel, _) in zip(docs, items)
+                ],
+            )
+
         self._write(action)
 
     def _index_written(self, items: list[tuple[str, Record]]) -> list[int]:
@@ -313,8 +337,11 @@ class FolderIndex(RecordDatabase):
 
     def broken(self) -> list[tuple[str, str]]:
         """(path, error) of the files that could not be read as records."""
-        return list(self.conn.execute("SELECT path, error FROM files INDEXED BY files_error "
-                                      "WHERE error IS NOT NULL ORDER BY path"))
+        return list(
+            self.conn.execute(
+                "SELECT path, error FROM files INDEXED BY files_error WHERE error IS NOT NULL ORDER BY path"
+            )
+        )
 
     def rebuild(self) -> SyncReport:
         """Drop everything derived and index the files again."""

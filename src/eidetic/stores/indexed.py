@@ -59,15 +59,17 @@ class IndexedStore:
 
     # -- search ----------------------------------------------------------------------------
 
-    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
-                offset: int = 0) -> list[tuple[int, float]]:
+    def keyword(
+        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         return self.search.keyword(terms, access, filters, limit, offset)
 
     def first_page(self, top_k: int) -> int:
         return max(10 * top_k, 100)  # tantivy: a large first read saves later ones
 
-    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
-              offset: int = 0) -> list[tuple[int, float]]:
+    def exact(
+        self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         return self.search.exact(query, case_sensitive, access, filters, limit, offset)
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
@@ -78,13 +80,13 @@ class IndexedStore:
 
     # -- vectors ---------------------------------------------------------------------------
 
-    def sync_vectors(self, model: str, access: Access | None,
-                     vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+    def sync_vectors(
+        self, model: str, access: Access | None, vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]
+    ) -> None:
         keys = self.index.partition_keys() if access is None else self.search.reach(access)
         self.index.vectors.sync(model, keys, vectors_for)
 
-    def nearest(self, model: str, query: Any, access: Access, filters: Filters,
-                pool: int) -> dict[int, float]:
+    def nearest(self, model: str, query: Any, access: Access, filters: Filters, pool: int) -> dict[int, float]:
         """Each partition's index offers candidates best first, in growing pages; SQL admits
         them, until ``pool`` are admitted."""
         found: dict[int, float] = {}

@@ -62,8 +62,9 @@ class MarkdownStore(IndexedStore):
 
     def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
         """Each record to its file (new ids to a fresh path), files and index written together."""
-        placed = [(old.path if old is not None and old.path else self._new_path(record.id), record)
-                  for old, record in items]
+        placed = [
+            (old.path if old is not None and old.path else self._new_path(record.id), record) for old, record in items
+        ]
 
         def write_files() -> dict:
             return self.folder.write_many([(rel, frontmatter.render(record)) for rel, record in placed])
@@ -80,7 +81,9 @@ class MarkdownStore(IndexedStore):
         alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
         if not self.folder.taken(alt):
             return alt
-        raise user_error(f"cannot find a free file name for id {rid!r}", f"move or rename the file {path} in {self.root}")
+        raise user_error(
+            f"cannot find a free file name for id {rid!r}", f"move or rename the file {path} in {self.root}"
+        )
 
     def delete(self, item: IndexedRecord) -> None:
         assert item.path is not None
@@ -92,8 +95,10 @@ class MarkdownStore(IndexedStore):
         return str(self.root / item.path) if item.path else None
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
-        return [(*row[:8], str(self.root / row[8]) if row[8] else None)
-                for row in self.search.fields_candidates(terms, access, filters)]
+        return [
+            (*row[:8], str(self.root / row[8]) if row[8] else None)
+            for row in self.search.fields_candidates(terms, access, filters)
+        ]
 
     def mark_dirty(self, rel_paths: Iterable[str]) -> None:
         """Files a watcher saw change: checked by content on the next sync."""
@@ -103,13 +108,20 @@ class MarkdownStore(IndexedStore):
         report = self.index.rebuild()
         with self.folder.lock():
             self.folder.remove_abandoned_staging()
-        return {"store": self.location, "index": str(self.index.path), "records": self.index.count(),
-                "unparseable": len(report.broken)}
+        return {
+            "store": self.location,
+            "index": str(self.index.path),
+            "records": self.index.count(),
+            "unparseable": len(report.broken),
+        }
 
 
-def watch(stores: Sequence[RecordStore], stop_event: Any = None,
-          on_change: Callable[[Path, SyncReport], None] | None = None,
-          ready: Callable[[list[Path]], None] | None = None) -> None:
+def watch(
+    stores: Sequence[RecordStore],
+    stop_event: Any = None,
+    on_change: Callable[[Path, SyncReport], None] | None = None,
+    ready: Callable[[list[Path]], None] | None = None,
+) -> None:
     """Keep the indexes of these stores current as their files change, until ``stop_event`` is set.
 
     A file watcher (inotify, FSEvents, ReadDirectoryChangesW through ``watchfiles``) reports
@@ -123,26 +135,29 @@ def watch(stores: Sequence[RecordStore], stop_event: Any = None,
     present: list[MarkdownStore] = []
     for store in stores:
         if not isinstance(store, MarkdownStore):
-            raise user_error(f"watch follows record files; the {store.backend} backend has none",
-                             "its writes are visible to the next recall already")
+            raise user_error(
+                f"watch follows record files; the {store.backend} backend has none",
+                "its writes are visible to the next recall already",
+            )
         if store.exists():
             present.append(store)
     if not present:
-        raise user_error("no store folder exists yet to watch",
-                         "remember something first, or name one with --memory-dir")
+        raise user_error(
+            "no store folder exists yet to watch", "remember something first, or name one with --memory-dir"
+        )
     for store in present:
         store.sync(full=True)
     roots = {str(store.root.resolve()): store for store in present}
     if ready is not None:
         ready([store.root for store in present])
-    for changes in watchfiles.watch(*roots, watch_filter=None, debounce=40, step=10,
-                                    stop_event=stop_event, rust_timeout=500,
-                                    yield_on_timeout=True):
+    for changes in watchfiles.watch(
+        *roots, watch_filter=None, debounce=40, step=10, stop_event=stop_event, rust_timeout=500, yield_on_timeout=True
+    ):
         touched: dict[str, list[str]] = {}
         for _, path in changes:
             for root in roots:
                 if path.startswith(root + os.sep):
-                    touched.setdefault(root, []).append(path[len(root) + 1:].replace(os.sep, "/"))
+                    touched.setdefault(root, []).append(path[len(root) + 1 :].replace(os.sep, "/"))
         for root, paths in touched.items():
             store = roots[root]
             store.mark_dirty(paths)

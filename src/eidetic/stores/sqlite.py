@@ -51,8 +51,7 @@ class SqliteStore(IndexedStore):
     def __init__(self, database: Path, usage: UsageState) -> None:
         self.database = database.expanduser().absolute()
         derived = derived_path_for(self.database)
-        super().__init__(StoreDatabase(self.database, derived), store_key(self.database),
-                         str(self.database), usage)
+        super().__init__(StoreDatabase(self.database, derived), store_key(self.database), str(self.database), usage)
 
     def exists(self) -> bool:
         return self.database.is_file()
@@ -89,5 +88,9 @@ class SqliteStore(IndexedStore):
 
     def rebuild(self) -> dict[str, Any]:
         self.index.rebuild()
-        return {"store": self.location, "index": str(self.index.derived), "records": self.index.count(),
-                "unparseable": 0}
+        return {
+            "store": self.location,
+            "index": str(self.index.derived),
+            "records": self.index.count(),
+            "unparseable": 0,
+        }

@@ -30,8 +30,9 @@ def unpack(packed: bytes | None) -> Any:
     return postings[np.argsort(postings["doc"])]
 
 
-def upper_bounds(lists: Sequence[Any], caps: Sequence[float], parts: Sequence[int],
-                 depth: int) -> tuple[Any, Any, float, list[float]]:
+def upper_bounds(
+    lists: Sequence[Any], caps: Sequence[float], parts: Sequence[int], depth: int
+) -> tuple[Any, Any, float, list[float]]:
     """Every record seen in some term's top ``depth`` postings (ascending doc), its upper bound,
     the bound on records seen in none, and each term's ``rest`` (0 when not cut short).
 
@@ -77,14 +78,24 @@ def best(docs: Any, upper: Any, k: int) -> tuple[list[int], float]:
     if k >= len(docs):
         order = np.lexsort((docs, -upper))
         return docs[order].tolist(), 0.0
-    head = np.argpartition(-upper, k)[:k + 1]
+    head = np.argpartition(-upper, k)[: k + 1]
     order = head[np.lexsort((docs[head], -upper[head]))]
     return docs[order[:k]].tolist(), float(upper[order[k]])
 
 
-def intervals(docs: Any, parts: Any, lengths: Any, lists: Sequence[Any], rest: Sequence[float], depth: int,
-              looked_up: dict[int, dict[int, tuple[int, ...]]], terms: Sequence[tuple[int, Sequence[float]]],
-              averages: dict[int, Sequence[float]], k1: float, b: float) -> tuple[Any, Any, Any]:
+def intervals(
+    docs: Any,
+    parts: Any,
+    lengths: Any,
+    lists: Sequence[Any],
+    rest: Sequence[float],
+    depth: int,
+    looked_up: dict[int, dict[int, tuple[int, ...]]],
+    terms: Sequence[tuple[int, Sequence[float]]],
+    averages: dict[int, Sequence[float]],
+    k1: float,
+    b: float,
+) -> tuple[Any, Any, Any]:
     """What is known of each record ``docs[j]`` (of partition ``parts[j]``, field lengths
     ``lengths[j]``): its BM25 over the terms whose frequency in it is known (``low``), the most
     the others could add on top (``high``, by their ``rest``) and which those are (``open``, a

@@ -23,8 +23,9 @@ def driver() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise env_error("the postgres backend needs the psycopg driver, which is not installed",
-                        "pip install 'eidetic[postgres]'") from None
+        raise env_error(
+            "the postgres backend needs the psycopg driver, which is not installed", "pip install 'eidetic[postgres]'"
+        ) from None
     return psycopg
 
 
@@ -44,8 +45,10 @@ class Target:
         try:
             params = conninfo_to_dict(dsn)
         except psycopg.ProgrammingError:  # not echoed: the DSN may hold a password
-            raise env_error("the PostgreSQL DSN is malformed",
-                            "check EIDETIC_PG_DSN / --dsn, e.g. postgresql://user@host:5432/dbname") from None
+            raise env_error(
+                "the PostgreSQL DSN is malformed",
+                "check EIDETIC_PG_DSN / --dsn, e.g. postgresql://user@host:5432/dbname",
+            ) from None
         host = str(params.get("host") or os.environ.get("PGHOST") or "localhost")
         port = str(params.get("port") or os.environ.get("PGPORT") or "5432")
         dbname = str(params.get("dbname") or os.environ.get("PGDATABASE") or params.get("user") or "postgres")
@@ -74,8 +77,10 @@ class Session:
     def conn(self) -> Any:
         if self._conn is None:
             if self._lock_depth:  # a new session would write without the writer lock
-                raise env_error(f"lost the connection to the PostgreSQL server at {self.target} while holding "
-                                "the writer lock", "try the command again")
+                raise env_error(
+                    f"lost the connection to the PostgreSQL server at {self.target} while holding the writer lock",
+                    "try the command again",
+                )
             self._conn = self._connect()
         return self._conn
 
@@ -114,9 +119,11 @@ class Session:
             self.drop()
             lines = str(exc).strip().splitlines()
             reason = self.scrub(lines[0]) if lines else type(exc).__name__
-            raise env_error(f"{what} the PostgreSQL server at {self.target}: {reason}",
-                            "check that the server is running and reachable (EIDETIC_PG_DSN / --dsn), "
-                            "then run the command again: eidetic reconnects") from None
+            raise env_error(
+                f"{what} the PostgreSQL server at {self.target}: {reason}",
+                "check that the server is running and reachable (EIDETIC_PG_DSN / --dsn), "
+                "then run the command again: eidetic reconnects",
+            ) from None
 
     def drop(self) -> None:
         """Forget the connections (closing them quietly: they may be dead already)."""
@@ -133,9 +140,11 @@ class Session:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise env_error(f"cannot connect to the PostgreSQL server at {self.target}: {self.scrub(reason)}",
-                            "check EIDETIC_PG_DSN / --dsn (host, port, database, user, password) "
-                            "and that the server is running and reachable") from None
+            raise env_error(
+                f"cannot connect to the PostgreSQL server at {self.target}: {self.scrub(reason)}",
+                "check EIDETIC_PG_DSN / --dsn (host, port, database, user, password) "
+                "and that the server is running and reachable",
+            ) from None
         # Plans for the values at hand: a cached generic plan of the keyword query (psycopg
         # prepares statements run 5+ times) ignored its LIMIT and arrays and ran 5x slower; and no
         # JIT, whose compile time exceeds these short queries' run time.
@@ -144,8 +153,12 @@ class Session:
         # Metadata (a json column) parses as the other backends parse it, whatever loader the
         # host application set for psycopg process-wide: floats stay floats, -0.0 keeps its sign.
         set_json_loads(json.loads, conn)
-        collations = {name for (name,) in conn.execute(
-            "SELECT collname FROM pg_collation WHERE collname IN ('pg_unicode_fast', 'pg_c_utf8')")}
+        collations = {
+            name
+            for (name,) in conn.execute(
+                "SELECT collname FROM pg_collation WHERE collname IN ('pg_unicode_fast', 'pg_c_utf8')"
+            )
+        }
         for name in ("pg_unicode_fast", "pg_c_utf8"):  # Unicode case mapping, as Python's str.lower
             if name in collations:
                 self.lower = f'lower(d.text COLLATE "{name}")'
@@ -180,8 +193,10 @@ class Session:
                 conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
                 conn.execute("SELECT pg_advisory_lock(%s)", (WRITERS_LOCK,))
             except psycopg.errors.LockNotAvailable:
-                raise env_error(f"another writer held the store at {self.target} for over {LOCK_TIMEOUT}",
-                                "try again; if it persists, look for a stuck eidetic process") from None
+                raise env_error(
+                    f"another writer held the store at {self.target} for over {LOCK_TIMEOUT}",
+                    "try again; if it persists, look for a stuck eidetic process",
+                ) from None
             finally:
                 if not conn.closed:
                     conn.execute("RESET lock_timeout")
@@ -209,8 +224,10 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 def guarded(method: _Method) -> _Method:
     """Run a store entry point under ``Session.guard``: a server lost mid-session becomes an
     environment error (exit 2) instead of a driver traceback."""
+
     @functools.wraps(method)
     def wrapper(self: _HasSession, *args: Any, **kwargs: Any) -> Any:
         with self._session.guard():
             return method(self, *args, **kwargs)
+
     return wrapper  # type: ignore[return-value]

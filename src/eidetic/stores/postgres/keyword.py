@@ -76,11 +76,16 @@ class Query:
     def read(cls, conn: Any, parts: list[int], terms: list[str]) -> Query | None:
         """The terms' statistics in ``parts``; None when no record there has any of them."""
         stats = conn.execute(
-            "SELECT p.part, p.docs, " + ", ".join(f"p.len_{f}" for f in FIELD_NAMES) + ", "
-            + ", ".join(f"p.ref_{f}" for f in FIELD_NAMES) + ", t.term, t.df, "
+            "SELECT p.part, p.docs, "
+            + ", ".join(f"p.len_{f}" for f in FIELD_NAMES)
+            + ", "
+            + ", ".join(f"p.ref_{f}" for f in FIELD_NAMES)
+            + ", t.term, t.df, "
             + ", ".join(f"t.df_{f}" for f in FIELD_NAMES)
             + " FROM eidetic_partitions p JOIN eidetic_terms t ON t.part = p.part "
-            "WHERE p.part = ANY(%s) AND t.term = ANY(%s) AND t.df > 0", (parts, list(terms))).fetchall()
+            "WHERE p.part = ANY(%s) AND t.term = ANY(%s) AND t.df > 0",
+            (parts, list(terms)),
+        ).fetchall()
         if not stats:
             return None
         query = cls([], [], [], [], {})
@@ -88,8 +93,14 @@ class Query:
             lengths, refs, term, dfs = rest[:4], rest[4:8], rest[8], rest[10:]
             averages = query.averages[part] = [max(length / max(n, 1), 1e-9) for length in lengths]
             idfs = [_idf(n, df) for df in dfs]
-            cap = max((idf * (max(1.0, avg / ref) if ref else math.inf)
-                       for idf, avg, ref in zip(idfs, averages, refs) if idf), default=0.0)
+            cap = max(
+                (
+                    idf * (max(1.0, avg / ref) if ref else math.inf)
+                    for idf, avg, ref in zip(idfs, averages, refs)
+                    if idf
+                ),
+                default=0.0,
+            )
             query.parts.append(part)
             query.terms.append(term)
             query.weights.append((part, [WEIGHTS[f] * (K1 + 1) * idf for f, idf in zip(FIELD_NAMES, idfs)]))
@@ -178,8 +189,19 @@ class _Threshold:
         docs = np.array([doc for doc, _ in admitted], dtype=np.int64)
         homes = np.array([part for _, (part, _) in admitted], dtype=np.int64)  # their partitions
         lengths = np.array([ls for _, (_, ls) in admitted], dtype=np.float64).reshape(len(admitted), 4)
-        known = (docs, homes, lengths, lists, rest, depth, self._looked_up, self._query.weights,
-                 self._query.averages, K1, B)
+        known = (
+            docs,
+            homes,
+            lengths,
+            lists,
+            rest,
+            depth,
+            self._looked_up,
+            self._query.weights,
+            self._query.averages,
+            K1,
+            B,
+        )
         low, high, opened = bounds.intervals(*known)
         want = self._want
         kth_low = float(np.partition(low, len(low) - want)[len(low) - want]) if len(low) >= want else -math.inf
@@ -204,17 +226,26 @@ class _Threshold:
                    FROM (SELECT p.doc, p.impact, p.tf_name, p.tf_description, p.tf_text, p.tf_context
                          FROM eidetic_postings p WHERE p.part = q.part AND p.term = q.term
                          ORDER BY p.impact DESC LIMIT %s) t) c
-               ORDER BY q.i""", (self._query.parts, self._query.terms, depth + 1), binary=True).fetchall()
+               ORDER BY q.i""",
+            (self._query.parts, self._query.terms, depth + 1),
+            binary=True,
+        ).fetchall()
         return [packed for (packed,) in rows]
 
     def _admit(self, docs: list[int]) -> dict[int, tuple[int, tuple[int, ...]] | None]:
         """(partition, field lengths) of each of ``docs`` that scope, lifecycle and filters
         admit; None for the others. Metadata is read (and parsed) only for metadata facets."""
         metadata = "d.metadata" if self._filters.meta else "NULL"
-        found = {doc: (part, tuple(lengths)) for doc, part, *lengths, meta in self._conn.execute(
-            "SELECT d.doc, d.part, " + ", ".join(f"d.tl_{f}" for f in FIELD_NAMES)
-            + f", {metadata} FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {self._where}", [docs, *self._params])
-            if meta is None or self._filters.matches_meta(meta)}
+        found = {
+            doc: (part, tuple(lengths))
+            for doc, part, *lengths, meta in self._conn.execute(
+                "SELECT d.doc, d.part, "
+                + ", ".join(f"d.tl_{f}" for f in FIELD_NAMES)
+                + f", {metadata} FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {self._where}",
+                [docs, *self._params],
+            )
+            if meta is None or self._filters.matches_meta(meta)
+        }
         return {doc: found.get(doc) for doc in docs}
 
     def _look_up(self, docs: list[int], terms: list[int]) -> None:
@@ -222,10 +253,15 @@ class _Threshold:
         terms ``terms`` (indexes into the query), zeros where a record lacks the term: one index
         descent per record, as a record's postings are adjacent in the primary key."""
         query = self._query
-        held = {(doc, part, term): tuple(tfs) for doc, part, term, *tfs in self._conn.execute(
-            "SELECT p.doc, p.part, p.term, " + ", ".join(f"p.tf_{f}" for f in FIELD_NAMES)
-            + " FROM eidetic_postings p WHERE p.doc = ANY(%s) AND p.term = ANY(%s)",
-            (sorted(docs), sorted({query.terms[i] for i in terms})))}
+        held = {
+            (doc, part, term): tuple(tfs)
+            for doc, part, term, *tfs in self._conn.execute(
+                "SELECT p.doc, p.part, p.term, "
+                + ", ".join(f"p.tf_{f}" for f in FIELD_NAMES)
+                + " FROM eidetic_postings p WHERE p.doc = ANY(%s) AND p.term = ANY(%s)",
+                (sorted(docs), sorted({query.terms[i] for i in terms})),
+            )
+        }
         for i in terms:
             answers = self._looked_up.setdefault(i, {})
             for doc in docs:

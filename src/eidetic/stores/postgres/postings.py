@@ -33,7 +33,9 @@ REANCHOR = 1.1
 # A posting's impact in SQL (p: postings, d: docs, r: partitions), as ``impact`` computes it.
 IMPACT_SQL = " + ".join(
     f"CASE WHEN p.tf_{f} = 0 THEN 0 ELSE {WEIGHTS[f]} * p.tf_{f} * {K1 + 1} / "
-    f"(p.tf_{f} + {K1} * (1 - {B} + {B} * d.tl_{f} / r.ref_{f})) END" for f in FIELD_NAMES)
+    f"(p.tf_{f} + {K1} * (1 - {B} + {B} * d.tl_{f} / r.ref_{f})) END"
+    for f in FIELD_NAMES
+)
 
 
 @dataclass
@@ -49,21 +51,30 @@ class Analysed:
         return tuple(sum(c.values()) for c in self.fields)  # type: ignore[return-value]
 
 
-def analyse(doc: int, part: int, name: str | None, description: str | None, text: str,
-            context: str) -> Analysed:
+def analyse(doc: int, part: int, name: str | None, description: str | None, text: str, context: str) -> Analysed:
     """Mirror ``TextIndex.add``: a record outside a thread is indexed once, in ``context``; a
     thread member's own text goes to ``text`` too, so its words weigh more than its neighbours'."""
-    return Analysed(doc, part, (Counter(analyze(name or "")), Counter(analyze(description or "")),
-                                Counter(analyze(text)) if context != text else Counter(),
-                                Counter(analyze(context))))
+    return Analysed(
+        doc,
+        part,
+        (
+            Counter(analyze(name or "")),
+            Counter(analyze(description or "")),
+            Counter(analyze(text)) if context != text else Counter(),
+            Counter(analyze(context)),
+        ),
+    )
 
 
 def impact(tfs: Sequence[int], lengths: Sequence[int], refs: Sequence[float]) -> float:
     """A posting's impact: its weighted BM25 term-frequency parts against the partition's
     reference averages (``IMPACT_SQL`` in SQL). A field with tokens here has a reference > 0:
     ``KeywordIndex._anchor`` sets one before any such posting is written."""
-    return sum(WEIGHTS[f] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / ref))
-               for f, tf, length, ref in zip(FIELD_NAMES, tfs, lengths, refs) if tf)
+    return sum(
+        WEIGHTS[f] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / ref))
+        for f, tf, length, ref in zip(FIELD_NAMES, tfs, lengths, refs)
+        if tf
+    )
 
 
 class KeywordIndex:
@@ -85,7 +96,9 @@ class KeywordIndex:
                FROM (SELECT part, count(*) AS n, sum(tl_name) AS ln, sum(tl_description) AS ld,
                             sum(tl_text) AS lt, sum(tl_context) AS lc
                      FROM eidetic_docs WHERE doc = ANY(%s) AND indexed GROUP BY part) s
-               WHERE p.part = s.part""", (list(docs),))
+               WHERE p.part = s.part""",
+            (list(docs),),
+        )
         conn.execute(
             """WITH gone AS (DELETE FROM eidetic_postings WHERE doc = ANY(%s)
                              RETURNING part, term, tf_name, tf_description, tf_text, tf_context),
@@ -97,9 +110,14 @@ class KeywordIndex:
                UPDATE eidetic_terms t SET df = t.df - agg.df, df_name = t.df_name - agg.dn,
                    df_description = t.df_description - agg.dd, df_text = t.df_text - agg.dt,
                    df_context = t.df_context - agg.dc
-               FROM agg WHERE t.part = agg.part AND t.term = agg.term""", (list(docs),))
-        conn.execute("UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, tl_text = 0, "
-                     "tl_context = 0 WHERE doc = ANY(%s) AND indexed", (list(docs),))
+               FROM agg WHERE t.part = agg.part AND t.term = agg.term""",
+            (list(docs),),
+        )
+        conn.execute(
+            "UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, tl_text = 0, "
+            "tl_context = 0 WHERE doc = ANY(%s) AND indexed",
+            (list(docs),),
+        )
 
     def index(self, entries: list[Analysed], lengths_stored: bool) -> None:
         """Add keyword entries: postings with their impact, document frequencies and partition
@@ -128,17 +146,21 @@ class KeywordIndex:
                    len_context = p.len_context + t.lc
                FROM unnest(%s::int[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])
                     AS t(part, n, ln, ld, lt, lc) WHERE p.part = t.part""",
-            [parts, *([totals[p][i] for p in parts] for i in range(5))])
+            [parts, *([totals[p][i] for p in parts] for i in range(5))],
+        )
         return parts
 
-    def _copy_postings(self, entries: list[Analysed],
-                       refs: dict[int, list[float]]) -> dict[tuple[int, str], list[int]]:
+    def _copy_postings(self, entries: list[Analysed], refs: dict[int, list[float]]) -> dict[tuple[int, str], list[int]]:
         """Write the entries' postings (one COPY); returns the document frequencies they add
         per (partition, term): overall, then per field."""
         dfs: dict[tuple[int, str], list[int]] = {}
-        with self._session.conn.cursor() as cur, cur.copy(
+        with (
+            self._session.conn.cursor() as cur,
+            cur.copy(
                 "COPY eidetic_postings(doc, term, part, tf_name, tf_description, tf_text, tf_context, impact) "
-                "FROM STDIN") as copy:
+                "FROM STDIN"
+            ) as copy,
+        ):
             for e in entries:
                 lengths, ref = e.lengths, refs[e.part]
                 for term in set().union(*e.fields):
@@ -160,7 +182,8 @@ class KeywordIndex:
                    df_description = eidetic_terms.df_description + excluded.df_description,
                    df_text = eidetic_terms.df_text + excluded.df_text,
                    df_context = eidetic_terms.df_context + excluded.df_context""",
-            [[p for p, _ in keys], [t for _, t in keys], *([dfs[k][i] for k in keys] for i in range(5))])
+            [[p for p, _ in keys], [t for _, t in keys], *([dfs[k][i] for k in keys] for i in range(5))],
+        )
 
     def _store_lengths(self, entries: list[Analysed]) -> None:
         """Mark the rows indexed, with the field lengths their postings were written against."""
@@ -169,7 +192,8 @@ class KeywordIndex:
                    tl_text = t.lt, tl_context = t.lc
                FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[], %s::int[]) AS t(doc, ln, ld, lt, lc)
                WHERE d.doc = t.doc""",
-            [[e.doc for e in entries], *([e.lengths[i] for e in entries] for i in range(4))])
+            [[e.doc for e in entries], *([e.lengths[i] for e in entries] for i in range(4))],
+        )
 
     def _anchor(self, parts: list[int]) -> dict[int, list[float]]:
         """Each partition's reference averages, re-anchored first where a field's current average
@@ -179,21 +203,34 @@ class KeywordIndex:
         conn = self._session.conn
         refs: dict[int, list[float]] = {}
         for part, docs, *rest in conn.execute(
-                "SELECT part, docs, " + ", ".join(f"len_{f}" for f in FIELD_NAMES) + ", "
-                + ", ".join(f"ref_{f}" for f in FIELD_NAMES) + " FROM eidetic_partitions WHERE part = ANY(%s)",
-                (parts,)):
+            "SELECT part, docs, "
+            + ", ".join(f"len_{f}" for f in FIELD_NAMES)
+            + ", "
+            + ", ".join(f"ref_{f}" for f in FIELD_NAMES)
+            + " FROM eidetic_partitions WHERE part = ANY(%s)",
+            (parts,),
+        ):
             averages, ref = [total / max(docs, 1) for total in rest[:4]], list(rest[4:])
-            drifted = [i for i, (avg, old) in enumerate(zip(averages, ref))
-                       if avg > 0 and not old / REANCHOR <= avg <= old * REANCHOR]
+            drifted = [
+                i
+                for i, (avg, old) in enumerate(zip(averages, ref))
+                if avg > 0 and not old / REANCHOR <= avg <= old * REANCHOR
+            ]
             for i in drifted:
                 ref[i] = averages[i]
             if drifted:
-                conn.execute("UPDATE eidetic_partitions SET " + ", ".join(
-                    f"ref_{FIELD_NAMES[i]} = %s" for i in drifted) + " WHERE part = %s",
-                    [*(ref[i] for i in drifted), part])
+                conn.execute(
+                    "UPDATE eidetic_partitions SET "
+                    + ", ".join(f"ref_{FIELD_NAMES[i]} = %s" for i in drifted)
+                    + " WHERE part = %s",
+                    [*(ref[i] for i in drifted), part],
+                )
                 conn.execute(
                     f"UPDATE eidetic_postings p SET impact = {IMPACT_SQL} FROM eidetic_docs d, eidetic_partitions r "
                     "WHERE p.part = %s AND d.doc = p.doc AND r.part = p.part AND ("
-                    + " OR ".join(f"p.tf_{FIELD_NAMES[i]} > 0" for i in drifted) + ")", (part,))
+                    + " OR ".join(f"p.tf_{FIELD_NAMES[i]} > 0" for i in drifted)
+                    + ")",
+                    (part,),
+                )
             refs[part] = ref
         return refs

@@ -22,17 +22,19 @@ VACUUM_AFTER = 5000  # records (or vectors) in one write after which the tables 
 # Ordered upgrades: (version, statements). Version 1 creates everything; a later change appends
 # a step, never edits one, because a team's server keeps its data across eidetic upgrades.
 MIGRATIONS: list[tuple[int, list[str]]] = [
-    (1, [
-        "CREATE TABLE IF NOT EXISTS eidetic_meta(key text PRIMARY KEY, value text NOT NULL)",
-        "CREATE SEQUENCE IF NOT EXISTS eidetic_doc_seq",
-        """CREATE TABLE eidetic_partitions(
+    (
+        1,
+        [
+            "CREATE TABLE IF NOT EXISTS eidetic_meta(key text PRIMARY KEY, value text NOT NULL)",
+            "CREATE SEQUENCE IF NOT EXISTS eidetic_doc_seq",
+            """CREATE TABLE eidetic_partitions(
             part serial PRIMARY KEY, key text NOT NULL UNIQUE, visibility text NOT NULL, scope text,
             docs bigint NOT NULL DEFAULT 0, len_name bigint NOT NULL DEFAULT 0,
             len_description bigint NOT NULL DEFAULT 0, len_text bigint NOT NULL DEFAULT 0,
             len_context bigint NOT NULL DEFAULT 0, ref_name double precision NOT NULL DEFAULT 0,
             ref_description double precision NOT NULL DEFAULT 0, ref_text double precision NOT NULL DEFAULT 0,
             ref_context double precision NOT NULL DEFAULT 0)""",
-        """CREATE TABLE eidetic_docs(
+            """CREATE TABLE eidetic_docs(
             doc bigint PRIMARY KEY, id text NOT NULL UNIQUE, part int NOT NULL REFERENCES eidetic_partitions,
             scope text NOT NULL, visibility text NOT NULL, lifecycle text NOT NULL, type text NOT NULL,
             name text, description text, text text NOT NULL, hash text NOT NULL, len int NOT NULL,
@@ -41,34 +43,46 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             tl_name int NOT NULL DEFAULT 0, tl_description int NOT NULL DEFAULT 0,
             tl_text int NOT NULL DEFAULT 0, tl_context int NOT NULL DEFAULT 0,
             indexed boolean NOT NULL DEFAULT false)""",
-        "CREATE INDEX eidetic_docs_hash ON eidetic_docs(hash)",
-        'CREATE INDEX eidetic_docs_len ON eidetic_docs(len, id COLLATE "C")',
-        ('CREATE INDEX eidetic_docs_thread ON eidetic_docs(thread_key, thread_order COLLATE "C", doc) '
-         "WHERE thread_key IS NOT NULL"),
-        """CREATE TABLE eidetic_postings(
+            "CREATE INDEX eidetic_docs_hash ON eidetic_docs(hash)",
+            'CREATE INDEX eidetic_docs_len ON eidetic_docs(len, id COLLATE "C")',
+            (
+                'CREATE INDEX eidetic_docs_thread ON eidetic_docs(thread_key, thread_order COLLATE "C", doc) '
+                "WHERE thread_key IS NOT NULL"
+            ),
+            """CREATE TABLE eidetic_postings(
             doc bigint NOT NULL, term text NOT NULL, part int NOT NULL,
             tf_name smallint NOT NULL, tf_description smallint NOT NULL, tf_text smallint NOT NULL,
             tf_context smallint NOT NULL, impact real NOT NULL, PRIMARY KEY(doc, term))""",
-        "CREATE INDEX eidetic_postings_impact ON eidetic_postings(part, term, impact DESC) INCLUDE (doc)",
-        """CREATE TABLE eidetic_terms(
+            "CREATE INDEX eidetic_postings_impact ON eidetic_postings(part, term, impact DESC) INCLUDE (doc)",
+            """CREATE TABLE eidetic_terms(
             part int NOT NULL, term text NOT NULL, df int NOT NULL, df_name int NOT NULL,
             df_description int NOT NULL, df_text int NOT NULL, df_context int NOT NULL,
             PRIMARY KEY(part, term))""",
-        ("CREATE TABLE eidetic_embeddings(model text NOT NULL, hash text NOT NULL, embedding vector NOT NULL, "
-         "PRIMARY KEY(model, hash))"),
-        "CREATE TABLE eidetic_vector_models(model text PRIMARY KEY, dims int NOT NULL, graph text)",
-        ("CREATE TABLE eidetic_vector_marks(model text NOT NULL, part int NOT NULL, last_doc bigint NOT NULL, "
-         "PRIMARY KEY(model, part))"),
-        "CREATE TABLE eidetic_usage(id text PRIMARY KEY, recall_count double precision NOT NULL, last_recall text)",
-        "CREATE INDEX eidetic_usage_count ON eidetic_usage(recall_count)",
-    ]),
+            (
+                "CREATE TABLE eidetic_embeddings(model text NOT NULL, hash text NOT NULL, embedding vector NOT NULL, "
+                "PRIMARY KEY(model, hash))"
+            ),
+            "CREATE TABLE eidetic_vector_models(model text PRIMARY KEY, dims int NOT NULL, graph text)",
+            (
+                "CREATE TABLE eidetic_vector_marks(model text NOT NULL, part int NOT NULL, last_doc bigint NOT NULL, "
+                "PRIMARY KEY(model, part))"
+            ),
+            "CREATE TABLE eidetic_usage(id text PRIMARY KEY, recall_count double precision NOT NULL, last_recall text)",
+            "CREATE INDEX eidetic_usage_count ON eidetic_usage(recall_count)",
+        ],
+    ),
     # keyword() reads a candidate's term frequencies from the impact index it has just scanned
     # (index only) instead of looking every (record, term) pair up again.
-    (2, [
-        "DROP INDEX eidetic_postings_impact",
-        ("CREATE INDEX eidetic_postings_impact ON eidetic_postings(part, term, impact DESC) "
-         "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)"),
-    ]),
+    (
+        2,
+        [
+            "DROP INDEX eidetic_postings_impact",
+            (
+                "CREATE INDEX eidetic_postings_impact ON eidetic_postings(part, term, impact DESC) "
+                "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)"
+            ),
+        ],
+    ),
     # Metadata as json, which keeps the text as written, not jsonb, which normalises numbers
     # (1e300 and 1e16 read back as ints, -0.0 as 0.0) and reorders keys: the files and sqlite
     # backends give back the numbers and key order given, and migrate moves records between
@@ -107,9 +121,13 @@ class Schema:
         # pg_class through a fresh snapshot, not to_regclass: that reads a catalog cache which an
         # advisory lock does not refresh, so a writer that waited for another to create the
         # schema would not see it yet.
-        if conn.execute(
+        if (
+            conn.execute(
                 "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-                "WHERE c.relname = 'eidetic_meta' AND n.nspname = ANY(current_schemas(false))").fetchone() is None:
+                "WHERE c.relname = 'eidetic_meta' AND n.nspname = ANY(current_schemas(false))"
+            ).fetchone()
+            is None
+        ):
             return None
         row = conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()
         return int(row[0]) if row else None
@@ -122,16 +140,22 @@ class Schema:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             version = self.version() or 0
             if version > SCHEMA_VERSION:
-                raise env_error(f"the eidetic tables at {self._session.target} have schema version {version}, "
-                                f"newer than this eidetic understands ({SCHEMA_VERSION})", "upgrade eidetic")
+                raise env_error(
+                    f"the eidetic tables at {self._session.target} have schema version {version}, "
+                    f"newer than this eidetic understands ({SCHEMA_VERSION})",
+                    "upgrade eidetic",
+                )
             if version < SCHEMA_VERSION:
                 self._ensure_vector_extension()
             for step, statements in MIGRATIONS:
                 if step > version:
                     for statement in statements:
                         conn.execute(statement)
-                    conn.execute("INSERT INTO eidetic_meta VALUES('schema', %s) ON CONFLICT (key) "
-                                 "DO UPDATE SET value = excluded.value", (str(step),))
+                    conn.execute(
+                        "INSERT INTO eidetic_meta VALUES('schema', %s) ON CONFLICT (key) "
+                        "DO UPDATE SET value = excluded.value",
+                        (str(step),),
+                    )
 
     def _ensure_vector_extension(self) -> None:
         import psycopg
@@ -143,6 +167,8 @@ class Schema:
             with conn.transaction():
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         except psycopg.Error as exc:
-            raise env_error(f"the pgvector extension is missing at {self._session.target} and could not be "
-                            f"created: {str(exc).strip().splitlines()[0]}",
-                            "ask the database administrator to run CREATE EXTENSION vector") from None
+            raise env_error(
+                f"the pgvector extension is missing at {self._session.target} and could not be "
+                f"created: {str(exc).strip().splitlines()[0]}",
+                "ask the database administrator to run CREATE EXTENSION vector",
+            ) from None

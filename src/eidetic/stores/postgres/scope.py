@@ -44,11 +44,18 @@ class Partitions:
             self._session.conn.execute(
                 "INSERT INTO eidetic_partitions(key, visibility, scope) SELECT k, v, s FROM "
                 "unnest(%s::text[], %s::text[], %s::text[]) AS t(k, v, s) ON CONFLICT (key) DO NOTHING",
-                (wanted, ["public" if k == "public" else "private" for k in wanted],
-                 [None if k == "public" else k[len("private:"):] for k in wanted]))
+                (
+                    wanted,
+                    ["public" if k == "public" else "private" for k in wanted],
+                    [None if k == "public" else k[len("private:") :] for k in wanted],
+                ),
+            )
         if wanted:
-            self._ids.update(self._session.conn.execute(
-                "SELECT key, part FROM eidetic_partitions WHERE key = ANY(%s)", (wanted,)).fetchall())
+            self._ids.update(
+                self._session.conn.execute(
+                    "SELECT key, part FROM eidetic_partitions WHERE key = ANY(%s)", (wanted,)
+                ).fetchall()
+            )
         return {key: self._ids[key] for key in keys if key in self._ids}
 
     def in_reach(self, access: Access) -> list[int]:

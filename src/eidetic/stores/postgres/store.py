@@ -26,17 +26,46 @@ from .writes import Writer
 
 EXACT_PAGE = 200  # rows per page when metadata facets are checked in Python
 
-_DOC_COLUMNS = ("d.doc, d.id, d.scope, d.visibility, d.lifecycle, d.type, d.name, d.description, d.text, "
-                "d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata")
+_DOC_COLUMNS = (
+    "d.doc, d.id, d.scope, d.visibility, d.lifecycle, d.type, d.name, d.description, d.text, "
+    "d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata"
+)
 
 
 def _record(row: Sequence[Any]) -> IndexedRecord:
     """An ``eidetic_docs`` row read as ``_DOC_COLUMNS``."""
-    (doc, rid, scope, visibility, lifecycle, rtype, name, description, text, created, updated,
-     added_by, supersedes, links, metadata) = row
-    record = Record(id=rid, text=text, type=rtype, name=name, description=description, metadata=metadata,
-                    scope=Scope(scope, visibility), created=created, updated=updated, added_by=added_by,
-                    supersedes=supersedes, links=list(links), lifecycle=lifecycle)
+    (
+        doc,
+        rid,
+        scope,
+        visibility,
+        lifecycle,
+        rtype,
+        name,
+        description,
+        text,
+        created,
+        updated,
+        added_by,
+        supersedes,
+        links,
+        metadata,
+    ) = row
+    record = Record(
+        id=rid,
+        text=text,
+        type=rtype,
+        name=name,
+        description=description,
+        metadata=metadata,
+        scope=Scope(scope, visibility),
+        created=created,
+        updated=updated,
+        added_by=added_by,
+        supersedes=supersedes,
+        links=list(links),
+        lifecycle=lifecycle,
+    )
     return IndexedRecord(doc, None, record)
 
 
@@ -139,14 +168,16 @@ class PostgresStore:
     def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
         result: dict[str, list[tuple[str, Scope]]] = {}
         for h, rid, scope, visibility in self._rows(
-                "SELECT hash, id, scope, visibility FROM eidetic_docs WHERE hash = ANY(%s)", (list(set(hashes)),)):
+            "SELECT hash, id, scope, visibility FROM eidetic_docs WHERE hash = ANY(%s)", (list(set(hashes)),)
+        ):
             result.setdefault(h, []).append((rid, Scope(scope, visibility)))
         return result
 
     @guarded
     def all_records(self) -> list[IndexedRecord]:
-        return [_record(row) for row in self._rows(
-            f'SELECT {_DOC_COLUMNS} FROM eidetic_docs d ORDER BY d.id COLLATE "C"')]
+        return [
+            _record(row) for row in self._rows(f'SELECT {_DOC_COLUMNS} FROM eidetic_docs d ORDER BY d.id COLLATE "C"')
+        ]
 
     @guarded
     def count(self, access: Access | None = None) -> int:
@@ -162,8 +193,9 @@ class PostgresStore:
     @guarded
     def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
         condition, params = where(access, filters)
-        rows = self._rows(f"SELECT d.doc, d.metadata FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {condition}",
-                          [list(docs), *params])
+        rows = self._rows(
+            f"SELECT d.doc, d.metadata FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {condition}", [list(docs), *params]
+        )
         return {doc for doc, metadata in rows if filters.matches_meta(metadata)}
 
     def first_page(self, top_k: int) -> int:
@@ -171,8 +203,9 @@ class PostgresStore:
         return max(5 * top_k, 50)
 
     @guarded
-    def keyword(self, terms: list[str], access: Access, filters: Filters, limit: int,
-                offset: int = 0) -> list[tuple[int, float]]:
+    def keyword(
+        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         """(doc, BM25) best first, exactly as exhaustive BM25 ranks them (ties aside): the
         threshold algorithm over impact-ordered postings (``keyword.py``)."""
         if not terms or limit < 1 or not self._schema.ensure(create=False):
@@ -180,8 +213,9 @@ class PostgresStore:
         return self._keyword.search(terms, access, filters, limit, offset)
 
     @guarded
-    def exact(self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int,
-              offset: int = 0) -> list[tuple[int, float]]:
+    def exact(
+        self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int, offset: int = 0
+    ) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) of texts containing ``query``, shortest first
         (then by id). The server has no substring index to rely on (pg_trgm is optional), so
         this walks texts by length and stops at the first ``limit`` matches."""
@@ -189,10 +223,15 @@ class PostgresStore:
             return []
         conn = self._session.conn
         condition, params = where(access, filters)
-        check, needle = ("strpos(d.text, %s) > 0", query) if case_sensitive else \
-            (f"strpos({self._session.lower}, %s) > 0", query.lower())
-        sql = (f"SELECT d.doc, d.len, d.metadata FROM eidetic_docs d WHERE {condition} AND {check} "
-               f'ORDER BY d.len, d.id COLLATE "C" LIMIT %s OFFSET %s')
+        check, needle = (
+            ("strpos(d.text, %s) > 0", query)
+            if case_sensitive
+            else (f"strpos({self._session.lower}, %s) > 0", query.lower())
+        )
+        sql = (
+            f"SELECT d.doc, d.len, d.metadata FROM eidetic_docs d WHERE {condition} AND {check} "
+            f'ORDER BY d.len, d.id COLLATE "C" LIMIT %s OFFSET %s'
+        )
         want = offset + limit
         if not filters.meta:
             rows = conn.execute(sql, [*params, needle, limit, offset]).fetchall()
@@ -220,29 +259,33 @@ class PostgresStore:
         checks = []
         for term in terms:
             spaced = term.replace("-", " ").replace("_", " ")
-            checks.append(f"strpos(replace(replace({name}, '-', ' '), '_', ' '), %s) > 0 OR strpos({name}, %s) > 0"
-                          f" OR strpos(lower(coalesce(d.description, '')), %s) > 0 "
-                          f"OR strpos({self._session.lower}, %s) > 0")
+            checks.append(
+                f"strpos(replace(replace({name}, '-', ' '), '_', ' '), %s) > 0 OR strpos({name}, %s) > 0"
+                f" OR strpos(lower(coalesce(d.description, '')), %s) > 0 "
+                f"OR strpos({self._session.lower}, %s) > 0"
+            )
             params += [spaced, term, term, term]
         match = f" AND ({' OR '.join(checks)})" if checks else ""
         rows = self._session.conn.execute(
             # last touched: the record's last write (no file, no mtime), as in the sqlite backend
             f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, coalesce(d.updated, d.created), d.metadata "
-            f"FROM eidetic_docs d WHERE {condition}{match}", params).fetchall()
+            f"FROM eidetic_docs d WHERE {condition}{match}",
+            params,
+        ).fetchall()
         return [(*row[:7], None, None) for row in rows if filters.matches_meta(row[7])]
 
     # -- vectors -----------------------------------------------------------------------------
 
     @guarded
-    def sync_vectors(self, model: str, access: Access | None,
-                     vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+    def sync_vectors(
+        self, model: str, access: Access | None, vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]
+    ) -> None:
         """Store the vectors of ``model`` that the records in reach lack (``Vectors.sync``)."""
         if self._schema.ensure(create=False):
             self._vectors.sync(model, access, vectors_for)
 
     @guarded
-    def nearest(self, model: str, query: Any, access: Access, filters: Filters,
-                pool: int) -> dict[int, float]:
+    def nearest(self, model: str, query: Any, access: Access, filters: Filters, pool: int) -> dict[int, float]:
         """The ``pool`` admitted docs nearest to ``query`` by cosine (``Vectors.nearest``)."""
         if not self._schema.ensure(create=False):
             return {}
@@ -259,8 +302,9 @@ class PostgresStore:
 
     @guarded
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:
-        rows = self._rows("SELECT id, recall_count, last_recall FROM eidetic_usage WHERE id = ANY(%s)",
-                          (list(set(ids)),))
+        rows = self._rows(
+            "SELECT id, recall_count, last_recall FROM eidetic_usage WHERE id = ANY(%s)", (list(set(ids)),)
+        )
         return {rid: (count, last) for rid, count, last in rows}
 
     @guarded
@@ -282,14 +326,17 @@ class PostgresStore:
                ON CONFLICT (id) DO UPDATE SET recall_count = eidetic_usage.recall_count + excluded.recall_count,
                    last_recall = greatest(coalesce(eidetic_usage.last_recall, '') COLLATE "C",
                                           excluded.last_recall COLLATE "C")""",
-            (when, ids, [float(amounts[i]) for i in ids]))
+            (when, ids, [float(amounts[i]) for i in ids]),
+        )
 
     @guarded
     def set_usage(self, rid: str, recall_count: float, last_recall: str | None) -> None:
         self._schema.ensure(create=True)
-        self._session.conn.execute("INSERT INTO eidetic_usage VALUES(%s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
-                                   "recall_count = excluded.recall_count, last_recall = excluded.last_recall",
-                                   (rid, float(recall_count), last_recall))
+        self._session.conn.execute(
+            "INSERT INTO eidetic_usage VALUES(%s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+            "recall_count = excluded.recall_count, last_recall = excluded.last_recall",
+            (rid, float(recall_count), last_recall),
+        )
 
     @guarded
     def forget_usage(self, rid: str) -> None:
@@ -302,16 +349,23 @@ class PostgresStore:
     def status(self, verify: bool = True) -> dict[str, Any]:
         vectors = []
         for model, part_key, rows, graph in self._rows(
-                """SELECT m.model, p.key, count(d.doc), m.graph FROM eidetic_vector_models m
+            """SELECT m.model, p.key, count(d.doc), m.graph FROM eidetic_vector_models m
                    CROSS JOIN eidetic_partitions p
                    JOIN eidetic_docs d ON d.part = p.part
                    JOIN eidetic_embeddings e ON e.model = m.model AND e.hash = d.hash
-                   GROUP BY m.model, p.key, m.graph ORDER BY m.model, p.key"""):
-            vectors.append({"model": model, "partition": part_key, "rows": rows,
-                            "graph_rows": rows if graph else 0})
-        return {"store": self.location, "backend": self.backend, "index": self.location,
-                "records": self.count(), "current": True, "unparseable": [], "conflicts": [],
-                "vectors": vectors}
+                   GROUP BY m.model, p.key, m.graph ORDER BY m.model, p.key"""
+        ):
+            vectors.append({"model": model, "partition": part_key, "rows": rows, "graph_rows": rows if graph else 0})
+        return {
+            "store": self.location,
+            "backend": self.backend,
+            "index": self.location,
+            "records": self.count(),
+            "current": True,
+            "unparseable": [],
+            "conflicts": [],
+            "vectors": vectors,
+        }
 
     @guarded
     def rebuild(self) -> dict[str, Any]:

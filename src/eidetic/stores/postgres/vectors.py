@@ -33,8 +33,9 @@ class Vectors:
         self._session = session
         self._partitions = partitions
 
-    def sync(self, model: str, access: Access | None,
-             vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]) -> None:
+    def sync(
+        self, model: str, access: Access | None, vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]
+    ) -> None:
         """Store vectors of ``model`` for the docs past each partition's high-water mark that
         have none yet (by text hash: a text embedded for any record, of any scope, is not
         embedded again). Docs are numbered in commit order (writers hold WRITE_LOCK when they
@@ -44,8 +45,11 @@ class Vectors:
             parts = [part for (part,) in conn.execute("SELECT part FROM eidetic_partitions")]
         else:
             parts = self._partitions.in_reach(access)
-        marks = dict(conn.execute("SELECT part, last_doc FROM eidetic_vector_marks WHERE model = %s AND "
-                                  "part = ANY(%s)", (model, parts)).fetchall())
+        marks = dict(
+            conn.execute(
+                "SELECT part, last_doc FROM eidetic_vector_marks WHERE model = %s AND part = ANY(%s)", (model, parts)
+            ).fetchall()
+        )
         upto = conn.execute("SELECT coalesce(max(doc), 0) FROM eidetic_docs").fetchone()[0]
         behind = [part for part in parts if marks.get(part, 0) < upto]
         if not behind:
@@ -55,7 +59,9 @@ class Vectors:
                JOIN unnest(%s::int[], %s::bigint[]) AS m(part, last_doc) ON d.part = m.part
                WHERE d.doc > m.last_doc AND d.doc <= %s AND NOT EXISTS (
                    SELECT 1 FROM eidetic_embeddings e WHERE e.model = %s AND e.hash = d.hash)
-               ORDER BY d.doc""", (behind, [marks.get(p, 0) for p in behind], upto, model)).fetchall()
+               ORDER BY d.doc""",
+            (behind, [marks.get(p, 0) for p in behind], upto, model),
+        ).fetchall()
         if rows:
             found = vectors_for(rows)  # outside any transaction: embedding may take a while
             self._store(model, {h: found[h] for _, h in rows})
@@ -64,7 +70,8 @@ class Vectors:
                 """INSERT INTO eidetic_vector_marks(model, part, last_doc) SELECT %s, p, %s FROM unnest(%s::int[]) p
                    ON CONFLICT (model, part) DO UPDATE
                    SET last_doc = greatest(eidetic_vector_marks.last_doc, excluded.last_doc)""",
-                (model, upto, behind))
+                (model, upto, behind),
+            )
 
     def _store(self, model: str, vectors: dict[str, Any]) -> None:
         """Insert vectors (binary COPY through a temporary table, then an upsert that keeps what
@@ -76,19 +83,25 @@ class Vectors:
         dims = len(next(iter(vectors.values())))
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (VECTOR_LOCK,))
-            known = conn.execute("SELECT dims, graph FROM eidetic_vector_models WHERE model = %s",
-                                 (model,)).fetchone()
+            known = conn.execute("SELECT dims, graph FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
             if known is not None and known[0] != dims:
-                raise env_error(f"the store at {self._session.target} holds {known[0]}-dimensional vectors for "
-                                f"{model}, the embedder gave {dims}", "check EIDETIC_EMBED_MODEL")
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS eidetic_incoming(hash text, embedding vector) "
-                         "ON COMMIT DELETE ROWS")
+                raise env_error(
+                    f"the store at {self._session.target} holds {known[0]}-dimensional vectors for "
+                    f"{model}, the embedder gave {dims}",
+                    "check EIDETIC_EMBED_MODEL",
+                )
+            conn.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS eidetic_incoming(hash text, embedding vector) ON COMMIT DELETE ROWS"
+            )
             with conn.cursor() as cur, cur.copy("COPY eidetic_incoming FROM STDIN WITH (FORMAT BINARY)") as copy:
                 copy.set_types(["text", "vector"])
                 for h, vector in vectors.items():
                     copy.write_row((h, np.asarray(vector, dtype=np.float32)))
-            conn.execute("INSERT INTO eidetic_embeddings(model, hash, embedding) SELECT %s, hash, embedding "
-                         "FROM eidetic_incoming ON CONFLICT (model, hash) DO NOTHING", (model,))
+            conn.execute(
+                "INSERT INTO eidetic_embeddings(model, hash, embedding) SELECT %s, hash, embedding "
+                "FROM eidetic_incoming ON CONFLICT (model, hash) DO NOTHING",
+                (model,),
+            )
             if known is None or known[1] is None:
                 self._build_graph(model, dims)
         if len(vectors) >= VACUUM_AFTER:
@@ -105,11 +118,17 @@ class Vectors:
         conn = self._session.conn
         name = "eidetic_hnsw_" + hashlib.sha256(model.encode()).hexdigest()[:16]
         conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
-        conn.execute(sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON eidetic_embeddings USING hnsw ((embedding::vector({})) "
-            "vector_cosine_ops) WHERE model = {}").format(sql.Identifier(name), sql.Literal(dims), sql.Literal(model)))
-        conn.execute("INSERT INTO eidetic_vector_models(model, dims, graph) VALUES(%s, %s, %s) "
-                     "ON CONFLICT (model) DO UPDATE SET graph = excluded.graph", (model, dims, name))
+        conn.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON eidetic_embeddings USING hnsw ((embedding::vector({})) "
+                "vector_cosine_ops) WHERE model = {}"
+            ).format(sql.Identifier(name), sql.Literal(dims), sql.Literal(model))
+        )
+        conn.execute(
+            "INSERT INTO eidetic_vector_models(model, dims, graph) VALUES(%s, %s, %s) "
+            "ON CONFLICT (model) DO UPDATE SET graph = excluded.graph",
+            (model, dims, name),
+        )
 
     def nearest(self, model: str, query: Any, access: Access, filters: Filters, pool: int) -> dict[int, float]:
         """The ``pool`` admitted docs nearest to ``query`` by cosine, through the model's HNSW
@@ -126,17 +145,25 @@ class Vectors:
         q = np.asarray(query, dtype=np.float32)
         distance = sql.SQL("(e.embedding::vector({dims}) <=> %s::vector({dims}))").format(dims=sql.Literal(row[0]))
         statement = sql.SQL(
-            "SELECT d.doc, 1 - {distance}, " + ("d.metadata" if filters.meta else "NULL") + " FROM eidetic_embeddings e "
-            "JOIN eidetic_docs d ON d.hash = e.hash WHERE e.model = {model} AND " + condition
-            + " ORDER BY {distance} LIMIT %s").format(distance=distance, model=sql.Literal(model))
+            "SELECT d.doc, 1 - {distance}, "
+            + ("d.metadata" if filters.meta else "NULL")
+            + " FROM eidetic_embeddings e "
+            "JOIN eidetic_docs d ON d.hash = e.hash WHERE e.model = {model} AND "
+            + condition
+            + " ORDER BY {distance} LIMIT %s"
+        ).format(distance=distance, model=sql.Literal(model))
         window = pool if not filters.meta else 4 * pool
         while True:
             with conn.transaction():
-                conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                             "set_config('hnsw.iterative_scan', 'relaxed_order', true)", (str(max(EF_SEARCH, window)),))
+                conn.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                    (str(max(EF_SEARCH, window)),),
+                )
                 rows = conn.execute(statement, [q, *params, q, window]).fetchall()
-            found = {doc: float(score) for doc, score, metadata in rows
-                     if metadata is None or filters.matches_meta(metadata)}
+            found = {
+                doc: float(score) for doc, score, metadata in rows if metadata is None or filters.matches_meta(metadata)
+            }
             if len(found) >= pool or len(rows) < window:
                 return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
             window *= 4
@@ -149,5 +176,6 @@ class Vectors:
         rows = self._session.conn.execute(
             "SELECT d.doc, 1 - (e.embedding <=> %s) FROM eidetic_docs d JOIN eidetic_embeddings e "
             "ON e.model = %s AND e.hash = d.hash WHERE d.doc = ANY(%s) AND d.part = ANY(%s)",
-            (np.asarray(query, dtype=np.float32), model, list(docs), parts)).fetchall()
+            (np.asarray(query, dtype=np.float32), model, list(docs), parts),
+        ).fetchall()
         return {doc: float(score) for doc, score in rows}

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from .connection import Session
     from .scope import Partitions
 
-_COPY_DOCS = ("COPY eidetic_docs(doc, id, part, scope, visibility, lifecycle, type, name, description, text, "
-              "hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, "
-              "thread_key, thread_order, tl_name, tl_description, tl_text, tl_context, indexed) FROM STDIN")
+_COPY_DOCS = (
+    "COPY eidetic_docs(doc, id, part, scope, visibility, lifecycle, type, name, description, text, "
+    "hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, "
+    "thread_key, thread_order, tl_name, tl_description, tl_text, tl_context, indexed) FROM STDIN"
+)
 
 
 class Writer:
@@ -43,8 +45,12 @@ class Writer:
         conn = self._session.conn
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            old = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE id = ANY(%s)",
-                                                  ([r.id for r in records],))]
+            old = [
+                doc
+                for (doc,) in conn.execute(
+                    "SELECT doc FROM eidetic_docs WHERE id = ANY(%s)", ([r.id for r in records],)
+                )
+            ]
             retext = self._remove(old)
             retext |= self._insert(records)
             self._retext(retext)
@@ -65,8 +71,11 @@ class Writer:
             rows = conn.execute("SELECT doc, hash FROM eidetic_docs WHERE id = %s", (rid,)).fetchall()
             self._retext(self._remove([doc for doc, _ in rows]))
             conn.execute("DELETE FROM eidetic_usage WHERE id = %s", (rid,))
-            conn.execute("DELETE FROM eidetic_embeddings e WHERE e.hash = ANY(%s) AND NOT EXISTS "
-                         "(SELECT 1 FROM eidetic_docs d WHERE d.hash = e.hash)", ([h for _, h in rows],))
+            conn.execute(
+                "DELETE FROM eidetic_embeddings e WHERE e.hash = ANY(%s) AND NOT EXISTS "
+                "(SELECT 1 FROM eidetic_docs d WHERE d.hash = e.hash)",
+                ([h for _, h in rows],),
+            )
 
     def reindex(self) -> None:
         """Recompute every keyword entry and statistic from the rows (impacts then use the
@@ -75,17 +84,31 @@ class Writer:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             conn.execute("TRUNCATE eidetic_postings, eidetic_terms")
-            conn.execute("UPDATE eidetic_partitions SET docs = 0, len_name = 0, len_description = 0, "
-                         "len_text = 0, len_context = 0, ref_name = 0, ref_description = 0, ref_text = 0, "
-                         "ref_context = 0")
-            conn.execute("UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, "
-                         "tl_text = 0, tl_context = 0 WHERE indexed")
-            lone = [analyse(doc, part, name, description, text, text) for doc, part, name, description, text
-                    in conn.execute("SELECT doc, part, name, description, text FROM eidetic_docs "
-                                    "WHERE thread_key IS NULL OR lifecycle <> 'active'")]
+            conn.execute(
+                "UPDATE eidetic_partitions SET docs = 0, len_name = 0, len_description = 0, "
+                "len_text = 0, len_context = 0, ref_name = 0, ref_description = 0, ref_text = 0, "
+                "ref_context = 0"
+            )
+            conn.execute(
+                "UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, "
+                "tl_text = 0, tl_context = 0 WHERE indexed"
+            )
+            lone = [
+                analyse(doc, part, name, description, text, text)
+                for doc, part, name, description, text in conn.execute(
+                    "SELECT doc, part, name, description, text FROM eidetic_docs "
+                    "WHERE thread_key IS NULL OR lifecycle <> 'active'"
+                )
+            ]
             self._index.index(lone, lengths_stored=False)
-            self._retext({doc for (doc,) in conn.execute(
-                "SELECT doc FROM eidetic_docs WHERE thread_key IS NOT NULL AND lifecycle = 'active'")})
+            self._retext(
+                {
+                    doc
+                    for (doc,) in conn.execute(
+                        "SELECT doc FROM eidetic_docs WHERE thread_key IS NOT NULL AND lifecycle = 'active'"
+                    )
+                }
+            )
 
     def _remove(self, docs: list[int]) -> set[int]:
         """Drop docs and their keyword entries; returns the thread neighbours that quoted them."""
@@ -100,8 +123,10 @@ class Writer:
         """Insert rows; records outside a live thread are indexed at once (their context is their
         text). Returns the thread members, whose context needs their neighbours' rows."""
         conn = self._session.conn
-        docs = [doc for (doc,) in conn.execute(
-            "SELECT nextval('eidetic_doc_seq') FROM generate_series(1, %s)", (len(records),))]
+        docs = [
+            doc
+            for (doc,) in conn.execute("SELECT nextval('eidetic_doc_seq') FROM generate_series(1, %s)", (len(records),))
+        ]
         parts = self._partitions.ids({partition_of(r.scope.visibility, r.scope.name) for r in records}, create=True)
         threaded: set[int] = set()
         lone: list[Analysed] = []
@@ -133,9 +158,13 @@ class Writer:
         around = self._neighbours(live)
         todo = set(live) | {n for ns in around.values() for n in ns}
         around.update(self._neighbours(sorted(todo - set(around))))
-        rows = {doc: rest for doc, *rest in conn.execute(
-            "SELECT doc, part, name, description, text FROM eidetic_docs WHERE doc = ANY(%s)",
-            (sorted(todo | {n for ns in around.values() for n in ns}),))}
+        rows = {
+            doc: rest
+            for doc, *rest in conn.execute(
+                "SELECT doc, part, name, description, text FROM eidetic_docs WHERE doc = ANY(%s)",
+                (sorted(todo | {n for ns in around.values() for n in ns}),),
+            )
+        }
         entries = []
         for doc in sorted(todo):
             part, name, description, text = rows[doc]
@@ -151,24 +180,47 @@ class Writer:
             return {}
         result: dict[int, list[int]] = {}
         for doc, before, after in self._session.conn.execute(
-                """SELECT doc, prev, next FROM (
+            """SELECT doc, prev, next FROM (
                        SELECT doc, lag(doc) OVER w AS prev, lead(doc) OVER w AS next FROM eidetic_docs
                        WHERE lifecycle = 'active' AND thread_key IN (
                            SELECT thread_key FROM eidetic_docs WHERE doc = ANY(%s) AND lifecycle = 'active'
                            AND thread_key IS NOT NULL)
                        WINDOW w AS (PARTITION BY thread_key ORDER BY thread_order COLLATE "C", doc)) t
-                   WHERE doc = ANY(%s)""", (list(docs), list(docs))):
+                   WHERE doc = ANY(%s)""",
+            (list(docs), list(docs)),
+        ):
             result[doc] = [n for n in (before, after) if n is not None]
         return result
 
 
-def _row(doc: int, part: int, r: Record, tkey: str | None, lengths: tuple[int, int, int, int],
-         indexed: bool) -> tuple[Any, ...]:
+def _row(
+    doc: int, part: int, r: Record, tkey: str | None, lengths: tuple[int, int, int, int], indexed: bool
+) -> tuple[Any, ...]:
     """A record's ``eidetic_docs`` row, in ``_COPY_DOCS`` order."""
     ts = to_epoch(r.created)
-    return (doc, r.id, part, r.scope.name, r.scope.visibility, r.lifecycle, r.type, r.name,
-            r.description, r.text, r.hash, len(r.text), r.created, ts, r.updated, r.added_by,
-            r.supersedes, json.dumps(r.links, ensure_ascii=False),
-            json.dumps(r.metadata, ensure_ascii=False),
-            r.metadata.get("source") if isinstance(r.metadata.get("source"), str) else None,
-            tkey, order_key(ts, r.id) if tkey else None, *lengths, indexed)
+    return (
+        doc,
+        r.id,
+        part,
+        r.scope.name,
+        r.scope.visibility,
+        r.lifecycle,
+        r.type,
+        r.name,
+        r.description,
+        r.text,
+        r.hash,
+        len(r.text),
+        r.created,
+        ts,
+        r.updated,
+        r.added_by,
+        r.supersedes,
+        json.dumps(r.links, ensure_ascii=False),
+        json.dumps(r.metadata, ensure_ascii=False),
+        r.metadata.get("source") if isinstance(r.metadata.get("source"), str) else None,
+        tkey,
+        order_key(ts, r.id) if tkey else None,
+        *lengths,
+        indexed,
+    )
