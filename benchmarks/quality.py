@@ -201,8 +201,9 @@ def main() -> None:
     os.environ.setdefault("EIDETIC_CACHE_DIR", str(work / "cache"))
     started = time.perf_counter()
     from eidetic.embed import default_embedder
+    from eidetic.settings import Settings
 
-    embedder, why = default_embedder()
+    embedder, why = default_embedder(Settings.load())
     result = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "alpha": args.alpha,

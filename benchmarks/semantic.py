@@ -104,13 +104,14 @@ def ann(n: int, work: Path, data: str = "embedding-like", queries: int = 200) ->
     """Build a vector index of n vectors; exact vs HNSW latency and recall@10."""
     import numpy as np
 
-    from eidetic.index.vector_index import ANN_EXPANSION_SEARCH, VectorIndex, ann_threshold
+    from eidetic.index.vector_index import ANN_EXPANSION_SEARCH, VectorIndex
+    from eidetic.settings import Settings
 
     generated = (clustered if data == "embedding-like" else isotropic)(n + queries, seed=n)
     vectors, qs = generated[:n], generated[n:]  # queries: held-out points, like new sentences
     folder = work / f"ann-{n}"
     shutil.rmtree(folder, ignore_errors=True)
-    index = VectorIndex(folder)
+    index = VectorIndex(folder, ann_threshold=Settings.load().ann_threshold)
     started = time.perf_counter()
     for start in range(0, n, 100_000):
         stop = min(start + 100_000, n)
@@ -121,7 +122,7 @@ def ann(n: int, work: Path, data: str = "embedding-like", queries: int = 200) ->
     build = time.perf_counter() - started
     del vectors, generated
     graph = index.state()["ann_rows"] > 0
-    fresh = VectorIndex(folder)  # as a new process opens it: memory-mapped
+    fresh = VectorIndex(folder, ann_threshold=Settings.load().ann_threshold)  # as a new process opens it: memory-mapped
     matrix = np.asarray(fresh.matrix())
     exact_ms, truths = [], []
     for q in qs:
@@ -146,7 +147,7 @@ def ann(n: int, work: Path, data: str = "embedding-like", queries: int = 200) ->
         "vectors": n,
         "data": data,
         "index": "HNSW (usearch i8, M 16, ef 256) + exact re-score" if graph else "exact",
-        "threshold": ann_threshold(),
+        "threshold": Settings.load().ann_threshold,
         "build_s": round(build, 1),
         "search_top100_ms": chosen["search_top100_ms"],
         "numpy_exact_top10_ms": summary(exact_ms),

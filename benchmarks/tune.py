@@ -39,6 +39,7 @@ POOL = 100
 def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict, dict]:
     """(keyword, semantic, doc -> id) for one query under one weight setting."""
     from eidetic.embed import default_embedder
+    from eidetic.settings import Settings
     from eidetic.index import text_index
     from eidetic.index.analyzer import query_terms
     from eidetic.memory.embedding import query_vector as _query_vector
@@ -46,7 +47,7 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     from eidetic.ranking.filters import Filters
     from eidetic.records import DEFAULT_SCOPE
 
-    embedder, _ = default_embedder()
+    embedder, _ = default_embedder(Settings.load())
     store = memory.stores()[0]
     access, flt = Access(DEFAULT_SCOPE), Filters.build(None, None, None, None, None)
     text_index.FIELDS = tuple(zip(("name", "description", "text", "context"), weights))

@@ -43,7 +43,13 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("EIDETIC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("EIDETIC_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))  # your config file: none unless a test writes it
     for name in (
+        "EIDETIC_CONFIG",
+        "EIDETIC_SCOPE",
+        "EIDETIC_VISIBILITY",
+        "EIDETIC_MODE",
+        "EIDETIC_TOP_K",
         "EIDETIC_DATA_DIR",
         "EIDETIC_EMBED_URL",
         "EIDETIC_MAX_TEXT_BYTES",

@@ -189,7 +189,7 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
         monkeypatch.setattr(module, "is_racy", lambda *args: False)
     cli("remember", stdin=ndjson(*({"id": f"r{i}", "text": f"record {i}"} for i in range(300))))
     cli("recall", "record", "--mode", "keyword")
-    monkeypatch.setattr(folder_changes, "VERIFY_FILES", 20)
+    monkeypatch.setenv("EIDETIC_VERIFY_FILES", "20")
     stats = []
     original = RecordFolder.stat_file
 
@@ -207,7 +207,7 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
     while not ids(cli("recall", "okapi", "--mode", "keyword", "--json")):
         recalls += 1
         assert recalls <= 15  # one full round of 300 files, 20 per recall
-    assert len(stats) <= 20 * (recalls + 1)  # each recall stat-checked VERIFY_FILES files, not 300
+    assert len(stats) <= 20 * (recalls + 1)  # each recall stat-checked 20 files, not 300
     assert len(set(stats)) == len(stats)  # round robin: no file twice within a round
     monkeypatch.setattr(folder_changes, "verification_slice", lambda *args: [])
     time.sleep(0.01)

@@ -13,6 +13,7 @@ import pytest
 
 from eidetic import Memory
 from eidetic.index.vector_index import VectorIndex
+from eidetic.settings import Settings
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -41,6 +42,11 @@ def grow(index: VectorIndex) -> None:
         index.install_graph(built)
 
 
+def index_at(folder):
+    """A vector index with the ANN threshold the test's environment sets."""
+    return VectorIndex(folder, ann_threshold=Settings.load().ann_threshold)
+
+
 @pytest.fixture
 def small_ann(monkeypatch):
     monkeypatch.setenv("EIDETIC_ANN_THRESHOLD", "1000")
@@ -50,7 +56,7 @@ def test_exact_pages_are_ranked_and_cover_every_row_once(tmp_path, monkeypatch):
     monkeypatch.setenv("EIDETIC_ANN_THRESHOLD", "0")
     vectors = clustered(700)
     docs = list(range(3, 3 + 2 * 700, 2))
-    index = VectorIndex(tmp_path / "v")
+    index = index_at(tmp_path / "v")
     index.append(docs[:300], vectors[:300], docs[299])
     index.append(docs[300:], vectors[300:], docs[-1] + 5)
     assert index.rows == 700 and index.last_doc == docs[-1] + 5
@@ -66,7 +72,7 @@ def test_exact_pages_are_ranked_and_cover_every_row_once(tmp_path, monkeypatch):
 def test_hnsw_recall_at_10_against_exact_and_rows_added_after_the_graph(tmp_path, small_ann):
     vectors = clustered(5000, seed=1)
     docs = list(range(1, 5001))
-    index = VectorIndex(tmp_path / "v")
+    index = index_at(tmp_path / "v")
     index.append(docs[:4000], vectors[:4000], 4000)
     assert index.wants_graph() and index.state()["ann_rows"] == 0
     grow(index)
@@ -92,7 +98,7 @@ def test_hnsw_recall_at_10_against_exact_and_rows_added_after_the_graph(tmp_path
 
 def test_compaction_keeps_only_live_rows_and_old_files_go(tmp_path, small_ann):
     vectors = clustered(1500, seed=2)
-    index = VectorIndex(tmp_path / "v")
+    index = index_at(tmp_path / "v")
     index.append(list(range(1, 1501)), vectors, 1500)
     grow(index)
     assert index.state()["ann_rows"] == 1500
@@ -107,7 +113,7 @@ def test_compaction_keeps_only_live_rows_and_old_files_go(tmp_path, small_ann):
 
 def test_a_graph_built_before_a_compaction_is_not_installed(tmp_path, small_ann):
     vectors = clustered(1500, seed=3)
-    index = VectorIndex(tmp_path / "v")
+    index = index_at(tmp_path / "v")
     index.append(list(range(1, 1501)), vectors, 1500)
     built = index.build_graph()  # built outside the lock ...
     index.compact(set(range(1, 1300)))  # ... while another process compacted
@@ -119,22 +125,22 @@ def test_a_graph_built_before_a_compaction_is_not_installed(tmp_path, small_ann)
 
 def test_a_crashed_or_corrupt_index_starts_over(tmp_path):
     vectors = clustered(50)
-    index = VectorIndex(tmp_path / "v")
+    index = index_at(tmp_path / "v")
     index.append(list(range(1, 51)), vectors, 50)
     (tmp_path / "v" / "state.json").write_text("{not json")
-    fresh = VectorIndex(tmp_path / "v")
+    fresh = index_at(tmp_path / "v")
     assert fresh.rows == 0 and fresh.last_doc == 0  # derived data: rebuilt from the cache
     fresh.append(list(range(1, 51)), vectors, 50)
     state = json.loads((tmp_path / "v" / "state.json").read_text())
     vector_file = tmp_path / "v" / f"vectors-{state['gen']}.f32"
     with open(vector_file, "r+b") as handle:  # a crash lost the tail of an append
         handle.truncate(10 * 48 * 4)
-    assert VectorIndex(tmp_path / "v").rows == 0
+    assert index_at(tmp_path / "v").rows == 0
 
 
 def test_a_reader_sees_a_writers_new_rows(tmp_path):
     vectors = clustered(200)
-    writer, reader = VectorIndex(tmp_path / "v"), VectorIndex(tmp_path / "v")
+    writer, reader = index_at(tmp_path / "v"), index_at(tmp_path / "v")
     writer.append(list(range(1, 101)), vectors[:100], 100)
     assert first_page(reader, vectors[150], 1) != [151]
     writer.append(list(range(101, 201)), vectors[100:], 200)

@@ -2,25 +2,19 @@
 
 Store resolution (the README's "Where records live"). Public records written inside a git work tree go to
 ``<repo>/.eidetic/memory`` (meant to be committed); private records, and everything outside a
-repository, go to ``$HOME/.eidetic/memory``. ``EIDETIC_DATA_DIR`` replaces both with one
-directory and ``--memory-dir`` names stores for one command. Nothing here creates a directory:
-reads must never leave a trace.
+repository, go to ``$HOME/.eidetic/memory``. ``EIDETIC_DATA_DIR`` (``Settings.data_dir``)
+replaces both with one directory and ``--memory-dir`` names stores for one command. Nothing here
+creates a directory: reads must never leave a trace.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .records import Scope
-
-
-def _env_path(name: str) -> Path | None:
-    value = os.environ.get(name, "").strip()
-    return Path(value).expanduser() if value else None
 
 
 def home_store() -> Path:
@@ -65,14 +59,17 @@ class StorePlan:
         return self.home
 
 
-def plan_stores(memory_dirs: Sequence[str | Path] | None = None, cwd: Path | None = None) -> StorePlan:
+def plan_stores(
+    memory_dirs: Sequence[str | Path] | None = None, cwd: Path | None = None, data_dir: Path | None = None
+) -> StorePlan:
+    """The stores of one command: ``memory_dirs`` if given, else ``data_dir`` (one folder for
+    everything), else the home store and the repository's."""
     home = home_store()
     if memory_dirs:
         dirs = tuple(dict.fromkeys(Path(d).expanduser().absolute() for d in memory_dirs))
         return StorePlan(dirs, True, home, None)
-    override = _env_path("EIDETIC_DATA_DIR")
-    if override is not None:
-        return StorePlan((override.absolute(),), True, home, None)
+    if data_dir is not None:
+        return StorePlan((data_dir.absolute(),), True, home, None)
     repo = repo_store(cwd)
     if repo is not None and _same(repo, home):
         repo = None
@@ -87,22 +84,6 @@ def _same(a: Path, b: Path) -> bool:
         return a == b
 
 
-def _platform_dir(kind: str) -> Path:
-    import platformdirs  # imported here: only commands that touch the index pay for it
-
-    if kind == "cache":
-        return Path(platformdirs.user_cache_dir("eidetic", appauthor=False))
-    return Path(platformdirs.user_state_dir("eidetic", appauthor=False))
-
-
-def cache_dir() -> Path:
-    return _env_path("EIDETIC_CACHE_DIR") or _platform_dir("cache")
-
-
-def state_dir() -> Path:
-    return _env_path("EIDETIC_STATE_DIR") or _platform_dir("state")
-
-
 def store_key(store: Path) -> str:
     """A stable identity for a store folder: its resolved absolute path."""
     try:
@@ -111,14 +92,11 @@ def store_key(store: Path) -> str:
         return str(store.absolute())
 
 
-def index_path_for(store: Path) -> Path:
+def index_path_for(store: Path, cache: Path) -> Path:
+    """The derived index of a store folder, in the ``cache`` folder."""
     digest = hashlib.sha256(store_key(store).encode("utf-8")).hexdigest()[:16]
     safe = "".join(ch if ch.isalnum() else "-" for ch in store.parent.name)[:40] or "store"
-    return cache_dir() / "index" / f"{safe}-{digest}.sqlite"
-
-
-def usage_db_path() -> Path:
-    return state_dir() / "usage.sqlite"
+    return cache / "index" / f"{safe}-{digest}.sqlite"
 
 
 def culture_nick(start: Path | None = None) -> str | None:

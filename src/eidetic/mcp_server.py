@@ -154,7 +154,9 @@ def _recall_signature() -> inspect.Signature:
         kind: Any = hints[option.name]
         default = option.default
         if option.name == "mode":
-            kind = Mode
+            kind, default = Mode | None, None  # None: the user's configured default
+        elif option.name == "top_k":
+            kind, default = int | None, None
         elif option.name == "visibility":
             kind = Literal["public", "private"] | None
         elif get_origin(kind) is tuple:
@@ -231,11 +233,8 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
         def work() -> Any:
             wanted = session.read_scope(options.pop("scope", None), options.pop("visibility", None))
             return session.memory.recall(
-                RecallQuery(
-                    query,
-                    scope=wanted.name,
-                    visibility=wanted.visibility,
-                    **{k: v for k, v in options.items() if v is not None},
+                RecallQuery.configured(
+                    query, session.memory.settings, scope=wanted.name, visibility=wanted.visibility, **options
                 )
             )
 

@@ -8,7 +8,7 @@ here; the interfaces pick it up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,8 +16,7 @@ from .errors import user_error
 from .ranking.access import Access
 from .ranking.fields import DEFAULT_MIN_SCORE, DEFAULT_STALE_MONTHS
 from .ranking.filters import Filters
-
-MODES = ("exact", "keyword", "approximate", "hybrid", "fields")
+from .settings import MODES, Settings
 
 
 def _option(
@@ -72,6 +71,26 @@ class RecallQuery:
             object.__setattr__(self, name, tuple(value) if value is not None else ())
         _check(self)
 
+    @classmethod
+    def configured(cls, text: str, settings: Settings, **options: Any) -> RecallQuery:
+        """A query whose options left out (None) come from ``settings`` (a config file, the
+        environment) where they set them, else from the query's own defaults."""
+        given = {}
+        for name, value in options.items():
+            if value is None:
+                value = getattr(settings, name, None)
+            if value is not None or _FIELD_DEFAULTS[name] is None:
+                given[name] = value
+        return cls(text, **given)
+
+    def with_access_defaults(self, settings: Settings) -> RecallQuery:
+        """This query with the settings' scope and visibility where it names none."""
+        return replace(
+            self,
+            scope=self.scope if self.scope is not None else settings.scope,
+            visibility=self.visibility if self.visibility is not None else settings.visibility,
+        )
+
     @property
     def browse(self) -> bool:
         """A fields-mode listing of types, with no words to match."""
@@ -88,6 +107,9 @@ class RecallQuery:
 
     def filter_set(self) -> Filters:
         return Filters.build(list(self.filters), self.source, list(self.types), self.since, self.until)
+
+
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(RecallQuery)}
 
 
 def exposed_options() -> list[Any]:

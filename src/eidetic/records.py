@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from .errors import user_error
+from .settings import DEFAULT_MAX_TEXT_BYTES
 from .timeutil import DATE_UNKNOWN, parse_ts
 
 VISIBILITIES = ("public", "private")
@@ -24,7 +25,6 @@ DEFAULT_TYPE = "note"
 DEFAULT_SCOPE_NAME = "default"
 MAX_ID_CHARS = 256
 MAX_SCOPE_CHARS = 128
-DEFAULT_MAX_TEXT_BYTES = 64 * 1024
 # Shape limits for every record that enters (input, hand-written files, imports): a few hundred
 # bytes of YAML aliases can expand to millions of values, and a self-referencing or very deep
 # structure exhausts any recursive reader. docs/reliability.md explains the numbers.

@@ -5,7 +5,6 @@ temporary folder that is removed afterwards."""
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
@@ -100,7 +99,7 @@ QUERIES = [
 def add_parser(sub, add_common) -> None:
     parser = sub.add_parser("demo", help="remember sample memories in a temporary store and recall them")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.set_defaults(run=run, memory_dir=None, backend="files")
+    parser.set_defaults(run=run, memory_dir=None, backend=None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,18 +110,11 @@ def run(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="eidetic-demo-") as tmp:
         base = Path(tmp)
-        previous = os.environ.get("EIDETIC_CACHE_DIR")
-        os.environ["EIDETIC_CACHE_DIR"] = str(base / "cache")
-        try:
-            memory = Memory(plan_stores([base / "memory"]), UsageState(base / "usage.sqlite"))
-            with memory:
-                remembered = memory.remember(SAMPLES, added_by="demo")
-                bundles = [memory.recall(query, mode=mode, top_k=3) for mode, query in QUERIES]
-        finally:
-            if previous is None:
-                os.environ.pop("EIDETIC_CACHE_DIR", None)
-            else:
-                os.environ["EIDETIC_CACHE_DIR"] = previous
+        settings = args.settings.with_values("demo", cache_dir_override=base / "cache")
+        memory = Memory(plan_stores([base / "memory"]), UsageState(base / "usage.sqlite"), settings=settings)
+        with memory:
+            remembered = memory.remember(SAMPLES, added_by="demo")
+            bundles = [memory.recall(query, mode=mode, top_k=3) for mode, query in QUERIES]
     if args.json:
         emit_json({"remembered": remembered.to_dict(), "recalls": [b.to_dict() for b in bundles]})
         return 0

@@ -10,13 +10,30 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from .. import __version__
 from ..errors import EideticError, env_error, user_error
-from . import audit, demo, explain, index, inspect, lifecycle, mcp, migrate, port, recall, remember, skills, watch
-from .output import report_error
+from ..settings import Settings
+from . import (
+    audit,
+    config,
+    demo,
+    explain,
+    index,
+    inspect,
+    lifecycle,
+    mcp,
+    migrate,
+    port,
+    recall,
+    remember,
+    skills,
+    watch,
+)
+from .output import report_error, warn
 
-VERBS = (remember, recall, lifecycle, inspect, port, audit, index, watch, migrate, explain, demo, mcp, skills)
+VERBS = (remember, recall, lifecycle, inspect, port, audit, index, watch, migrate, config, explain, demo, mcp, skills)
 BACKENDS = ("files", "sqlite", "postgres")  # as stores.base.BACKENDS, without importing it
 
 
@@ -37,7 +54,6 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        default=os.environ.get("EIDETIC_BACKEND", "").strip() or "files",
         help="storage backend: files (default; EIDETIC_BACKEND), sqlite or postgres",
     )
     parser.add_argument(
@@ -68,6 +84,34 @@ def check_backend(name: str) -> None:
         )
 
 
+# flag (argparse dest) -> (setting, how a user spells the flag)
+FLAG_SETTINGS = {
+    "backend": ("backend", "--backend"),
+    "db": ("sqlite_path", "--db"),
+    "dsn": ("pg_dsn", "--dsn"),
+    "scope": ("scope", "--scope"),
+    "visibility": ("visibility", "--visibility"),
+    "mode": ("mode", "--mode"),
+    "top_k": ("top_k", "--top-k"),
+}
+
+
+def configure(args: argparse.Namespace) -> Settings:
+    """The command's settings (config files, environment, then its flags); flags left out take
+    the settings' values, so every verb sees one answer. Config warnings go to stderr."""
+    settings = Settings.load()
+    for dest, (name, flag) in FLAG_SETTINGS.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            settings = settings.with_values(flag, **{name: Path(value).expanduser() if dest == "db" else value})
+    for dest in ("scope", "visibility"):
+        if hasattr(args, dest) and getattr(args, dest) is None:
+            setattr(args, dest, getattr(settings, dest))
+    for message in settings.warnings:
+        warn(message)
+    return settings
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     wants_json = any(a == "--json" or a.startswith("--json=") for a in args_list)
@@ -80,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "verb", None):
             parser.print_help()
             return 0
-        check_backend(getattr(args, "backend", "files"))
+        args.settings = configure(args)
+        check_backend(args.settings.backend)
         return int(args.run(args) or 0)
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)

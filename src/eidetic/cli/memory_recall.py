@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import EideticError, user_error
 from ..ranking import fields
+from ..settings import Settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        return run(build_parser().parse_args(args_list))
+        args = build_parser().parse_args(args_list)
+        args.settings = Settings.load()
+        return run(args)
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except EideticError as exc:
@@ -113,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     existing = [d for d in dirs if d.is_dir()]
     results: list[dict[str, Any]] = []
     if existing:
-        with Memory.open(existing) as memory:
+        with Memory.open(existing, settings=args.settings) as memory:
             found = memory.recall(
                 RecallQuery(
                     " ".join(terms),

@@ -36,7 +36,7 @@ def add_parser(sub, add_common) -> None:
         parser.add_argument(f"--{side}-db", metavar="PATH", help=f"sqlite: the database to copy {side}")
         parser.add_argument(f"--{side}-dsn", metavar="DSN", help=f"postgres: the server to copy {side}")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-    parser.set_defaults(run=run, memory_dir=None, backend="files")
+    parser.set_defaults(run=run, memory_dir=None, backend=None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
             backend=getattr(args, f"{name}_backend"),
             db=getattr(args, f"{name}_db"),
             dsn=getattr(args, f"{name}_dsn"),
+            settings=args.settings,
         )
 
     with side("from") as source, side("to") as target:

@@ -76,13 +76,11 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     from ..importers import detect, import_entries, place, read
-    from ..memory import max_text_bytes
     from ..ranking.access import Access
 
     source = None if args.source == "-" else Path(args.source).expanduser()
     fmt = args.format or detect(source)
     default_scope = Access.of(args.scope, args.visibility).scope
-    limit = max_text_bytes()
     if source is None and (sys.stdin is None or sys.stdin.isatty()):
         raise user_error("nothing to import", "name a file or folder, or pipe NDJSON on stdin")
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes when it can: a bad line is reported, not fatal
@@ -94,7 +92,9 @@ def run_import(args: argparse.Namespace) -> int:
         bar = tqdm(unit="record", desc="importing", file=sys.stderr)
     try:
         with open_memory(args) as memory:
-            report = import_entries(memory, entries, default_scope, limit, bar.update if bar is not None else None)
+            report = import_entries(
+                memory, entries, default_scope, memory.settings.max_text_bytes, bar.update if bar is not None else None
+            )
     finally:
         if bar is not None:
             bar.close()

@@ -59,7 +59,7 @@ def add_option(parser: argparse.ArgumentParser, option) -> None:
         parser.add_argument(
             flag,
             type=convert,
-            default=option.default,
+            default=None if option.name in ("mode", "top_k") else option.default,  # None: the settings'
             metavar=option.metadata["metavar"],
             choices=MODES if option.name == "mode" else None,
             **common,
@@ -69,7 +69,8 @@ def add_option(parser: argparse.ArgumentParser, option) -> None:
 def query_from(args: argparse.Namespace, text: str):  # -> RecallQuery
     from ..query import RecallQuery
 
-    return RecallQuery(text, **{option.name: getattr(args, option.name) for option in query_options()})
+    options = {option.name: getattr(args, option.name) for option in query_options()}
+    return RecallQuery.configured(text, args.settings, **options)
 
 
 def _int(value: str) -> int:

@@ -3,10 +3,12 @@ HTTP endpoint), chosen here; callers never import NumPy or a model unless they n
 
 from __future__ import annotations
 
-import os
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import ENV_ERROR, EideticError
+from ..errors import EideticError
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 
 class Embedder(Protocol):
@@ -17,27 +19,24 @@ class Embedder(Protocol):
         ...
 
 
-def default_embedder() -> tuple[Embedder | None, str | None]:
+def default_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
     """The embedder to use, or (None, why not): the caller degrades to keyword and says so.
     ``EIDETIC_EMBED_URL`` selects a remote OpenAI-compatible model (a malformed one is a reason,
     like an unreachable one: recall warns and ranks by keyword); ``EIDETIC_EMBEDDER=none`` turns
     semantic recall off."""
-    if os.environ.get("EIDETIC_EMBEDDER", "").strip().lower() in ("none", "off", "0"):
+    if settings.semantic_off:
         return None, "EIDETIC_EMBEDDER=none"
-    url = os.environ.get("EIDETIC_EMBED_URL", "").strip()
-    if url:
+    if settings.embed_url:
         from .http import HttpEmbedder
 
         try:
-            return HttpEmbedder(url, os.environ.get("EIDETIC_EMBED_MODEL", "").strip() or None), None
+            return HttpEmbedder.configured(settings), None
         except EideticError as exc:
-            if exc.code != ENV_ERROR:  # a bad EIDETIC_EMBED_TIMEOUT stays an error of the command
-                raise
             return None, exc.message
     try:
         from . import local
 
-        return local.load(), None
+        return local.load(settings.model_dir, settings.cache_dir), None
     except EideticError as exc:
         return None, exc.message
     except ImportError as exc:  # numpy / tokenizers / safetensors missing

@@ -13,16 +13,19 @@ that into a one-line warning and keyword ranking, never a silent fallback.
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import env_error, user_error
+from ..errors import env_error
+from ..settings import BORROWED_KEYS
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 DEFAULT_MODEL = "Qwen/Qwen3-Embedding-0.6B"
-BORROWED_KEYS = ("COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
 BATCH = 64
 _EXAMPLE = "e.g. EIDETIC_EMBED_URL=http://localhost:8001/v1"
 
@@ -45,9 +48,9 @@ def is_loopback(host: str) -> bool:
     return bool(addresses) and all(ipaddress.ip_address(address).is_loopback for address in addresses)
 
 
-def choose_key(url: str, environ: dict[str, str] | None = None) -> tuple[str | None, str | None]:
-    """(key to send, warning): explicit keys go anywhere; borrowed ones only where safe."""
-    env = os.environ if environ is None else environ
+def choose_key(url: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(key to send, warning) from ``EIDETIC_EMBED_API_KEY`` and the borrowed keys in ``env``:
+    explicit keys go anywhere; borrowed ones only where safe."""
     explicit = env.get("EIDETIC_EMBED_API_KEY", "").strip()
     if explicit:
         return explicit, None
@@ -69,13 +72,16 @@ class HttpEmbedder:
 
     dimensions = 0  # known after the first response
 
-    def __init__(self, url: str, model: str | None = None, timeout: float | None = None) -> None:
+    def __init__(
+        self, url: str, model: str | None = None, timeout: float = 10.0, keys: Mapping[str, str] | None = None
+    ) -> None:
+        """``keys``: ``EIDETIC_EMBED_API_KEY`` and the borrowable keys, as ``choose_key`` reads them."""
         self.host = _checked_host(url)
         self.url = url.rstrip("/")
         self.name = model or DEFAULT_MODEL
-        self.timeout = timeout if timeout is not None else _timeout()
+        self.timeout = timeout
         self.direct = is_loopback(self.host)
-        self.key, warning = choose_key(self.url)
+        self.key, warning = choose_key(self.url, keys or {})
         if self.key and not (self.key.isascii() and self.key.isprintable()):  # said, never quoted
             raise env_error(
                 "the API key holds characters an HTTP header cannot carry",
@@ -83,6 +89,12 @@ class HttpEmbedder:
             )
         if warning:
             sys.stderr.write(f"warning: {warning}\n")
+
+    @classmethod
+    def configured(cls, settings: Settings) -> HttpEmbedder:
+        """The endpoint, model, timeout and keys of ``settings``."""
+        keys = {"EIDETIC_EMBED_API_KEY": settings.embed_api_key, **settings.borrowed_keys}
+        return cls(settings.embed_url, settings.embed_model or None, settings.embed_timeout, keys)
 
     def embed(self, texts: list[str]) -> Any:
         import httpx
@@ -143,16 +155,3 @@ def _checked_host(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise env_error("EIDETIC_EMBED_URL is not an http(s) URL with a host", _EXAMPLE)
     return parts.hostname
-
-
-def _timeout() -> float:
-    raw = os.environ.get("EIDETIC_EMBED_TIMEOUT", "").strip()
-    if not raw:
-        return 10.0
-    try:
-        value = float(raw)
-    except ValueError:
-        raise user_error(f"EIDETIC_EMBED_TIMEOUT is not a number: {raw!r}", "seconds, e.g. 10") from None
-    if value <= 0:
-        raise user_error("EIDETIC_EMBED_TIMEOUT must be positive", "seconds, e.g. 10")
-    return value

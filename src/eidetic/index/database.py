@@ -28,6 +28,7 @@ from ..errors import env_error
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
+from ..settings import DEFAULT_ANN_THRESHOLD
 from ..sqlite_db import chunks as _chunks
 from ..timeutil import to_epoch
 from . import schema
@@ -45,9 +46,11 @@ class RecordDatabase(ABC):
     # file's mtime, where there is a file, is joined separately). Each kind sets it.
     LAST_TOUCHED: str
 
-    def __init__(self, path: Path, derived: Path) -> None:
+    def __init__(self, path: Path, derived: Path, ann_threshold: int = DEFAULT_ANN_THRESHOLD) -> None:
+        """``ann_threshold``: rows from which a vector partition gets an HNSW graph (0: never)."""
         self.path = path
         self.derived = derived
+        self.ann_threshold = ann_threshold
         self._conn: sqlite3.Connection | None = None
         self.meta_filter: Filters | None = None  # what ``eidetic_meta`` checks: set by each search
         self.text = TextIndexes(derived.with_suffix(".tantivy"))

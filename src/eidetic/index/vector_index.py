@@ -9,7 +9,7 @@ Deleted records keep their rows until a compaction writes a new generation: the 
 admits candidates in SQL anyway (scope, lifecycle, filters), and a vanished doc is simply
 not admitted.
 
-Search is exact (one matrix-vector product) up to ``ann_threshold()`` rows. Above it an HNSW
+Search is exact (one matrix-vector product) up to ``ann_threshold`` rows (``EIDETIC_ANN_THRESHOLD``). Above it an HNSW
 graph (``usearch``, 8-bit, memory-mapped) proposes candidates over the rows it covers, which
 are then re-scored exactly in float32; rows appended since the graph was built are scored
 exactly. Measured recall@10 against exact search is in ``docs/benchmarks.md``. Why usearch: a
@@ -24,6 +24,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from ..settings import DEFAULT_ANN_THRESHOLD
 
 STATE = "state.json"
 ANN_CONNECTIVITY = 16
@@ -40,17 +42,13 @@ def _empty(gen: int) -> dict[str, Any]:
     return {"gen": gen, "rows": 0, "dim": 0, "last_doc": 0, "ann_rows": 0}
 
 
-def ann_threshold() -> int:
-    """Rows from which a partition gets an HNSW graph (``EIDETIC_ANN_THRESHOLD``; 0: never)."""
-    try:
-        return int(os.environ.get("EIDETIC_ANN_THRESHOLD", "20000"))
-    except ValueError:
-        return 20000
-
-
 class VectorIndex:
-    def __init__(self, folder: Path, model: str = "", partition: str = "") -> None:
+    def __init__(
+        self, folder: Path, model: str = "", partition: str = "", ann_threshold: int = DEFAULT_ANN_THRESHOLD
+    ) -> None:
+        """``ann_threshold``: rows from which the partition gets an HNSW graph (0: never)."""
         self.folder = folder
+        self.ann_threshold = ann_threshold
         self.labels = {"model": model, "partition": partition}  # kept in the state, for status
         self._state: dict[str, Any] | None = None
         self._stamp: tuple[int, int] | None = None
@@ -162,7 +160,7 @@ class VectorIndex:
         """True when the rows have outgrown exact search and the graph is missing, or the rows
         appended since it was built (searched exactly meanwhile) exceed a tenth of it or 20,000."""
         state = self.state()
-        threshold = ann_threshold()
+        threshold = self.ann_threshold
         if threshold <= 0 or state["rows"] < threshold:
             return False
         return not state["ann_rows"] or state["rows"] - state["ann_rows"] >= max(
@@ -278,7 +276,7 @@ class VectorIndex:
         if not rows:
             return
         matrix, docs = self.matrix(), self.docs()
-        graph = bool(state["ann_rows"]) and ann_threshold() > 0  # EIDETIC_ANN_THRESHOLD=0: exact, always
+        graph = bool(state["ann_rows"]) and self.ann_threshold > 0  # EIDETIC_ANN_THRESHOLD=0: exact, always
         if graph:
             ann = self._graph(state)
             offered: set[int] = set()

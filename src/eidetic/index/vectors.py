@@ -44,7 +44,7 @@ class VectorIndexes:
                     / hashlib.sha256(model.encode()).hexdigest()[:16]
                     / hashlib.sha256(key.encode()).hexdigest()[:16]
                 )
-                index = self._open[(model, key)] = VectorIndex(folder, model, key)
+                index = self._open[(model, key)] = VectorIndex(folder, model, key, self.db.ann_threshold)
             found.append(index)
         return found
 

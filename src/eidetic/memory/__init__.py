@@ -15,20 +15,19 @@ shadowing) -> atomic writes -> index update -> vectors.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from json import JSONDecodeError
 
 from ..embed.cache import VectorCache
 from ..errors import user_error
-from ..locations import StorePlan, cache_dir, plan_stores, usage_db_path
+from ..locations import StorePlan, plan_stores
 from ..query import RecallQuery
 from ..ranking import fields
 from ..ranking.access import Access
-from ..records import Record, load_json
+from ..records import Record
+from ..settings import Settings
 from ..results import DoctorReport, RecallResult, RememberResult, StoreOverview, SweepReport
 from ..stores.base import BACKENDS, RecordStore
 from ..timeutil import now_utc
@@ -38,9 +37,9 @@ from .curation import Curation
 from .embedding import Embedding
 from .recall import Recall
 from .stores import StoreSet
-from .writes import Writes, labelled, max_text_bytes, validate
+from .writes import NdjsonLines, Writes, labelled, ndjson_items, validate
 
-__all__ = ["Memory", "max_text_bytes"]
+__all__ = ["Memory"]
 Usage = tuple[float, "str | None"]
 
 
@@ -60,20 +59,25 @@ class Memory:
         *,
         backend: str = "files",
         location: str | Path | None = None,
+        settings: Settings | None = None,
     ) -> None:
         """``plan`` names the folders of the ``files`` backend; ``location`` is the database
-        file (``sqlite``) or the DSN (``postgres``) of the others, which are one store each."""
+        file (``sqlite``) or the DSN (``postgres``) of the others, which are one store each.
+        ``settings`` default to the environment's (:meth:`Settings.load`)."""
         if backend not in BACKENDS:
             raise user_error(
                 f"unknown backend {backend!r}",
                 "available backends: " + ", ".join(BACKENDS) + " (mongo and neo4j are not provided)",
             )
+        self.settings = settings if settings is not None else Settings.load()
         self.backend = backend
-        self.plan = plan if plan is not None or backend != "files" else plan_stores()
+        if plan is None and backend == "files":
+            plan = plan_stores(data_dir=self.settings.data_dir)
+        self.plan = plan
         self.location = location
-        self.usage = usage or UsageState(usage_db_path())
-        self._stores = StoreSet(backend, self.plan, location, self.usage)
-        self._embedding = Embedding(VectorCache(cache_dir() / "vectors.sqlite"))
+        self.usage = usage or UsageState(self.settings.state_dir / "usage.sqlite")
+        self._stores = StoreSet(backend, self.plan, location, self.usage, self.settings)
+        self._embedding = Embedding(VectorCache(self.settings.cache_dir / "vectors.sqlite"), self.settings)
         self._recall = Recall(self._stores, self._embedding)
         self._writes = Writes(self._stores, self._embedding)
         self._curation = Curation(self._stores, self._writes)
@@ -87,32 +91,35 @@ class Memory:
         backend: str | None = None,
         db: str | Path | None = None,
         dsn: str | None = None,
+        settings: Settings | None = None,
     ) -> "Memory":
-        """The caller's stores. ``backend`` defaults to ``EIDETIC_BACKEND``, else ``files``:
-        the repository and home folders (or ``memory_dirs``); for ``sqlite``, the database
-        ``db`` (default ``EIDETIC_SQLITE_PATH``, else ``~/.eidetic/memory.sqlite``); for
+        """The caller's stores. ``backend`` defaults to the settings' (``EIDETIC_BACKEND``, else
+        ``files``): the repository and home folders (or ``memory_dirs``); for ``sqlite``, the
+        database ``db`` (default ``EIDETIC_SQLITE_PATH``, else ``~/.eidetic/memory.sqlite``); for
         ``postgres``, the server at ``dsn`` (default ``EIDETIC_PG_DSN``)."""
-        backend = backend or os.environ.get("EIDETIC_BACKEND", "").strip() or "files"
+        settings = settings if settings is not None else Settings.load()
+        backend = backend or settings.backend
         if backend == "files":
-            return cls(plan_stores(memory_dirs, cwd))
+            return cls(plan_stores(memory_dirs, cwd, settings.data_dir), settings=settings)
         if memory_dirs:
             raise user_error(
                 f"--memory-dir names folders of the files backend, not of {backend}",
                 "use --db for sqlite, --dsn for postgres" if backend in BACKENDS else "",
             )
         if backend == "sqlite":
-            from ..stores.sqlite import default_database
-
-            return cls(backend=backend, location=Path(db).expanduser() if db else default_database())
+            database = (
+                Path(db).expanduser() if db else settings.sqlite_path or Path.home() / ".eidetic" / "memory.sqlite"
+            )
+            return cls(backend=backend, location=database, settings=settings)
         if backend == "postgres":
-            dsn = dsn or os.environ.get("EIDETIC_PG_DSN", "").strip()
+            dsn = dsn or settings.pg_dsn
             if not dsn:
                 raise user_error(
                     "the postgres backend needs a server address",
                     "set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
                 )
-            return cls(backend=backend, location=dsn)
-        return cls(backend=backend)  # raises: unknown backend
+            return cls(backend=backend, location=dsn, settings=settings)
+        return cls(backend=backend, settings=settings)  # raises: unknown backend
 
     def close(self) -> None:
         self._embedding.close()
@@ -134,6 +141,11 @@ class Memory:
     def progress(self, callback: Any) -> None:
         self._embedding.progress = callback
 
+    def access(self, scope: str | None = None, visibility: str | None = None, **flags: bool) -> Access:
+        """The caller's access: the scope and visibility given, else the settings' (a config
+        file, ``EIDETIC_SCOPE``), else the default scope, public."""
+        return Access.of(scope or self.settings.scope, visibility or self.settings.visibility, **flags)
+
     def stores(self) -> list[RecordStore]:
         """The read stores, in precedence order (an id in an earlier store hides later copies)."""
         return self._stores.all()
@@ -142,7 +154,7 @@ class Memory:
 
     def remember(
         self,
-        records: Iterable[Any],
+        records: Iterable[Any] | NdjsonLines,
         *,
         scope: str | None = None,
         visibility: str | None = None,
@@ -152,39 +164,19 @@ class Memory:
         writer: Access | None = None,
     ) -> RememberResult:
         """Validate every record (dicts in the JSON record format, or :class:`Record` objects),
-        then upsert them all; nothing is written if any is invalid. ``embed``: compute the new
-        texts' vectors now (else at the first recall that needs them). ``writer`` confines the
-        batch to scopes it may read (an MCP session)."""
-        batch = validate(labelled(records), scope, visibility, added_by, writer)
+        then upsert them all; nothing is written if any is invalid. ``scope``/``visibility``:
+        of records that name none (default: the settings'). ``embed``: compute the new texts'
+        vectors now (else at the first recall that needs them). ``writer`` confines the batch to
+        scopes it may read (an MCP session)."""
+        items = records.lines if isinstance(records, NdjsonLines) else labelled(records)
+        scope, visibility = scope or self.settings.scope, visibility or self.settings.visibility
+        batch = validate(items, scope, visibility, added_by, writer, self.settings.max_text_bytes)
         return self._writes.remember(batch, now or now_utc(), embed)
 
-    def remember_ndjson(
-        self,
-        lines: Iterable[str],
-        *,
-        scope: str | None = None,
-        visibility: str | None = None,
-        added_by: str | None = None,
-        now: datetime | None = None,
-        embed: bool = True,
-        writer: Access | None = None,
-    ) -> RememberResult:
-        """NDJSON input: every line is parsed and validated before anything is written."""
-
-        def parsed() -> Iterator[tuple[str, Any]]:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    yield f"line {number}", load_json(line)
-                except JSONDecodeError as exc:
-                    raise user_error(
-                        f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
-                        "each line must be one JSON object; nothing was written",
-                    ) from None
-
-        batch = validate(parsed(), scope, visibility, added_by, writer)
-        return self._writes.remember(batch, now or now_utc(), embed)
+    def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
+        """NDJSON input, with ``remember``'s options: every line is parsed and validated before
+        anything is written."""
+        return self.remember(NdjsonLines(ndjson_items(lines)), **options)
 
     def restore(self, items: Iterable[tuple[Record, Usage | None]]) -> dict[str, int]:
         """Write records exactly as given (lifecycle, dates) with their usage: how ``migrate``
@@ -200,29 +192,29 @@ class Memory:
             query = RecallQuery(query, **options)
         elif options:
             raise TypeError("give options in the RecallQuery, not beside it")
-        return self._recall.run(query)
+        return self._recall.run(query.with_access_defaults(self.settings))
 
     # -- one record, lifecycle -------------------------------------------------------------
 
     def get(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> Record:
         """One record by id, if the caller's scope may see it (any lifecycle state); a missing
         and an out-of-scope id give the same error."""
-        return self._curation.visible(rid, Access.of(scope, visibility))[1].record
+        return self._curation.visible(rid, self.access(scope, visibility))[1].record
 
     def set_lifecycle(
         self, rid: str, state: str, *, scope: str | None = None, visibility: str | None = None
     ) -> dict[str, Any]:
         """Archive (``forget``) or restore one record; undoable, nothing is deleted."""
-        return self._curation.set_lifecycle(rid, state, Access.of(scope, visibility))
+        return self._curation.set_lifecycle(rid, state, self.access(scope, visibility))
 
     def purge(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> dict[str, Any]:
         """Remove a record's file, index entries and usage for good."""
-        return self._curation.purge(rid, Access.of(scope, visibility))
+        return self._curation.purge(rid, self.access(scope, visibility))
 
     def sweep(self, access: Access | None = None, *, dry_run: bool = False, now: datetime | None = None) -> SweepReport:
         """Apply the lifecycle rules to every record; report what ``access`` (default: the
         default scope, public) may see."""
-        return self._curation.sweep(access or Access(), dry_run, now)
+        return self._curation.sweep(access or self.access(), dry_run, now)
 
     # -- everything at once ----------------------------------------------------------------
 
@@ -255,7 +247,7 @@ class Memory:
 
     def doctor(self, access: Access | None = None) -> DoctorReport:
         """Health checks, naming only what ``access`` may see."""
-        return health.doctor(self._stores, health.every_state(access or Access()))
+        return health.doctor(self._stores, health.every_state(access or self.access()))
 
     def audit(
         self,
@@ -270,7 +262,7 @@ class Memory:
 
     def index_status(self, access: Access | None = None) -> list[dict[str, Any]]:
         """Each store's index state, as ``access`` may see it."""
-        return health.index_status(self._stores, health.every_state(access or Access()))
+        return health.index_status(self._stores, health.every_state(access or self.access()))
 
     def refresh_index(self) -> None:
         """Stat every file of every store now and index what changed."""

@@ -8,10 +8,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any, cast
 
-from ..embed import Embedder
+from ..embed import Embedder, default_embedder
 from ..embed.cache import VectorCache
 from ..errors import ENV_ERROR, EideticError
 from ..records import text_hash
+from ..settings import Settings
 from ..stores.base import RecordStore
 
 EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little lost if interrupted
@@ -20,8 +21,9 @@ EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little 
 class Embedding:
     """Computes each distinct text's vector once per model and keeps it (``embed.cache``)."""
 
-    def __init__(self, cache: VectorCache) -> None:
+    def __init__(self, cache: VectorCache, settings: Settings) -> None:
         self.cache = cache
+        self.settings = settings
         self.progress: Callable[[int, int], None] | None = None  # (done, total) of a long run
         self._executor: ThreadPoolExecutor | None = None
 
@@ -30,6 +32,10 @@ class Embedding:
             self._executor.shutdown(wait=True)
             self._executor = None
         self.cache.close()
+
+    def embedder(self) -> tuple[Embedder | None, str | None]:
+        """The configured embedder, or (None, why not): callers degrade to keyword and say so."""
+        return default_embedder(self.settings)
 
     def background(self) -> ThreadPoolExecutor:
         """One thread: the model's matrix products release the GIL, so a query embeds there while

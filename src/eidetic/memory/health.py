@@ -72,7 +72,7 @@ def index_status(stores: StoreSet, access: Access) -> list[dict[str, Any]]:
 def overview(stores: StoreSet, access: Access) -> list[StoreOverview]:
     """Per store: what the caller may see by scope and lifecycle, contributors, link
     connections, index and embedder state."""
-    embedder, why = default_embedder()
+    embedder, why = default_embedder(stores.settings)
     embedder_status = (
         {"model": embedder.name, "online": True}
         if embedder is not None
@@ -143,7 +143,7 @@ def doctor(stores: StoreSet, access: Access) -> DoctorReport:
     checks: list[Check] = []
     for store in stores.all():
         checks += _store_checks(store, access)
-    embedder, why = default_embedder()
+    embedder, why = default_embedder(stores.settings)
     if embedder is not None:
         try:
             embedder.embed(["eidetic doctor"])  # reachable and answering, not just configured

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..embed import Embedder, default_embedder
+from ..embed import Embedder
 from ..errors import ENV_ERROR, EideticError
 from ..query import RecallQuery
 from ..ranking import fields, freshness, fusion, traverse
@@ -66,7 +66,7 @@ class Recall:
         result = RecallResult(query.text, query.mode, [])
         engine = self.ENGINES[query.mode]
         if engine == "semantic":
-            run.embedder, why = default_embedder()
+            run.embedder, why = self.embedding.embedder()
             if run.embedder is None:
                 result.warnings.append(f"semantic recall unavailable ({why}); {query.mode} ranks by keyword only")
                 engine = "lexical"

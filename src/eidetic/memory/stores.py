@@ -13,6 +13,7 @@ from pathlib import Path
 from ..locations import StorePlan
 from ..ranking.access import Access
 from ..records import Record, Scope
+from ..settings import Settings
 from ..stores.base import IndexedRecord, RecordStore
 from ..usage import UsageState
 
@@ -22,7 +23,10 @@ Located = dict[str, tuple[RecordStore, IndexedRecord]]
 class StoreSet:
     """The stores of one backend: the folders of a ``files`` plan, or the one database or server."""
 
-    def __init__(self, backend: str, plan: StorePlan | None, location: str | Path | None, usage: UsageState) -> None:
+    def __init__(
+        self, backend: str, plan: StorePlan | None, location: str | Path | None, usage: UsageState, settings: Settings
+    ) -> None:
+        self.settings = settings
         self.backend = backend
         self.plan = plan
         self.location = location
@@ -41,11 +45,11 @@ class StoreSet:
             if where is not None:
                 from ..stores.markdown import MarkdownStore
 
-                store = MarkdownStore(where, self.usage)
+                store = MarkdownStore(where, self.usage, self.settings)
             elif self.backend == "sqlite":
                 from ..stores.sqlite import SqliteStore
 
-                store = SqliteStore(Path(str(self.location)), self.usage)
+                store = SqliteStore(Path(str(self.location)), self.usage, self.settings)
             else:
                 from ..stores.postgres import PostgresStore
 

@@ -7,18 +7,19 @@ guard are one step for concurrent writers (``_locked``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import datetime
+from json import JSONDecodeError
 from typing import Any
 
 from .. import lifecycle
-from ..embed import default_embedder
 from ..errors import EideticError, user_error
 from ..locations import culture_nick
 from ..ranking.access import Access
-from ..records import DEFAULT_MAX_TEXT_BYTES, Record, Scope, record_from_input
+from ..records import Record, Scope, load_json, record_from_input
+from ..settings import DEFAULT_MAX_TEXT_BYTES
 from ..results import RememberResult
 from ..stores.base import IndexedRecord, RecordStore
 from ..timeutil import format_ts
@@ -30,33 +31,18 @@ Final = dict[str, tuple[RecordStore, "IndexedRecord | None", Record]]  # id -> (
 Usage = tuple[float, "str | None"]
 
 
-def max_text_bytes() -> int:
-    raw = os.environ.get("EIDETIC_MAX_TEXT_BYTES", "").strip()
-    if not raw:
-        return DEFAULT_MAX_TEXT_BYTES
-    try:
-        value = int(raw)
-    except ValueError:
-        raise user_error(
-            f"EIDETIC_MAX_TEXT_BYTES is not a number: {raw!r}", "set it to a size in bytes, e.g. 65536"
-        ) from None
-    if value < 1:
-        raise user_error("EIDETIC_MAX_TEXT_BYTES must be positive", "e.g. 65536")
-    return value
-
-
 def validate(
     items: Iterable[tuple[str, Any]],
     scope: str | None,
     visibility: str | None,
     added_by: str | None,
     writer: Access | None = None,
+    limit: int = DEFAULT_MAX_TEXT_BYTES,
 ) -> Batch:
     """Every (label, raw record) checked before anything is written; an error names its label.
-    ``writer`` confines the batch to scopes it may read."""
+    ``writer`` confines the batch to scopes it may read; ``limit`` is the largest text in bytes."""
     default_scope = Access.of(scope, visibility).scope
     nick = added_by if added_by is not None else culture_nick()
-    limit = max_text_bytes()
     batch: Batch = []
     for label, raw in items:
         try:
@@ -133,7 +119,7 @@ class Writes:
     def _embed(self, result: RememberResult, batch: Batch) -> None:
         """Vectors of the texts just remembered; the records are already safe, so a failing
         embedder only defers this to the first recall that needs them."""
-        embedder, _ = default_embedder()
+        embedder, _ = self.embedding.embedder()
         if embedder is None:
             return
         remembered = set(result.ids)
@@ -225,6 +211,27 @@ class Writes:
             if old.scope != record.scope or old.lifecycle != "active" or lifecycle.protected(old):
                 continue
             final[old_id] = (old_store, old_item, old.with_changes(lifecycle="shadowed"))
+
+
+@dataclass(frozen=True)
+class NdjsonLines:
+    """Records already labelled by their line (``ndjson_items``)."""
+
+    lines: Iterator[tuple[str, Any]]
+
+
+def ndjson_items(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """(``line N``, parsed object) of each non-blank line; a line that is no JSON is a user error."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"line {number}", load_json(line)
+        except JSONDecodeError as exc:
+            raise user_error(
+                f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})",
+                "each line must be one JSON object; nothing was written",
+            ) from None
 
 
 def labelled(records: Iterable[Any]) -> Iterator[tuple[str, Any]]:

@@ -6,8 +6,8 @@ The index keeps each file's stat (``files``) and each folder's mtime (``dirs``):
   vim and most tools save), and only changed folders are listed and stat-checked again.
   eidetic writes into 256 hash folders, so that is ~400 files at 100k;
 - a file edited in place changes only its own mtime. Each sync also stat-checks a slice of
-  ``VERIFY_FILES`` files, round robin by path: a store that small is checked
-  completely on every recall, a larger one within (files / VERIFY_FILES) recalls, at a bounded
+  ``EIDETIC_VERIFY_FILES`` files, round robin by path: a store that small is checked
+  completely on every recall, a larger one within (files / that many) recalls, at a bounded
   cost per recall. ``eidetic index --refresh`` checks everything at once;
 - timestamps have coarse granularity (a clock tick, up to 10 ms on Linux; whole seconds on
   some file systems), so a file or folder recorded within ``RACY_NS`` of its mtime could still
@@ -17,7 +17,6 @@ The index keeps each file's stat (``files``) and each folder's mtime (``dirs``):
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -26,7 +25,6 @@ from .folder import FileStat, RecordFolder
 
 RACY_NS = 50_000_000  # 5x the coarsest Linux clock tick
 RACY_NS_COARSE = 2_100_000_000  # file systems that keep whole seconds (FAT, old HFS+)
-VERIFY_FILES = int(os.environ.get("EIDETIC_VERIFY_FILES", "500") or 500)  # per sync, round robin
 
 Listings = dict[str, tuple[int, dict[str, FileStat]]]  # folder -> (its mtime, its record files)
 
@@ -59,9 +57,10 @@ class Changes:
         return bool(self.changed or self.drop or self.gone)
 
 
-def find_changes(conn: sqlite3.Connection, folder: RecordFolder, full: bool) -> Changes | None:
+def find_changes(conn: sqlite3.Connection, folder: RecordFolder, full: bool, verify_files: int) -> Changes | None:
     """What differs between the folder and the index: folders to relist, files to (re)read or
-    drop; None when nothing does. ``full`` lists and stats everything."""
+    drop; None when nothing does. ``full`` lists and stats everything; otherwise the next
+    ``verify_files`` files are stat-checked (``verification_slice``)."""
     known_dirs = {p: (m, r, n) for p, m, r, n in conn.execute("SELECT path, mtime_ns, racy, nfiles FROM dirs")}
     now_ns = time.time_ns()
     everything = full or not known_dirs
@@ -75,7 +74,7 @@ def find_changes(conn: sqlite3.Connection, folder: RecordFolder, full: bool) -> 
     for rel_dir in changes.gone:
         changes.drop.extend(p for (p,) in conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
     if not everything:  # files edited in place change no folder: check a slice
-        _check_slice(conn, folder, listings, changes)
+        _check_slice(conn, folder, listings, changes, verify_files)
     _recheck_racy(conn, folder, listings, changes)
     if not (changes.read or changes.drop or changes.dirs or changes.gone):
         return None
@@ -134,9 +133,11 @@ def _compare(
         changes.drop.extend(indexed)
 
 
-def _check_slice(conn: sqlite3.Connection, folder: RecordFolder, listings: Listings, changes: Changes) -> None:
+def _check_slice(
+    conn: sqlite3.Connection, folder: RecordFolder, listings: Listings, changes: Changes, verify_files: int
+) -> None:
     """Stat this sync's verification slice (files in folders just listed are checked already)."""
-    for rel, mtime_ns, size, ino in verification_slice(conn):
+    for rel, mtime_ns, size, ino in verification_slice(conn, verify_files):
         if folder_of(rel) in listings:
             continue
         st = folder.stat_file(rel)
@@ -158,18 +159,18 @@ def _recheck_racy(conn: sqlite3.Connection, folder: RecordFolder, listings: List
                 changes.read.append((rel, st))
 
 
-def verification_slice(conn: sqlite3.Connection) -> list[tuple[str, int, int, int]]:
-    """The next ``VERIFY_FILES`` indexed files, round robin by path, to stat on this sync
-    (with their recorded mtime, size and inode): a store that small is fully checked every
-    time, a larger one within files / VERIFY_FILES syncs, whatever its folder layout."""
-    if VERIFY_FILES <= 0:  # 0: rely on folder mtimes (and a watcher) alone
+def verification_slice(conn: sqlite3.Connection, count: int) -> list[tuple[str, int, int, int]]:
+    """The next ``count`` indexed files (``EIDETIC_VERIFY_FILES``), round robin by path, to stat
+    on this sync (with their recorded mtime, size and inode): a store that small is fully
+    checked every time, a larger one within files / count syncs, whatever its folder layout."""
+    if count <= 0:  # 0: rely on folder mtimes (and a watcher) alone
         return []
     row = conn.execute("SELECT value FROM meta WHERE key=?", ("verify_cursor",)).fetchone()
     cursor = (row[0] if row else None) or ""
     query = "SELECT path, mtime_ns, size, ino FROM files WHERE path {} ? ORDER BY path LIMIT ?"
-    rows = conn.execute(query.format(">"), (cursor, VERIFY_FILES)).fetchall()
-    if len(rows) < VERIFY_FILES:  # wrap around
-        rows += conn.execute(query.format("<="), (cursor, VERIFY_FILES - len(rows))).fetchall()
+    rows = conn.execute(query.format(">"), (cursor, count)).fetchall()
+    if len(rows) < count:  # wrap around
+        rows += conn.execute(query.format("<="), (cursor, count - len(rows))).fetchall()
     if rows:
         try:  # best effort: never wait behind a writer just to move the cursor
             conn.execute("PRAGMA busy_timeout=0")

@@ -24,6 +24,7 @@ from ..errors import env_error
 from ..index import schema
 from ..index.database import RecordDatabase
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
+from ..settings import DEFAULT_ANN_THRESHOLD, DEFAULT_VERIFY_FILES
 from ..sqlite_db import chunks as _chunks
 from .folder import FileStat, RecordFolder
 from .folder_changes import Changes, find_changes, folder_of, is_racy
@@ -48,10 +49,21 @@ class FolderIndex(RecordDatabase):
     # The file's mtime (joined from ``files``) counts as a write too: ``ranking.fields``.
     LAST_TOUCHED = "d.updated"
 
-    def __init__(self, folder: RecordFolder, path: Path, default_scope: Scope = DEFAULT_SCOPE) -> None:
-        super().__init__(path, path)
+    def __init__(
+        self,
+        folder: RecordFolder,
+        path: Path,
+        default_scope: Scope = DEFAULT_SCOPE,
+        *,
+        verify_files: int = DEFAULT_VERIFY_FILES,
+        ann_threshold: int = DEFAULT_ANN_THRESHOLD,
+    ) -> None:
+        """``verify_files``: files stat-checked per sync (``stores.folder_changes``);
+        ``ann_threshold``: as ``RecordDatabase``."""
+        super().__init__(path, path, ann_threshold)
         self.folder = folder
         self.default_scope = default_scope  # of files that name none
+        self.verify_files = verify_files
 
     # -- opening -------------------------------------------------------------------------
 
@@ -154,13 +166,17 @@ class FolderIndex(RecordDatabase):
                 self._write(lambda: self._forget_all(report))
             return report
         generation = self.meta("generation")
-        changes = find_changes(self.conn, self.folder, full)
+        changes = find_changes(self.conn, self.folder, full, self.verify_files)
         if changes is None:
             return report
 
         def apply() -> None:
             # Another process may have synced between our look and our write lock: look again.
-            current = changes if self.meta("generation") == generation else find_changes(self.conn, self.folder, full)
+            current = (
+                changes
+                if self.meta("generation") == generation
+                else find_changes(self.conn, self.folder, full, self.verify_files)
+            )
             if current is not None:
                 self._apply(current, report)
 
@@ -354,7 +370,7 @@ class FolderIndex(RecordDatabase):
         """Counts, problems and whether the index matches the files (``verify``: stat every
         file to tell; a caller that has just run a full sync already knows)."""
         if self.folder.exists():
-            changes = find_changes(self.conn, self.folder, True) if verify else None
+            changes = find_changes(self.conn, self.folder, True, self.verify_files) if verify else None
             stale = changes is not None and changes.stale
         else:
             stale = self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None

@@ -18,6 +18,7 @@ from ..locations import index_path_for, store_key
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, record_path
+from ..settings import Settings
 from ..usage import UsageState
 from .base import FieldsRow, IndexedRecord, RecordStore
 from .folder import RecordFolder
@@ -31,10 +32,16 @@ class MarkdownStore(IndexedStore):
     backend = "files"
     index: FolderIndex
 
-    def __init__(self, root: Path, usage: UsageState) -> None:
+    def __init__(self, root: Path, usage: UsageState, settings: Settings) -> None:
         self.root = root
         self.folder = RecordFolder(root)
-        super().__init__(FolderIndex(self.folder, index_path_for(root)), store_key(root), str(root), usage)
+        index = FolderIndex(
+            self.folder,
+            index_path_for(root, settings.cache_dir),
+            verify_files=settings.verify_files,
+            ann_threshold=settings.ann_threshold,
+        )
+        super().__init__(index, store_key(root), str(root), usage)
 
     def exists(self) -> bool:
         return self.folder.exists()

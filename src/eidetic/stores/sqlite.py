@@ -13,15 +13,16 @@ database replaced by another file, or restored from a backup, makes it start ove
 from __future__ import annotations
 
 import hashlib
-import os
+
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..index.store_database import StoreDatabase
-from ..locations import cache_dir, store_key
+from ..locations import store_key
 from ..records import Record
+from ..settings import Settings
 from ..usage import UsageState
 from .base import IndexedRecord
 from .indexed import IndexedStore
@@ -29,17 +30,11 @@ from .indexed import IndexedStore
 LOCK_TIMEOUT_SECONDS = 60.0
 
 
-def default_database() -> Path:
-    """``EIDETIC_SQLITE_PATH``, else ``$HOME/.eidetic/memory.sqlite``."""
-    value = os.environ.get("EIDETIC_SQLITE_PATH", "").strip()
-    return Path(value).expanduser() if value else Path.home() / ".eidetic" / "memory.sqlite"
-
-
-def derived_path_for(database: Path) -> Path:
+def derived_path_for(database: Path, cache: Path) -> Path:
     """Where the database's derived indexes live: the cache folder, one name per database."""
     digest = hashlib.sha256(store_key(database).encode("utf-8")).hexdigest()[:16]
     safe = "".join(ch if ch.isalnum() else "-" for ch in database.stem)[:40] or "db"
-    return cache_dir() / "sqlite" / f"{safe}-{digest}"
+    return cache / "sqlite" / f"{safe}-{digest}"
 
 
 class SqliteStore(IndexedStore):
@@ -48,10 +43,11 @@ class SqliteStore(IndexedStore):
     backend = "sqlite"
     index: StoreDatabase
 
-    def __init__(self, database: Path, usage: UsageState) -> None:
+    def __init__(self, database: Path, usage: UsageState, settings: Settings) -> None:
         self.database = database.expanduser().absolute()
-        derived = derived_path_for(self.database)
-        super().__init__(StoreDatabase(self.database, derived), store_key(self.database), str(self.database), usage)
+        derived = derived_path_for(self.database, settings.cache_dir)
+        index = StoreDatabase(self.database, derived, settings.ann_threshold)
+        super().__init__(index, store_key(self.database), str(self.database), usage)
 
     def exists(self) -> bool:
         return self.database.is_file()

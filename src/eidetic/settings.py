@@ -1,0 +1,255 @@
+"""Every setting eidetic reads, read once into one typed, frozen :class:`Settings`.
+
+Later sources win: built-in defaults, then the ``EIDETIC_*`` environment variables (the
+command line's flags are applied on top by the CLI, through :meth:`Settings.with_flags`).
+Nothing here runs at import time and nothing else reads the environment: ``Settings.load()``
+is called once per command (or per ``Memory.open``) and the object is handed down.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .errors import user_error
+
+DEFAULT_MAX_TEXT_BYTES = 64 * 1024
+DEFAULT_ANN_THRESHOLD = 20_000
+DEFAULT_VERIFY_FILES = 500
+DEFAULT_EMBED_TIMEOUT = 10.0
+BORROWED_KEYS = ("COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")  # keys the HTTP embedder may borrow
+
+
+def _text(raw: str, name: str) -> str:
+    return raw
+
+
+def _path(raw: str, name: str) -> Path:
+    return Path(raw).expanduser()
+
+
+def _whole(minimum: int) -> Callable[[str, str], int]:
+    def parse(raw: str, name: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise user_error(f"{name} is not a whole number: {raw!r}", f"set it to a number >= {minimum}") from None
+        if value < minimum:
+            raise user_error(f"{name} must be at least {minimum}", f"set it to a number >= {minimum}")
+        return value
+
+    return parse
+
+
+def _seconds(raw: str, name: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise user_error(f"{name} is not a number: {raw!r}", "seconds, e.g. 10") from None
+    if not value > 0:
+        raise user_error(f"{name} must be positive", "seconds, e.g. 10")
+    return value
+
+
+def _choice(*allowed: str) -> Callable[[str, str], str]:
+    def parse(raw: str, name: str) -> str:
+        if raw not in allowed:
+            raise user_error(f"{name} is {raw!r}", "one of: " + ", ".join(allowed))
+        return raw
+
+    return parse
+
+
+MODES = ("exact", "keyword", "approximate", "hybrid", "fields")  # as eidetic.query.MODES
+
+
+def _setting(
+    default: Any,
+    env: str,
+    parse: Callable[[str, str], Any],
+    help: str,
+    *,
+    key: str | None = None,
+    repo: bool = False,
+    shown: str = "",
+) -> Any:
+    """A setting: its variable, how a raw value becomes a typed one, its key in a config file
+    (None: environment only, e.g. a secret), whether a repository's config may set it, and
+    what an unset value means (``shown`` by ``eidetic config``)."""
+    metadata = {
+        "env": env,
+        "parse": parse,
+        "help": help,
+        "key": key,
+        "repo": repo,
+        "path": parse is _path,
+        "shown": shown,
+    }
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one command runs with; ``origins`` says where each value that is no default came from."""
+
+    scope: str | None = _setting(
+        None, "EIDETIC_SCOPE", _text, "the scope you read and write as", key="scope", repo=True, shown="default"
+    )
+    visibility: str | None = _setting(
+        None,
+        "EIDETIC_VISIBILITY",
+        _choice("public", "private"),
+        "public (default) or private: new records' visibility, and whether you see your private ones",
+        key="visibility",
+        repo=True,
+        shown="public",
+    )
+    mode: str | None = _setting(
+        None, "EIDETIC_MODE", _choice(*MODES), "recall's default mode", key="mode", repo=True, shown="hybrid"
+    )
+    top_k: int | None = _setting(
+        None, "EIDETIC_TOP_K", _whole(1), "recall's default number of hits", key="top-k", repo=True, shown="5"
+    )
+    backend: str = _setting("files", "EIDETIC_BACKEND", _text, "files, sqlite or postgres", key="backend")
+    data_dir: Path | None = _setting(
+        None,
+        "EIDETIC_DATA_DIR",
+        _path,
+        "files backend: one folder for every record",
+        key="memory-dir",
+        shown="(the repository's store and ~/.eidetic/memory)",
+    )
+    sqlite_path: Path | None = _setting(
+        None, "EIDETIC_SQLITE_PATH", _path, "sqlite backend: the database", key="db", shown="~/.eidetic/memory.sqlite"
+    )
+    pg_dsn: str = _setting("", "EIDETIC_PG_DSN", _text, "postgres backend: the server", key="dsn")
+    cache_dir_override: Path | None = _setting(
+        None,
+        "EIDETIC_CACHE_DIR",
+        _path,
+        "derived indexes, vectors, the prepared model",
+        key="cache-dir",
+    )
+    state_dir_override: Path | None = _setting(
+        None,
+        "EIDETIC_STATE_DIR",
+        _path,
+        "usage counts",
+        key="state-dir",
+    )
+    embedder: str = _setting(
+        "", "EIDETIC_EMBEDDER", _text, "none: no semantic ranking", key="embedder", shown="(the local model)"
+    )
+    embed_url: str = _setting("", "EIDETIC_EMBED_URL", _text, "an OpenAI-compatible endpoint", key="embed-url")
+    embed_model: str = _setting("", "EIDETIC_EMBED_MODEL", _text, "the endpoint's model", key="embed-model")
+    embed_api_key: str = _setting("", "EIDETIC_EMBED_API_KEY", _text, "the endpoint's key (environment only)")
+    embed_timeout: float = _setting(
+        DEFAULT_EMBED_TIMEOUT, "EIDETIC_EMBED_TIMEOUT", _seconds, "seconds per request", key="embed-timeout"
+    )
+    model_dir: Path | None = _setting(
+        None, "EIDETIC_MINILM_DIR", _path, "the local model's files", key="model-dir", shown="(its package)"
+    )
+    max_text_bytes: int = _setting(
+        DEFAULT_MAX_TEXT_BYTES, "EIDETIC_MAX_TEXT_BYTES", _whole(1), "largest record text, bytes", key="max-text-bytes"
+    )
+    ann_threshold: int = _setting(
+        DEFAULT_ANN_THRESHOLD,
+        "EIDETIC_ANN_THRESHOLD",
+        _whole(0),
+        "rows from which vectors get an HNSW graph (0: never)",
+        key="ann-threshold",
+    )
+    verify_files: int = _setting(
+        DEFAULT_VERIFY_FILES,
+        "EIDETIC_VERIFY_FILES",
+        _whole(0),
+        "record files stat-checked per recall (0: none)",
+        key="verify-files",
+    )
+    borrowed_keys: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False)
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    config_files: Mapping[str, Path | None] = field(default_factory=dict, compare=False)  # "user", "repository"
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+        """The settings of this process: defaults, your config file, the repository's config
+        file, then ``EIDETIC_*`` variables. A malformed value is an error naming where it is."""
+        from . import config_files
+
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        origins: dict[str, str] = {}
+        warnings: list[str] = []
+        mine, repo = config_files.user_config_path(env), config_files.repo_config_path(cwd)
+        for origin, raw_values in config_files.layers(mine, repo, _specs(), warnings):
+            for spec, raw in raw_values:
+                values[spec.name] = spec.metadata["parse"](raw, f"{spec.metadata['key']} in {origin}")
+                origins[spec.name] = origin
+        for spec in _specs():
+            raw = env.get(spec.metadata["env"], "").strip()
+            if raw:
+                values[spec.name] = spec.metadata["parse"](raw, spec.metadata["env"])
+                origins[spec.name] = spec.metadata["env"]
+        borrowed = {name: env[name].strip() for name in BORROWED_KEYS if env.get(name, "").strip()}
+        return cls(
+            **values,
+            borrowed_keys=borrowed,
+            origins=origins,
+            warnings=tuple(warnings),
+            config_files={"user": mine, "repository": repo},
+        )
+
+    def with_values(self, origin: str, **values: Any) -> Settings:
+        """These settings with ``values`` (None: left as they are) set from ``origin``, e.g. a flag."""
+        given = {name: value for name, value in values.items() if value is not None}
+        return replace(self, **given, origins={**self.origins, **dict.fromkeys(given, origin)})
+
+    @cached_property
+    def cache_dir(self) -> Path:
+        return self.cache_dir_override or _platform_dir("cache")
+
+    @cached_property
+    def state_dir(self) -> Path:
+        return self.state_dir_override or _platform_dir("state")
+
+    @property
+    def semantic_off(self) -> bool:
+        return self.embedder.lower() in ("none", "off", "0")
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every setting: its config key, variable, value (a key only as set or not), origin, help."""
+        rows = []
+        for spec in _specs():
+            value = getattr(self, spec.name)
+            if spec.name in ("cache_dir_override", "state_dir_override"):
+                value = self.cache_dir if spec.name == "cache_dir_override" else self.state_dir
+            elif spec.name == "embed_api_key":
+                value = "(set)" if value else ""  # a secret: never shown
+            rows.append(
+                {
+                    "key": spec.metadata["key"] or spec.name.replace("_", "-"),
+                    "env": spec.metadata["env"],
+                    "value": str(value) if isinstance(value, Path) else value,
+                    "default": spec.metadata["shown"] if value in (None, "") else None,
+                    "origin": self.origins.get(spec.name, "default"),
+                    "help": spec.metadata["help"],
+                }
+            )
+        return rows
+
+
+def _specs() -> list[Any]:
+    return [spec for spec in fields(Settings) if "env" in spec.metadata]
+
+
+def _platform_dir(kind: str) -> Path:
+    import platformdirs  # imported here: only commands that touch an index or usage pay for it
+
+    if kind == "cache":
+        return Path(platformdirs.user_cache_dir("eidetic", appauthor=False))
+    return Path(platformdirs.user_state_dir("eidetic", appauthor=False))
