@@ -17,8 +17,10 @@ from ..errors import EideticError, env_error, user_error
 from ..settings import Settings
 from . import (
     audit,
+    browse,
     config,
     demo,
+    edit,
     explain,
     index,
     inspect,
@@ -33,7 +35,24 @@ from . import (
 )
 from .output import report_error, warn
 
-VERBS = (remember, recall, lifecycle, inspect, port, audit, index, watch, migrate, config, explain, demo, mcp, skills)
+VERBS = (
+    remember,
+    recall,
+    browse,
+    edit,
+    lifecycle,
+    inspect,
+    port,
+    audit,
+    index,
+    watch,
+    migrate,
+    config,
+    explain,
+    demo,
+    mcp,
+    skills,
+)
 BACKENDS = ("files", "sqlite", "postgres")  # as stores.base.BACKENDS, without importing it
 
 
@@ -114,7 +133,9 @@ def configure(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    wants_json = any(a == "--json" or a.startswith("--json=") for a in args_list)
+    wants_json = any(a == "--json" or a.startswith("--json=") or a == "--format=json" for a in args_list) or any(
+        a == "--format" and b == "json" for a, b in zip(args_list, args_list[1:])
+    )
     try:
         parser = build_parser()
         if not args_list:

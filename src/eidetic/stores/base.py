@@ -17,11 +17,19 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..index.rows import IndexedRecord
+from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
+from .listing_sql import Listed
 
-__all__ = ["BACKENDS", "FieldsRow", "IndexedRecord", "RecordStore"]  # IndexedRecord: re-exported from index.rows
+__all__ = [
+    "BACKENDS",
+    "FieldsRow",
+    "IndexedRecord",
+    "Listed",
+    "RecordStore",
+]  # IndexedRecord: re-exported from index.rows
 
 BACKENDS = ("files", "sqlite", "postgres")
 
@@ -111,6 +119,20 @@ class RecordStore(Protocol):
         all admitted records when ``terms`` is empty."""
 
     def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]: ...
+
+    def listing(
+        self,
+        access: Access,
+        filters: Filters,
+        order: Order,
+        limit: int | None,
+        offset: int = 0,
+        refers_to: str | None = None,
+    ) -> tuple[list[Listed], int]:
+        """One page of the records ``access`` admits (scope, lifecycle) that pass ``filters``,
+        as (doc, id, sort key) in ``order`` (``listing_sql``: keys of several stores compare
+        as their SQL ordered them), and how many there are in all. ``limit`` None: every one.
+        ``refers_to``: only records whose ``links`` or ``supersedes`` name this id."""
 
     # -- vectors ---------------------------------------------------------------------------
 

@@ -7,15 +7,18 @@ them (``stores.folder_index``, ``index.store_database``)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..index.database import RecordDatabase
 from ..index.searches import SqlSearches
+from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Scope
 from ..usage import UsageState
 from .base import FieldsRow, IndexedRecord
+from .listing_sql import Listed, sqlite_listing
 
 
 class IndexedStore:
@@ -77,6 +80,19 @@ class IndexedStore:
 
     def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
         return self.search.admitted_docs(docs, access, filters)
+
+    def listing(
+        self,
+        access: Access,
+        filters: Filters,
+        order: Order,
+        limit: int | None,
+        offset: int = 0,
+        refers_to: str | None = None,
+    ) -> tuple[list[Listed], int]:
+        admitted = self.search._where(access, replace(filters, meta=()))  # facets: checked in Python
+        usage = (self._usage.path, self.key)
+        return sqlite_listing(self.index.conn, admitted, filters, order, limit, offset, usage, refers_to)
 
     # -- vectors ---------------------------------------------------------------------------
 

@@ -12,10 +12,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ...listing import Order
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from ...records import Record, Scope
 from ..base import FieldsRow, IndexedRecord
+from ..listing_sql import Listed
+from . import listing
 from .connection import Session, guarded
 from .keyword import KeywordSearch
 from .postings import KeywordIndex
@@ -197,6 +200,20 @@ class PostgresStore:
             f"SELECT d.doc, d.metadata FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {condition}", [list(docs), *params]
         )
         return {doc for doc, metadata in rows if filters.matches_meta(metadata)}
+
+    @guarded
+    def listing(
+        self,
+        access: Access,
+        filters: Filters,
+        order: Order,
+        limit: int | None,
+        offset: int = 0,
+        refers_to: str | None = None,
+    ) -> tuple[list[Listed], int]:
+        if not self._schema.ensure(create=False):
+            return [], 0
+        return listing.listing(self._session.conn, access, filters, order, limit, offset, refers_to)
 
     def first_page(self, top_k: int) -> int:
         """Small: the exact BM25 below scores more candidates the deeper a page reaches."""
