@@ -11,7 +11,11 @@ reinforcement is applied:
 - ``none``: no recall counts (``--no-record``), the baseline;
 - ``all``: every primary hit counts (eidetic before this policy);
 - ``within F``: a primary hit counts when its score is at least F of the best hit's
-  (``ranking.reinforce.WITHIN`` is the chosen F).
+  (``ranking.reinforce.used``);
+- ``top 1``: only the best hit counts;
+- ``cosine >= C``: (approximate, hybrid) a hit counts when its cosine to the query is at least C;
+- ``relevant``: only the hits that are evidence for the question count: what a reader who used
+  exactly the right records would record, the best any rule could do.
 
 Time is the end of each conversation plus a day, so ages and usage weigh as they would for an
 agent using the memory then (quality.py judges at the present, where LoCoMo's 2023 dates make
@@ -27,6 +31,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -36,31 +41,48 @@ sys.path.insert(0, str(HERE))
 from quality import K, locomo_samples, mean, metrics  # noqa: E402
 from report import update_doc  # noqa: E402
 
-from eidetic import Memory  # noqa: E402
+from eidetic import Hit, Memory  # noqa: E402
 from eidetic.locations import plan_stores  # noqa: E402
 from eidetic.ranking import reinforce  # noqa: E402
 from eidetic.timeutil import format_ts, parse_ts  # noqa: E402
 from eidetic.usage import UsageState  # noqa: E402
 
 ASKED = 5  # the top k an agent asks for (recall's default): what a recall may reinforce
-POLICIES = {"none": -1.0, "all": None, "within 0.5": 0.5, "within 0.75": 0.75}
 PASSES = 2
+Policy = Callable[[list[Hit], set[str]], list[Hit]]  # (the hits asked for, the evidence) -> the hits that count
 
 
-def replay(memory: Memory, queries: list[dict], mode: str, within: float | None, now: datetime) -> list[list[dict]]:
-    """Each pass's metrics per question, reinforcing as ``within`` says after each ranking
-    (-1: not at all)."""
+def _cosine_at_least(floor: float) -> Policy:
+    def counted(hits: list[Hit], relevant: set[str]) -> list[Hit]:
+        return [h for h in hits if ((h.explain or {}).get("cosine") or 0.0) >= floor]
+
+    return counted
+
+
+POLICIES: dict[str, Policy] = {
+    "none": lambda hits, relevant: [],
+    "all": lambda hits, relevant: hits,
+    "within 0.5": lambda hits, relevant: [h for h in hits if (h.store, h.record.id) in reinforce.used(hits, 0.5)],
+    "top 1": lambda hits, relevant: hits[:1],
+    "cosine >= 0.4": _cosine_at_least(0.4),
+    "cosine >= 0.5": _cosine_at_least(0.5),
+    "relevant": lambda hits, relevant: [h for h in hits if h.record.id in relevant],
+}
+SEMANTIC_ONLY = {"cosine >= 0.4", "cosine >= 0.5"}
+
+
+def replay(memory: Memory, queries: list[dict], mode: str, policy: Policy, now: datetime) -> list[list[dict]]:
+    """Each pass's metrics per question, reinforcing the hits ``policy`` counts after each ranking."""
     stores = {store.key: store for store in memory.stores()}
     passes: list[list[dict]] = []
     for _ in range(PASSES):
         rows = []
         for query in queries:
-            found = memory.recall(query["question"], mode=mode, top_k=K, record=False, depth=0, now=now)
-            row = metrics([hit.record.id for hit in found.items], set(query["relevant_ids"]))
-            rows.append(dict(row, category=query["category"]))
-            if within != -1.0:
-                for (key, rid), amount in reinforce.used(found.items[:ASKED], within).items():
-                    stores[key].bump_usage({rid: amount}, format_ts(now))
+            found = memory.recall(query["question"], mode=mode, top_k=K, record=False, depth=0, now=now, explain=True)
+            relevant = set(query["relevant_ids"])
+            rows.append(dict(metrics([hit.record.id for hit in found.items], relevant), category=query["category"]))
+            for hit in policy(found.items[:ASKED], relevant):
+                stores[hit.store].bump_usage({hit.record.id: 1.0}, format_ts(now))
         passes.append(rows)
     return passes
 
@@ -78,16 +100,18 @@ def run(data: Path, work: Path, modes: list[str]) -> dict:
         now = max(parse_ts(r["created"]) for r in records) + timedelta(days=1)  # type: ignore[type-var]
         folder = work / f"locomo-{sample}"
         for mode in modes:
-            for policy, within in POLICIES.items():
-                usage = work / f"usage-{sample}-{mode}-{policy.replace(' ', '-')}.sqlite"
+            for name, policy in POLICIES.items():
+                if name in SEMANTIC_ONLY and mode == "keyword":
+                    continue
+                usage = work / f"usage-{sample}-{mode}-{name.replace(' ', '-')}.sqlite"
                 usage.unlink(missing_ok=True)
                 with Memory(plan_stores([folder]), UsageState(usage)) as memory:
                     memory.remember(records)
-                    for number, rows in enumerate(replay(memory, asked, mode, within, now)):
-                        results[mode][policy][number] += rows
-                print(f"{sample} {mode} {policy}", file=sys.stderr, flush=True)
+                    for number, rows in enumerate(replay(memory, asked, mode, policy, now)):
+                        results[mode][name][number] += rows
+                print(f"{sample} {mode} {name}", file=sys.stderr, flush=True)
     return {
-        mode: {policy: [summary(rows) for rows in passes] for policy, passes in by_policy.items()}
+        mode: {name: [summary(rows) for rows in passes] for name, passes in by_policy.items() if passes[0]}
         for mode, by_policy in results.items()
     }
 

@@ -90,6 +90,9 @@ def test_explain_every_topic(cli):
     for verb in (
         "remember",
         "recall",
+        "list",
+        "show",
+        "edit",
         "sweep",
         "forget",
         "restore",
@@ -108,7 +111,7 @@ def test_explain_every_topic(cli):
     ):
         assert verb in TOPICS
         assert cli(verb, "--help").code == 0
-    concepts = TOPICS["eidetic"].split("Concepts: ")[1].split(".")[0].split(", ")
+    concepts = [c.strip() for c in TOPICS["eidetic"].split("Concepts: ")[1].split(".")[0].split(",")]
     assert concepts and all(concept in TOPICS for concept in concepts)
 
 

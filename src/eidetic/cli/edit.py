@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from ..errors import EideticError, env_error, user_error
@@ -42,6 +39,8 @@ def add_parser(sub, add_common) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import shlex
+
     from ..memory.editing import edit_text
 
     with open_memory(args) as memory:
@@ -76,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _copy(text: str) -> Path:
     """A private temporary file (mode 0600: the record may be private) holding ``text``."""
+    import tempfile
+
     handle, name = tempfile.mkstemp(prefix="eidetic-edit-", suffix=".md")
     with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
         out.write(text)
@@ -91,6 +92,9 @@ def _read(path: Path) -> str:
 
 def _edit(editor: str, path: Path) -> int:
     """Run the editor on ``path`` on this terminal; its exit status."""
+    import shlex
+    import subprocess
+
     try:
         command = [*shlex.split(editor), str(path)]
     except ValueError as exc:

@@ -27,7 +27,8 @@ def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], piped:
     parser.add_argument(
         "--format",
         choices=choices,
-        help=f"{', '.join(choices[:-1])} or json (the same as --json); default: table on a terminal, {piped} in a pipe",
+        help=f"{', '.join(choices[:-1])} or json (the same as --json); default: table"
+        + ("" if piped == "table" else f" on a terminal, {piped} in a pipe"),
     )
 
 
