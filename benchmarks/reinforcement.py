@@ -11,8 +11,8 @@ reinforcement is applied:
 - ``none``: no recall counts (``--no-record``), the baseline;
 - ``all``: every primary hit counts (eidetic before this policy);
 - ``within F``: a primary hit counts when its score is at least F of the best hit's
-  (``ranking.reinforce.used``);
-- ``top 1``: only the best hit counts;
+  (``ranking.reinforce.used``; with F 0.5, what eidetic counts in exact and keyword recall);
+- ``top 1``: only the best hit counts (what eidetic counts in approximate and hybrid recall);
 - ``cosine >= C``: (approximate, hybrid) a hit counts when its cosine to the query is at least C;
 - ``relevant``: only the hits that are evidence for the question count: what a reader who used
   exactly the right records would record, the best any rule could do.

@@ -186,6 +186,25 @@ def test_list_merges_stores_in_order_and_keeps_precedence(cli, env, monkeypatch)
     assert [i["text"] for i in cli("list", *both, "--sort", "name", "--json").json["items"]][2] == "second 0"
 
 
+def test_a_page_is_read_from_the_front_of_a_sort_index(env, monkeypatch):
+    """The sort keys of the listing SQL and the index expressions of the schema are one: the
+    query plan of each page walks its index, it sorts nothing."""
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    for options in ({"memory_dirs": [env / "files"]}, {"backend": "sqlite", "db": env / "db.sqlite"}):
+        with Memory.open(**options) as memory:
+            memory.remember([{"id": f"r{i}", "text": f"record {i}", "links": ["r0"]} for i in range(3)])
+            conn = memory.stores()[0].index.conn
+            executed: list[str] = []
+            conn.set_trace_callback(executed.append)
+            for sort, index in (("updated", "docs_updated"), ("created", "docs_created"), ("name", "docs_name")):
+                executed.clear()
+                memory.list_records(sort=sort, limit=2)
+                page = next(sql for sql in executed if sql.startswith("SELECT d.doc, d.id,") and "ORDER BY" in sql)
+                plan = " ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + page))
+                assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+            conn.set_trace_callback(None)
+
+
 # -- edit ---------------------------------------------------------------------------------------
 
 
@@ -317,6 +336,22 @@ def test_only_hits_near_the_best_count_and_what_they_lead_to():
     assert reinforce.used(hits) == {("s", "best"): 1, ("s", "near"): 1, ("s", "via-best"): 0.5, ("s", "two-hops"): 0.25}
     assert len(reinforce.used(hits, within=None)) == 6
     assert reinforce.used([_hit("x", -0.1), _hit("y", -0.2)]) == {}
+    # a semantic ranking: only the best hit, and what it leads to
+    assert reinforce.used(hits, best_only=True) == {("s", "best"): 1, ("s", "via-best"): 0.5, ("s", "two-hops"): 0.25}
+
+
+def test_hybrid_recall_counts_only_its_best_hit(cli, store):
+    cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "cat", "text": "The cat sleeps on the warm sofa"},
+            {"id": "tax", "text": "File the quarterly tax return"},
+            {"id": "rust", "text": "The borrow checker rejected the code"},
+        ),
+    )
+    found = cli("recall", "a kitten napping", "--mode", "hybrid", "--top-k", "3", "--json").json
+    assert found["embedder"]["online"] and [i["id"] for i in found["items"]][0] == "cat" and len(found["items"]) >= 2
+    assert [usage_of(cli, rid)[0] for rid in ("cat", "tax", "rust")] == [1, 0, 0]
 
 
 def test_browsing_a_type_is_not_a_recall(env, monkeypatch):

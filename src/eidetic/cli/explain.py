@@ -67,8 +67,9 @@ nothing. The id and the lifecycle cannot be changed by editing (use remember, fo
 edit it again, otherwise the error names the file it is kept in; `--from FILE` starts from it.""",
     "usage": """# What counts as a recall
 `recall_count` and `last_recall` count what a reader used, and feed the freshness signal.
-- A primary hit counts (+1) when its score is at least half the best hit's: approximate and
-  hybrid recall always fill the top k, and counting an unrelated tail would make it look fresh.
+- exact and keyword: a primary hit counts (+1) when its score is at least half the best hit's.
+- approximate and hybrid: only the best hit counts; they always fill the top k, and counting an
+  unrelated tail would make it look fresh.
 - A linked record counts (0.5^depth) only when the hit it was reached from counts.
 - Browsing is not recalling: `list`, `show`, `memory-recall --type T` without words, and the MCP
   resources `eidetic://records` and `eidetic://record/{id}` count nothing.

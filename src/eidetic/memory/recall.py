@@ -83,13 +83,13 @@ class Recall:
                 if exc.code != ENV_ERROR:
                     raise
                 result.warnings.append(f"semantic recall failed ({exc.message}); {query.mode} ranks by keyword only")
-                result.embedder_online = False
+                result.embedder_online, engine = False, "lexical"
         if hits is None:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
         if query.record and not query.browse and result.items:  # browsing a type reads nothing in particular
-            _bump_usage(run.stores, result.items, run.now)
+            _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
         if not result.items:
             result.hidden = self._hidden(query)
         return result
@@ -248,12 +248,12 @@ class Recall:
         return reached, walk.truncated
 
 
-def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime) -> None:
-    """The hits a reader used (``ranking.reinforce``) grow: a primary hit by 1, a reached
-    record by 0.5^depth."""
+def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime, best_only: bool) -> None:
+    """The hits a reader used (``ranking.reinforce``; ``best_only`` for a semantic ranking)
+    grow: a primary hit by 1, a reached record by 0.5^depth."""
     by_key = {store.key: store for store in stores}
     amounts: dict[str, dict[str, float]] = {}
-    for (key, rid), amount in reinforce.used(items).items():
+    for (key, rid), amount in reinforce.used(items, best_only=best_only).items():
         amounts.setdefault(key, {})[rid] = amount
     for key, per_store in amounts.items():
         by_key[key].bump_usage(per_store, format_ts(now))
