@@ -22,6 +22,8 @@ def warn(message: str) -> None:
 
 
 def report_error(error: EideticError, as_json: bool) -> int:
+    if error.option is not None:
+        error = _with_flags(error)
     if as_json:
         sys.stderr.write(json.dumps(error.to_dict(), ensure_ascii=False) + "\n")
     else:
@@ -29,3 +31,13 @@ def report_error(error: EideticError, as_json: bool) -> int:
         if error.remediation:
             sys.stderr.write(f"hint: {error.remediation}\n")
     return error.code
+
+
+def _with_flags(error: EideticError) -> EideticError:
+    """An error about a query option, named as the command line names it (``--top-k 5``)."""
+    from ..query import flag_of
+
+    def example(option: str, value: Any) -> str:
+        return " ".join(f"{flag_of(option)} {item}" for item in (value if isinstance(value, list) else [value]))
+
+    return error.spelled(flag_of, example)
