@@ -119,7 +119,7 @@ def test_mcp_server_over_stdio(server_env, cli):
             record = await _read(session, "eidetic://record/priv-1")
             assert record["id"] == "priv-1" and record["scope"] == {"name": "a", "visibility": "private"}
             listed = await _read(session, "eidetic://records")
-            assert {r["id"] for r in listed["records"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
+            assert {r["id"] for r in listed["items"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
 
             assert "top_k must be an integer >= 1" in await _error(session, "recall", query="tuesday", top_k=0)
             assert "nothing was written" in await _error(session, "remember", records={"text": ""})
@@ -147,7 +147,7 @@ def test_mcp_server_over_stdio(server_env, cli):
             assert "default/public only" in await _error(session, "recall", query="x", scope="a", visibility="private")
             with pytest.raises(MCPError, match="no record 'priv-1' in reach"):
                 await _read(session, "eidetic://record/priv-1")
-            assert [r["id"] for r in (await _read(session, "eidetic://records"))["records"]] == ["pub-1"]
+            assert [r["id"] for r in (await _read(session, "eidetic://records"))["items"]] == ["pub-1"]
             swept = await _call(session, "sweep", dry_run=True)
             assert swept["changed"] == [] and swept["scanned"] == 1 and swept["archived"] == 0
             scopes = (await _call(session, "overview"))["stores"][0]["scopes"]

@@ -150,7 +150,7 @@ def _records_json(session: Session) -> str:
         for record in records[:RECORDS_LISTED]
     ]
     return json.dumps(
-        {"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED, "records": listed},
+        {"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED, "items": listed},
         ensure_ascii=False,
     )
 

@@ -78,7 +78,7 @@ Grades every memory you may see, read-only:
 - fresh: otherwise. Both at once: dead-reference, with both reasons.
 Output: one line per memory with its reasons and a summary; `--json`:
 `{"repo_root", "stale_months", "now", "summary": {"fresh", "stale", "dead-reference"}, "count",
-"memories": [{"id", "name", "path", "grade", "reasons", "references", "missing",
+"items": [{"id", "name", "path", "grade", "reasons", "references", "missing",
 "months_since_touched", "recall_count", "last_recall"}]}`.""",
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,

@@ -108,7 +108,7 @@ def configure(args: argparse.Namespace) -> Settings:
         if hasattr(args, dest) and getattr(args, dest) is None:
             setattr(args, dest, getattr(settings, dest))
     for message in settings.warnings:
-        warn(message)
+        warn(message, getattr(args, "json", False))
     return settings
 
 

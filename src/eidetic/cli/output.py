@@ -1,4 +1,7 @@
-"""Printing: results on stdout, diagnostics on stderr, never mixed."""
+"""Printing: results on stdout, diagnostics on stderr, never mixed.
+
+With ``--json`` every verb prints only JSON: its result on stdout, and on stderr one JSON object
+a line, ``{"warning"}`` for a warning and ``{"code", "message", "remediation"}`` for an error."""
 
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ def emit_text(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def warn(message: str) -> None:
-    sys.stderr.write(f"warning: {message}\n")
+def warn(message: str, as_json: bool = False) -> None:
+    if as_json:
+        sys.stderr.write(json.dumps({"warning": message}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"warning: {message}\n")
 
 
 def report_error(error: EideticError, as_json: bool) -> int:
