@@ -86,7 +86,8 @@ No keyword hit, no result; except a browse (`--type` and no query): (1 + usage_b
 `--min-score` defaults to 0.5 and `--stale-months` to 6 in this mode; `--explain` shows every
 input. MEMORY.md is never a record. `memory-recall` is the same ranking with the command line
 coding agents' memory-recall tools use: `memory-recall [query] TERMS... [--type T] [--limit N] [--min-score S] [--stale-months N]
-[--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]`.""",
+[--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]`; `--top-k` is
+`--limit`, and each JSON result carries `id`, `recall_count` and `last_recall` besides the tools' keys.""",
     "audit": """# eidetic audit
 Grades every memory you may see, read-only:
 - dead-reference: it names a repository file path (`src/x.py`, `docs/y.md:12`) that does not
