@@ -68,6 +68,8 @@ def test_filters_are_typed_and_pushed_down(cli, corpus):
     assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority=3", "--json")) == ["nano"]
     assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority>=1", "--json")) == ["nano", "agx"]
     assert ids(cli("recall", "w", "--mode", "exact", "--source", "docs", "--json")) == ["agx"]
+    assert ids(cli("recall", "draws", "--mode", "exact", "--filter", "priority=3", "--json")) == ["nano"]
+    assert ids(cli("recall", "draws", "--mode", "exact", "--filter", "priority=1", "--json")) == []
     assert ids(cli("recall", "cat", "--mode", "exact", "--type", "story", "--json")) == ["hat"]
     assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "done=true", "--json")) == ["ban1"]
     assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "due<=2026-11-01", "--json")) == ["ban2"]

@@ -118,7 +118,7 @@ class MarkdownStore(IndexedStore):
         return {
             "store": self.location,
             "index": str(self.index.path),
-            "records": self.index.count(),
+            "records": self.index.docs.count(),
             "unparseable": len(report.broken),
         }
 

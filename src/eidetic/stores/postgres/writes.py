@@ -2,16 +2,17 @@
 including those of thread neighbours, whose context holds the texts around them.
 
 A record outside a live thread is indexed with its own text; an active thread member's context
-is its text plus those of the active records just before and after it (``index.context``), so
-writing or removing one re-indexes its neighbours.
+is its text plus those of the active records just before and after it (``index.context``;
+found by ``docsql.threads``, as the sqlite backend finds them), so writing or removing one
+re-indexes its neighbours.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...docsql.threads import Threads
 from ...index.context import order_key, thread_key, thread_of
 from ...index.text_index import partition_of
 from ...records import Record
@@ -38,6 +39,7 @@ class Writer:
         self._session = session
         self._partitions = partitions
         self._index = index
+        self._threads = Threads(session)
 
     def write(self, records: list[Record]) -> None:
         """Upsert in one transaction: a replaced record's row and postings go, the new copy
@@ -114,7 +116,7 @@ class Writer:
         """Drop docs and their keyword entries; returns the thread neighbours that quoted them."""
         if not docs:
             return set()
-        quoting = {n for ns in self._neighbours(docs).values() for n in ns} - set(docs)
+        quoting = self._threads.quoting(docs)
         self._index.unindex(docs)
         self._session.conn.execute("DELETE FROM eidetic_docs WHERE doc = ANY(%s)", (docs,))
         return quoting
@@ -155,42 +157,21 @@ class Writer:
         live = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))]
         if not live:
             return
-        around = self._neighbours(live)
-        todo = set(live) | {n for ns in around.values() for n in ns}
-        around.update(self._neighbours(sorted(todo - set(around))))
+        todo, around = self._threads.spread(live, live)
         rows = {
             doc: rest
             for doc, *rest in conn.execute(
                 "SELECT doc, part, name, description, text FROM eidetic_docs WHERE doc = ANY(%s)",
-                (sorted(todo | {n for ns in around.values() for n in ns}),),
+                (sorted(set(todo).union(*around.values())),),
             )
         }
         entries = []
-        for doc in sorted(todo):
+        for doc in todo:
             part, name, description, text = rows[doc]
             context = "\n".join([text, *(rows[n][3] for n in around.get(doc, ()))])
             entries.append(analyse(doc, part, name, description, text, context))
-        self._index.unindex(sorted(todo))
+        self._index.unindex(todo)
         self._index.index(entries, lengths_stored=False)
-
-    def _neighbours(self, docs: Sequence[int]) -> dict[int, list[int]]:
-        """Each active thread member's neighbours (before, after), as ``index.context`` defines
-        them: same thread key (which includes the partition), by order key then doc."""
-        if not docs:
-            return {}
-        result: dict[int, list[int]] = {}
-        for doc, before, after in self._session.conn.execute(
-            """SELECT doc, prev, next FROM (
-                       SELECT doc, lag(doc) OVER w AS prev, lead(doc) OVER w AS next FROM eidetic_docs
-                       WHERE lifecycle = 'active' AND thread_key IN (
-                           SELECT thread_key FROM eidetic_docs WHERE doc = ANY(%s) AND lifecycle = 'active'
-                           AND thread_key IS NOT NULL)
-                       WINDOW w AS (PARTITION BY thread_key ORDER BY thread_order COLLATE "C", doc)) t
-                   WHERE doc = ANY(%s)""",
-            (list(docs), list(docs)),
-        ):
-            result[doc] = [n for n in (before, after) if n is not None]
-        return result
 
 
 def _row(
