@@ -16,7 +16,6 @@ are in ``searches``.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -32,9 +31,9 @@ from ..errors import env_error
 from ..records import Record
 from ..settings import DEFAULT_ANN_THRESHOLD
 from ..sqlite_db import chunks as _chunks
-from ..timeutil import to_epoch
 from . import schema
-from .context import order_key, thread_key, thread_of
+from .stored import RECORD_COLUMNS, stored
+from .context import thread_of
 from .text_index import TextIndexes, partition_of
 from .vectors import VectorIndexes
 
@@ -214,38 +213,8 @@ class RecordDatabase(ABC):
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
         self.conn.executemany(
-            "INSERT INTO docs(doc, id, path, scope, visibility, lifecycle, type, name, description, text,"
-            " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner,"
-            " thread_key, thread_order) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
-            [
-                (
-                    doc,
-                    r.id,
-                    rel,
-                    r.scope.name,
-                    r.scope.visibility,
-                    r.lifecycle,
-                    r.type,
-                    r.name,
-                    r.description,
-                    r.text,
-                    r.hash,
-                    len(r.text),
-                    r.created,
-                    ts,
-                    r.updated,
-                    r.added_by,
-                    r.supersedes,
-                    json.dumps(r.links, ensure_ascii=False),
-                    json.dumps(r.metadata, ensure_ascii=False),
-                    _source(r.metadata),
-                    key,
-                    order_key(ts, r.id) if key else None,
-                )
-                for doc, (rel, r) in zip(docs, items)
-                for ts in (to_epoch(r.created),)
-                for key in (thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata)),)
-            ],
+            f"INSERT INTO docs(doc, id, path, {RECORD_COLUMNS}, winner) VALUES({self.dialect.marks(22)}, 1)",
+            [(doc, r.id, rel, *stored(r)) for doc, (rel, r) in zip(docs, items)],
         )
 
     def _drop_doc(self, doc: int) -> set[str]:
@@ -290,8 +259,3 @@ class RecordDatabase(ABC):
             "unparseable": [{"path": p, "error": e} for p, e in unparseable],
             "conflicts": [{"id": i, "path": p, "scope": s, "visibility": v} for i, p, s, v in self.conflicts()],
         }
-
-
-def _source(metadata: dict[str, Any]) -> str | None:
-    value = metadata.get("source")
-    return value if isinstance(value, str) else None

@@ -9,14 +9,13 @@ re-indexes its neighbours.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...docsql.threads import Threads
-from ...index.context import order_key, thread_key, thread_of
+from ...index.context import thread_of
+from ...index.stored import RECORD_COLUMNS, stored
 from ...index.text_index import partition_of
 from ...records import Record
-from ...timeutil import to_epoch
 from .postings import Analysed, KeywordIndex, analyse
 from .schema import VACUUM_AFTER, WRITE_LOCK
 
@@ -25,9 +24,8 @@ if TYPE_CHECKING:
     from .scope import Partitions
 
 _COPY_DOCS = (
-    "COPY eidetic_docs(doc, id, part, scope, visibility, lifecycle, type, name, description, text, "
-    "hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, "
-    "thread_key, thread_order, tl_name, tl_description, tl_text, tl_context, indexed) FROM STDIN"
+    f"COPY eidetic_docs(doc, id, part, {RECORD_COLUMNS}, tl_name, tl_description, tl_text, tl_context, indexed) "
+    "FROM STDIN"
 )
 
 
@@ -135,15 +133,14 @@ class Writer:
         rows = []
         for doc, r in zip(docs, records):
             part = parts[partition_of(r.scope.visibility, r.scope.name)]
-            tkey = thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata))
             lengths, indexed = (0, 0, 0, 0), False
-            if tkey is not None and r.lifecycle == "active":
+            if thread_of(r.metadata) is not None and r.lifecycle == "active":
                 threaded.add(doc)
             else:
                 entry = analyse(doc, part, r.name, r.description, r.text, r.text)
                 lone.append(entry)
                 lengths, indexed = entry.lengths, True
-            rows.append(_row(doc, part, r, tkey, lengths, indexed))
+            rows.append((doc, r.id, part, *stored(r), *lengths, indexed))  # in ``_COPY_DOCS`` order
         with conn.cursor() as cur, cur.copy(_COPY_DOCS) as copy:
             for row in rows:
                 copy.write_row(row)
@@ -172,36 +169,3 @@ class Writer:
             entries.append(analyse(doc, part, name, description, text, context))
         self._index.unindex(todo)
         self._index.index(entries, lengths_stored=False)
-
-
-def _row(
-    doc: int, part: int, r: Record, tkey: str | None, lengths: tuple[int, int, int, int], indexed: bool
-) -> tuple[Any, ...]:
-    """A record's ``eidetic_docs`` row, in ``_COPY_DOCS`` order."""
-    ts = to_epoch(r.created)
-    return (
-        doc,
-        r.id,
-        part,
-        r.scope.name,
-        r.scope.visibility,
-        r.lifecycle,
-        r.type,
-        r.name,
-        r.description,
-        r.text,
-        r.hash,
-        len(r.text),
-        r.created,
-        ts,
-        r.updated,
-        r.added_by,
-        r.supersedes,
-        json.dumps(r.links, ensure_ascii=False),
-        json.dumps(r.metadata, ensure_ascii=False),
-        r.metadata.get("source") if isinstance(r.metadata.get("source"), str) else None,
-        tkey,
-        order_key(ts, r.id) if tkey else None,
-        *lengths,
-        indexed,
-    )
