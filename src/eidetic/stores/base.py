@@ -109,8 +109,6 @@ class RecordStore(Protocol):
         """Records containing any term (lower-cased substring) in name, description or text;
         all admitted records when ``terms`` is empty."""
 
-    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]: ...
-
     # -- vectors ---------------------------------------------------------------------------
 
     def sync_vectors(

@@ -75,9 +75,6 @@ class IndexedStore:
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
         return self.search.fields_candidates(terms, access, filters)
 
-    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
-        return self.search.admitted(docs, self.search.admission(access, filters))
-
     # -- vectors ---------------------------------------------------------------------------
 
     def sync_vectors(

@@ -133,12 +133,6 @@ class PostgresStore:
 
     # -- search ------------------------------------------------------------------------------
 
-    @guarded
-    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
-        if not self._ready():
-            return set()
-        return self._searches.admitted(docs, self._searches.admission(access, filters))
-
     def first_page(self, top_k: int) -> int:
         """Small: the exact BM25 below scores more candidates the deeper a page reaches."""
         return max(5 * top_k, 50)
