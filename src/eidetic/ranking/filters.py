@@ -4,6 +4,9 @@
 done=true`` matches the boolean; ``KEY>=VALUE`` / ``KEY<=VALUE`` compare numbers with numbers
 and ISO dates with ISO dates. A value of another type never matches a range. Dotted keys reach
 into nested metadata (``--filter author.team=core``).
+
+The SQL backends apply source, types and the date window in SQL (``docsql.admission``) and the
+metadata facets here, on the rows SQL admits: their typed comparisons have this one definition.
 """
 
 from __future__ import annotations
@@ -169,26 +172,6 @@ class Filters:
 
     def matches_source(self, metadata: dict[str, Any]) -> bool:
         return self.source is None or metadata.get("source") == self.source
-
-    def sql(self, alias: str = "d") -> tuple[str, list[object]]:
-        """SQL for the indexed columns; metadata facets go through the ``eidetic_meta`` function."""
-        parts: list[str] = []
-        params: list[object] = []
-        if self.source is not None:
-            parts.append(f"{alias}.source = ?")
-            params.append(self.source)
-        if self.types:
-            parts.append(f"{alias}.type IN ({','.join('?' * len(self.types))})")
-            params.extend(self.types)
-        if self.since is not None:
-            parts.append(f"{alias}.created_ts >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            parts.append(f"{alias}.created_ts <= ?")
-            params.append(self.until)
-        if self.meta:
-            parts.append(f"eidetic_meta({alias}.metadata)")
-        return " AND ".join(parts) or "1", params
 
 
 def _date_bound(value: str | None, option: str, end: bool = False) -> float | None:
