@@ -129,7 +129,7 @@ def test_list_pages_filters_and_gives_paths(cli, notes):
     assert cli("list", "--json", "--format", "table").code == 1
     assert cli("list", "--sort", "size").code == 1 and cli("list", "--limit", "0").code == 1
     bad = cli("list", "--filter", "nonsense", "--format", "json")
-    assert bad.code == 1 and "malformed filter" in bad.err_json["message"]
+    assert bad.code == 1 and bad.err_json["message"] == "--filter entry 'nonsense' is malformed"
     # listing is not a recall
     assert usage_of(cli, "a") == (0, None)
 

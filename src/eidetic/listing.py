@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .errors import user_error
+from .errors import option_error
 from .query import RecallQuery, access_of, filters_of, option, with_access_defaults
 from .ranking.access import Access
 from .ranking.filters import Filters
@@ -65,11 +65,11 @@ class ListQuery:
             value = getattr(self, name)
             object.__setattr__(self, name, tuple(value) if value is not None else ())
         if self.sort not in SORTS:
-            raise user_error(f"unknown sort {self.sort!r}", "sorts: " + ", ".join(SORTS))
-        for name, least in (("limit", 1), ("offset", 0)):
+            raise option_error("sort", f"must be one of {', '.join(SORTS)} (got {self.sort!r})", example="updated")
+        for name, least, example in (("limit", 1, DEFAULT_LIMIT), ("offset", 0, DEFAULT_LIMIT)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise user_error(f"{name} must be an integer >= {least} (got {value!r})", f"e.g. --{name} {least}")
+                raise option_error(name, f"must be an integer >= {least} (got {value!r})", example=example)
         self.access()  # scope and visibility are valid
         self.filter_set()  # so are the filters
 

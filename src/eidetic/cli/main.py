@@ -18,6 +18,7 @@ from ..settings import Settings
 from . import (
     audit,
     browse,
+    completion,
     config,
     demo,
     edit,
@@ -52,6 +53,7 @@ VERBS = (
     demo,
     mcp,
     skills,
+    completion,
 )
 BACKENDS = ("files", "sqlite", "postgres")  # as stores.base.BACKENDS, without importing it
 
@@ -95,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def verbs(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentParser, str]]:
+    """Every verb's parser and its one-line help, in the order ``eidetic --help`` lists them."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {choice.dest: (action.choices[choice.dest], choice.help or "") for choice in action._choices_actions}
+
+
 def check_backend(name: str) -> None:
     if name not in BACKENDS:
         raise user_error(
@@ -127,7 +135,7 @@ def configure(args: argparse.Namespace) -> Settings:
         if hasattr(args, dest) and getattr(args, dest) is None:
             setattr(args, dest, getattr(settings, dest))
     for message in settings.warnings:
-        warn(message)
+        warn(message, getattr(args, "json", False))
     return settings
 
 
@@ -145,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "verb", None):
             parser.print_help()
             return 0
+        if getattr(args, "format", None) == "json":  # the same as --json, for every message too
+            args.json = True
         args.settings = configure(args)
         check_backend(args.settings.backend)
         return int(args.run(args) or 0)

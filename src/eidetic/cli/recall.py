@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         result = memory.recall(query_from(args, args.query))
     for message in result.warnings:
-        warn(message)
+        warn(message, args.json)
     bundle = result.to_dict()
     if shape == "json":
         emit_json(bundle)
