@@ -72,7 +72,8 @@ def usage_of(cli, rid, *scope):
 
 
 def test_show_gives_every_field_the_file_usage_and_links_both_ways(cli, notes):
-    cli("recall", "tuesdays", "--mode", "keyword", "--depth", "0")
+    hits = cli("recall", "tuesdays", "--mode", "keyword", "--json").json["items"]
+    assert [(h["id"], h["path"]) for h in hits] == [("a", str(rec(notes, "a"))), ("b", str(rec(notes, "b")))]
     view = cli("show", "a", "--json").json
     assert view["text"] == "Deploys run on Tuesdays\nafter the standup" and view["metadata"]["priority"] == 2
     assert view["path"] == str(rec(notes, "a")) and os.path.isfile(view["path"])
@@ -87,7 +88,7 @@ def test_show_gives_every_field_the_file_usage_and_links_both_ways(cli, notes):
     assert "Deploys run on Tuesdays\nafter the standup" in text and str(rec(notes, "a")) in text
     assert "secret (not found)" in text and "old (note, shadowed)" in text and "\x1b" not in text
     # showing is not a recall
-    assert usage_of(cli, "a")[0] == 1 and usage_of(cli, "b")[0] == 0
+    assert usage_of(cli, "a")[0] == 1 and usage_of(cli, "b")[0] == 0.5  # b: linked from a
 
 
 def test_show_has_no_side_channel_for_private_records(cli, notes):
@@ -106,6 +107,10 @@ def test_show_names_the_database_not_a_file_on_sqlite(cli, env, monkeypatch):
     db = env / "m.sqlite"
     cli("remember", "--backend", "sqlite", "--db", str(db), '{"id": "n", "text": "in a database"}')
     view = cli("show", "n", "--backend", "sqlite", "--db", str(db), "--json").json
+    [hit] = cli("recall", "database", "--mode", "keyword", "--backend", "sqlite", "--db", str(db), "--json").json[
+        "items"
+    ]
+    assert "path" in hit and hit["path"] is None
     assert view["path"] is None and view["store"] == {"backend": "sqlite", "location": str(db)}
     assert f"sqlite store  {db}" in cli("show", "n", "--backend", "sqlite", "--db", str(db)).out
 
@@ -118,6 +123,8 @@ def test_list_pages_filters_and_gives_paths(cli, notes):
     assert listed["total"] == 2 and {i["id"] for i in listed["items"]} == {"a", "b"}
     assert all(i["path"] == str(rec(notes, i["id"])) for i in listed["items"])
     assert cli("list", "--source", "retro", "--json").json["total"] == 1
+    assert [i["id"] for i in cli("list", "--filter", "source=retro", "--json").json["items"]] == ["a"]  # a facet
+    assert cli("list", "--filter", "source=retr", "--json").json["total"] == 0
     assert cli("list", "--filter", "priority>=2", "--json").json["items"][0]["id"] == "a"
     page = cli("list", "--sort", "name", "--limit", "1", "--offset", "1", "--json").json
     assert [i["id"] for i in page["items"]] == ["b"] and page["total"] == 2  # "Deploy day" < "The deploy..."

@@ -23,14 +23,15 @@ SCHEMA_VERSION = "12"
 DROPPED = """CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL,
     partition TEXT NOT NULL, thread_key TEXT, thread_order TEXT)"""
 
-# A listing's sort keys (``stores.listing_sql``), in order: a page of the newest records is read
+# A listing's sort keys (``docsql.listing``), in order: a page of the newest records is read
 # from the front of an index, not sorted out of the whole table. Each also holds what the scope
-# rule reads, so the planner walks it whatever the records' size, and counting what a caller may
-# see reads only an index. The last two find the records that name one (``show``'s links in)
-# without reading every row.
+# rule reads, so the planner walks it whatever the records' size; the first holds the column
+# filters too, so counting what a caller may see reads only it. The last two find the records
+# that name one (``show``'s links in) without reading every row.
 _ADMITTED = "id, visibility, lifecycle, scope, winner"
 LISTING = f"""
-CREATE INDEX IF NOT EXISTS docs_updated ON docs(coalesce(updated, nullif(created, 'date-unknown'), ''), {_ADMITTED});
+CREATE INDEX IF NOT EXISTS docs_updated ON docs(coalesce(updated, nullif(created, 'date-unknown'), ''), {_ADMITTED},
+    type, source, created_ts);
 CREATE INDEX IF NOT EXISTS docs_created ON docs(coalesce(created_ts, -1e300), {_ADMITTED});
 CREATE INDEX IF NOT EXISTS docs_name ON docs(lower(substr(coalesce(name, text), 1, 32)), {_ADMITTED});
 CREATE INDEX IF NOT EXISTS docs_supersedes ON docs(supersedes) WHERE supersedes IS NOT NULL;

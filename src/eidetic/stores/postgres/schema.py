@@ -89,13 +89,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # backends. Facets are matched in Python, so no jsonb operator is lost. Rows written before
     # keep their (already normalised) values. Links are strings only, which jsonb keeps as given.
     (3, ["ALTER TABLE eidetic_docs ALTER COLUMN metadata TYPE json USING metadata::json"]),
-    # A listing's sort keys (``stores.listing_sql``: the expressions must stay those), so a page
-    # is read from the front of an index; and what finds the records that name one (links in).
+    # A listing's sort keys (``docsql.listing``: the expressions must stay those), so a page is
+    # read from the front of an index (the first also holds what a count of the admitted reads);
+    # and what finds the records that name one (links in).
     (
         4,
         [
             "CREATE INDEX eidetic_docs_updated ON eidetic_docs "
-            "((coalesce(updated, nullif(created, 'date-unknown'), '') COLLATE \"C\"), (id COLLATE \"C\"))",
+            "((coalesce(updated, nullif(created, 'date-unknown'), '') COLLATE \"C\"), (id COLLATE \"C\")) "
+            "INCLUDE (visibility, lifecycle, scope, type, source, created_ts)",
             'CREATE INDEX eidetic_docs_created ON eidetic_docs ((coalesce(created_ts, -1e300)), (id COLLATE "C"))',
             "CREATE INDEX eidetic_docs_name ON eidetic_docs "
             '((lower(substr(coalesce(name, text), 1, 32) COLLATE "C")), (id COLLATE "C"))',
