@@ -328,3 +328,53 @@ def test_a_deletion_that_fails_puts_memory_md_back(tmp_path):
     assert (root / "MEMORY.md").read_text() == INDEX and (root / "stuck.md").is_dir()
     assert sorted(p.name for p in (tmp_path / ".memory.eidetic").iterdir()) == [".eidetic.lock"]
     assert sorted(p.name for p in root.iterdir()) == ["MEMORY.md", "stuck.md"]
+
+
+def test_a_new_file_never_replaces_one_made_meanwhile(tmp_path):
+    from eidetic.stores.durable import _place_new
+
+    staging, folder = tmp_path / "staging", tmp_path / "memory"
+    staging.mkdir()
+    folder.mkdir()
+    (staging / "0").write_text("eidetic's new record")
+    (folder / "kiln.md").write_text("the agent's memory, written a moment ago")
+    staging_fd, folder_fd = os.open(staging, os.O_RDONLY), os.open(folder, os.O_RDONLY)
+    try:
+        with pytest.raises(FileExistsError):
+            _place_new(staging_fd, "0", folder_fd, "kiln.md")
+        _place_new(staging_fd, "0", folder_fd, "kiln-2.md")
+    finally:
+        os.close(staging_fd)
+        os.close(folder_fd)
+    assert (folder / "kiln.md").read_text() == "the agent's memory, written a moment ago"
+    assert (folder / "kiln-2.md").read_text() == "eidetic's new record"
+
+
+def test_concurrent_writers_of_one_name_get_distinct_files_and_every_line(agent, env):
+    """Three writers at once, each with its own cache folder: the lock beside the folder is
+    still the one lock they share."""
+    _, folder = agent
+    procs = []
+    for writer in range(3):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "eidetic", "remember", "--memory-dir", str(folder), "--no-embed"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "EIDETIC_CACHE_DIR": str(env / f"cache-{writer}")},
+        )
+        assert proc.stdin is not None
+        lines = (
+            json.dumps({"id": f"w{writer}-{i}", "name": "Shared topic", "text": f"w{writer} r{i}"}) for i in range(8)
+        )
+        proc.stdin.write("\n".join(lines).encode())
+        proc.stdin.close()
+        procs.append(proc)
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read().decode() if proc.stderr else ""
+    made = sorted(p.name for p in folder.glob("shared_topic*.md"))
+    assert made == sorted(["shared_topic.md"] + [f"shared_topic-{n}.md" for n in range(2, 25)])
+    lines = entries(folder)
+    assert len(lines) == 26 and len({line.split("](")[1] for line in lines}) == 26
+    ids = {frontmatter.parse((folder / name).read_text(), name).id for name in made}
+    assert ids == {f"w{writer}-{i}" for writer in range(3) for i in range(8)}

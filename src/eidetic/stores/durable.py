@@ -142,7 +142,13 @@ def install(
     for number, (rel, fd, name) in enumerate(places):
         try:
             kept = _keep_old(fd, name, staging_fd, f"{number}.old")
-            os.replace(str(number), name, src_dir_fd=staging_fd, dst_dir_fd=fd)
+            if kept:
+                os.replace(str(number), name, src_dir_fd=staging_fd, dst_dir_fd=fd)
+            else:
+                _place_new(staging_fd, str(number), fd, name)
+        except FileExistsError:
+            appeared = FileExistsError(errno.EEXIST, "a file appeared there meanwhile and was left alone", rel)
+            return _undo(staging_fd, done, appeared)
         except OSError as exc:
             return _undo(staging_fd, done, exc)
         done.append((rel, fd, name, kept))
@@ -169,6 +175,18 @@ def _undo(staging_fd: int, done: list[tuple[str, int, str, bool]], failure: OSEr
             failure.filename,
         )
     return failure
+
+
+def _place_new(staging_fd: int, temp: str, fd: int, name: str) -> None:
+    """Put a new file in place without replacing one made since the name was found free (a
+    coding agent or a person writes without eidetic's lock): a hard link fails on a taken
+    name, where a rename would replace it. A rename where the file system has no hard links."""
+    try:
+        os.link(temp, name, src_dir_fd=staging_fd, dst_dir_fd=fd, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        os.replace(temp, name, src_dir_fd=staging_fd, dst_dir_fd=fd)
 
 
 def _unlink(remove: tuple[int, str] | None) -> OSError | None:

@@ -227,6 +227,11 @@ class RecordFolder:
                 "eidetic writes only inside the store: replace it with a real folder; "
                 "nothing of this batch was written",
             )
+        if isinstance(exc, FileExistsError):
+            return env_error(
+                f"cannot write {os.path.join(self._root, exc.filename)}: {exc.strerror}",
+                "run the command again (the record then gets another name); nothing of this batch was written",
+            )
         return env_error(
             f"cannot write to the store {self.root}: {exc.strerror or exc}"
             + (f" ({exc.filename})" if isinstance(exc.filename, str) else ""),
