@@ -153,17 +153,10 @@ class RecordFolder:
         may, reads never do)."""
         import filelock
 
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            if self.scratch is not None:
-                self.scratch.mkdir(mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise env_error(
-                f"cannot create the folder {exc.filename or self.root}: {exc.strerror}",
-                "check the path and its permissions, or choose another with --memory-dir",
-            ) from None
+        _make_folder(self.root, "the store folder")
         if self.scratch is None:
             return filelock.FileLock(str(self.root / LOCK_NAME), timeout=LOCK_TIMEOUT_SECONDS)
+        _make_folder(self.scratch, "eidetic's folder beside the store", private=True)
         if self.scratch.is_symlink():  # the lock would be made wherever it points
             raise env_error(
                 f"refusing to lock through {self.scratch}: it is a symlink", "remove it: eidetic makes a real folder"
@@ -260,6 +253,16 @@ class RecordFolder:
             shutil.rmtree(os.path.join(where, name), ignore_errors=True)
             removed += 1
         return removed
+
+
+def _make_folder(folder: Path, what: str, private: bool = False) -> None:
+    try:
+        folder.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise env_error(
+            f"cannot create {what} {folder}: {exc.strerror}",
+            "check the path and its permissions, or choose another with --memory-dir",
+        ) from None
 
 
 def _stat_at(fd: int, name: str) -> FileStat:
