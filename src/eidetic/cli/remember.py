@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         if memory.progress is not None:
             memory.progress.close()
     for message in result.warnings:
-        warn(message)
+        warn(message, args.json)
     if args.json:
         emit_json(result.to_dict())
     else:
