@@ -154,7 +154,11 @@ non-markdown files are not. A file that cannot be parsed is skipped with a warni
 whose front matter nests more than 32 levels, expands through YAML aliases to more than 10,000
 values, or holds over 64 KiB of metadata, `.nan`/`.inf` or a NUL character (remember refuses
 the same input). Writes never follow a symlink inside the store, and a batch that fails half-way
-is undone.""",
+is undone. A folder holding `MEMORY.md` (a coding agent's memory folder) is written the agent's
+way: flat files named from the record's name, front matter led by name/description/type, one
+`- [name](file.md) — description` line in MEMORY.md per active record (kept right by update,
+forget, restore and purge; your other lines untouched), the lock and staging beside the folder,
+never in it.""",
     "stores": """# Stores
 Public records written inside a git work tree go to `<repo>/.eidetic/memory`; private records
 and everything outside a repository to `$HOME/.eidetic/memory`. `EIDETIC_DATA_DIR` replaces both;
