@@ -15,7 +15,14 @@ def ndjson(*records):
 def test_remember_one_json_argument(cli, store):
     run = cli("remember", '{"id": "n1", "text": "Deploys run on Tuesdays", "metadata": {"source": "chat"}}', "--json")
     assert run.code == 0, run.err
-    assert run.json == {"upserted": 1, "ids": ["n1"], "duplicates": []}
+    assert run.json == {
+        "upserted": 1,
+        "ids": ["n1"],
+        "duplicates": [],
+        "records": [
+            {"id": "n1", "status": "new", "backend": "files", "store": str(store), "path": str(rec(store, "n1"))}
+        ],
+    }
     record = parse(rec(store, "n1").read_text(), "x")
     assert record.text == "Deploys run on Tuesdays"
     assert record.metadata == {"source": "chat"}
@@ -25,7 +32,11 @@ def test_remember_one_json_argument(cli, store):
 def test_ndjson_batch_and_text_output(cli, store):
     run = cli("remember", stdin=ndjson({"id": "a", "text": "alpha"}, {"id": "b", "text": "beta"}))
     assert run.code == 0
-    assert run.out.strip() == "Upserted 2 record(s)."
+    assert run.out.splitlines() == [
+        f"new        a  {rec(store, 'a')}",
+        f"new        b  {rec(store, 'b')}",
+        "2 record(s): 2 new.",
+    ]
     assert sorted(p.name for p in store.rglob("*.md")) == ["a.md", "b.md"]
 
 
@@ -65,7 +76,8 @@ def test_re_remembering_identical_record_writes_nothing(cli, store):
     cli("remember", '{"id": "n1", "text": "same"}')
     before = snapshot(store)
     run = cli("remember", '{"id": "n1", "text": "same"}', "--json")
-    assert run.json == {"upserted": 1, "ids": ["n1"], "duplicates": []}
+    assert (run.json["upserted"], run.json["ids"], run.json["duplicates"]) == (1, ["n1"], [])
+    assert [(r["id"], r["status"]) for r in run.json["records"]] == [("n1", "unchanged")]
     assert snapshot(store) == before
 
 

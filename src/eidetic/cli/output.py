@@ -21,6 +21,11 @@ def warn(message: str) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
+def inform(message: str) -> None:
+    """A fact about what a command did, for people (stderr: stdout stays the result)."""
+    sys.stderr.write(f"{message}\n")
+
+
 def report_error(error: EideticError, as_json: bool) -> int:
     if as_json:
         sys.stderr.write(json.dumps(error.to_dict(), ensure_ascii=False) + "\n")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import env_error
+from ..progress import Progress, no_steps
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
@@ -36,6 +37,9 @@ from .context import Neighbourhood, order_key, thread_key, thread_of
 from .rows import DOC_COLUMNS, IndexedRecord, row_to_indexed
 from .text_index import TextIndexes, partition_of
 from .vectors import VectorIndexes
+
+REINDEX_SLICE = 5000  # records indexed again per step of a rebuild
+LONG_REINDEX = 20_000  # from this many records a rebuild shows progress (see docs/benchmarks.md)
 
 
 class RecordDatabase(ABC):
@@ -58,6 +62,7 @@ class RecordDatabase(ABC):
         self._retext: set[int] = set()  # docs whose keyword entry must be (re)written
         self._fresh: set[int] = set()  # of those, docs new in this transaction (none to delete)
         self._moved: set[int] = set()  # docs added or re-elected: their neighbours' contexts change
+        self.progress = Progress()  # long rebuilds report here (the store passes its caller's)
 
     # -- connection ----------------------------------------------------------------------
 
@@ -160,10 +165,16 @@ class RecordDatabase(ABC):
             self.text.add(key, entries)
 
     def _reindex_text(self) -> None:
-        """Index every record again, from an empty keyword index (the caller commits it)."""
+        """Index every record again, from an empty keyword index (the caller commits it), a
+        slice at a time (with progress when there are many)."""
         self.text.drop()
         docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
-        self._add_text(docs, self.neighbourhood.of(docs), fresh=True)
+        total = len(docs)
+        step = self.progress.start(f"indexing {total} records", "record", total) if total >= LONG_REINDEX else no_steps
+        for start in range(0, total, REINDEX_SLICE):
+            piece = docs[start : start + REINDEX_SLICE]
+            self._add_text(piece, self.neighbourhood.of(piece), fresh=True)
+            step(start + len(piece))
         self.text.create(self.partitions())
 
     def partitions(self) -> dict[str, tuple[str, list[str]]]:

@@ -15,6 +15,7 @@ from typing import Any
 from .. import frontmatter
 from ..errors import user_error
 from ..locations import index_path_for, store_key
+from ..progress import Progress
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, record_path
@@ -32,7 +33,7 @@ class MarkdownStore(IndexedStore):
     backend = "files"
     index: FolderIndex
 
-    def __init__(self, root: Path, usage: UsageState, settings: Settings) -> None:
+    def __init__(self, root: Path, usage: UsageState, settings: Settings, progress: Progress | None = None) -> None:
         self.root = root
         self.folder = RecordFolder(root)
         index = FolderIndex(
@@ -41,6 +42,7 @@ class MarkdownStore(IndexedStore):
             verify_files=settings.verify_files,
             ann_threshold=settings.ann_threshold,
         )
+        index.progress = progress or index.progress
         super().__init__(index, store_key(root), str(root), usage)
 
     def exists(self) -> bool:
