@@ -131,19 +131,9 @@ def run_import(args: argparse.Namespace) -> int:
         raise user_error("nothing to import", "name a file or folder, or pipe NDJSON on stdin")
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes when it can: a bad line is reported, not fatal
     entries = read(source, fmt, stdin, default_scope)
-    bar = None
-    if sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(unit="record", desc="importing", file=sys.stderr)
-    try:
-        with open_memory(args) as memory:
-            report = import_entries(
-                memory, entries, default_scope, memory.settings.max_text_bytes, bar.update if bar is not None else None
-            )
-    finally:
-        if bar is not None:
-            bar.close()
+    with open_memory(args) as memory:
+        steps = memory.progress.start("importing", "record", None)  # a bar on a terminal: the count is not known
+        report = import_entries(memory, entries, default_scope, memory.settings.max_text_bytes, steps)
     report = {"format": fmt, "source": args.source, **report}
     skipped = report["skipped"]
     if args.json:

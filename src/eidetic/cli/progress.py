@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..progress import Steps
+from ..progress import Steps, no_steps
 
 
 class Bars:
@@ -18,9 +18,10 @@ class Bars:
 
     def __call__(self, what: str, unit: str, total: int | None) -> Steps:
         if not self.terminal:
-            sys.stderr.write(f"{what} ...\n")
-            sys.stderr.flush()
-            return lambda done: None
+            if total is not None:  # a run of unknown length (an import) says nothing in a log
+                sys.stderr.write(f"{what} ...\n")
+                sys.stderr.flush()
+            return no_steps
         from tqdm import tqdm  # imported here: only long runs on a terminal pay for it
 
         bar = tqdm(total=total, unit=unit, desc=what, file=sys.stderr, dynamic_ncols=True)

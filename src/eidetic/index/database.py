@@ -38,8 +38,8 @@ from .rows import DOC_COLUMNS, IndexedRecord, row_to_indexed
 from .text_index import TextIndexes, partition_of
 from .vectors import VectorIndexes
 
-REINDEX_SLICE = 5000  # records indexed again per step of a rebuild
-LONG_REINDEX = 20_000  # from this many records a rebuild shows progress (see docs/benchmarks.md)
+INDEX_SLICE = 2000  # records given to the keyword index per step
+LONG_INDEX = 10_000  # from this many records indexing shows progress: ~2 s at the ~5,000/s measured here
 
 
 class RecordDatabase(ABC):
@@ -145,7 +145,15 @@ class RecordDatabase(ABC):
         self._add_text(sorted(todo), around, fresh=False)
 
     def _add_text(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
-        """Index docs' name, description, text and context (their text, then their neighbours')."""
+        """Index docs' name, description, text and context (their text, then their neighbours'),
+        a slice at a time, with progress when there are many (a rebuild, a first sync)."""
+        total = len(docs)
+        step = self.progress.start(f"indexing {total} records", "record", total) if total >= LONG_INDEX else no_steps
+        for start in range(0, total, INDEX_SLICE):
+            self._add_slice(docs[start : start + INDEX_SLICE], around, fresh)
+            step(min(start + INDEX_SLICE, total))
+
+    def _add_slice(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
         rows: dict[int, tuple[str, str | None, str | None, str]] = {}
         for chunk in _chunks(docs, 500):
             marks = ",".join("?" * len(chunk))
@@ -165,16 +173,10 @@ class RecordDatabase(ABC):
             self.text.add(key, entries)
 
     def _reindex_text(self) -> None:
-        """Index every record again, from an empty keyword index (the caller commits it), a
-        slice at a time (with progress when there are many)."""
+        """Index every record again, from an empty keyword index (the caller commits it)."""
         self.text.drop()
         docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
-        total = len(docs)
-        step = self.progress.start(f"indexing {total} records", "record", total) if total >= LONG_REINDEX else no_steps
-        for start in range(0, total, REINDEX_SLICE):
-            piece = docs[start : start + REINDEX_SLICE]
-            self._add_text(piece, self.neighbourhood.of(piece), fresh=True)
-            step(start + len(piece))
+        self._add_text(docs, self.neighbourhood.of(docs), fresh=True)
         self.text.create(self.partitions())
 
     def partitions(self) -> dict[str, tuple[str, list[str]]]:

@@ -30,8 +30,8 @@ from ..sqlite_db import chunks as _chunks
 from .folder import FileStat, RecordFolder
 from .folder_changes import Changes, find_changes, folder_of, is_racy
 
-READ_STEP = 500  # files read between two progress steps
-LONG_READ = 5000  # from this many files to read, a sync shows progress (see docs/benchmarks.md)
+READ_STEP = 100  # files read between two progress steps
+LONG_READ = 1000  # from this many files to read, a sync shows progress: ~2 s at the ~570 files/s measured here
 
 
 @dataclass
