@@ -159,3 +159,23 @@ def test_explain_in_every_mode_says_what_the_score_means(cli, env, mode):
         parts = primary["explain"]
         blended = parts["alpha"] * parts["cosine_norm"] + (1 - parts["alpha"]) * parts["bm25_norm"]
         assert blended == pytest.approx(parts["raw_score"])
+
+
+def test_a_python_listener_hears_each_step(env, monkeypatch):
+    from eidetic import Memory
+
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    monkeypatch.setattr(folder_index, "LONG_READ", 150)
+    folder = env / "notes"
+    heard: list = []
+
+    def listener(what: str, unit: str, total: int | None):
+        heard.append((what, unit, total))
+        return heard.append
+
+    with Memory.open(memory_dirs=[folder]) as memory:
+        memory.remember([{"id": f"n{i}", "text": f"note {i}"} for i in range(250)])
+        assert heard == []  # a listener hears only what it was there for
+        memory.progress.listener = listener
+        memory.rebuild_index()
+    assert heard == [(f"reading 250 record files of {folder}", "file", 250), 100, 200, 250]

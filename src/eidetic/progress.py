@@ -9,17 +9,13 @@ listener (the Python API, the MCP server) nothing is shown and nothing is paid.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
 Steps = Callable[[int], None]  # done so far; the run is over when it reaches its total
 
 
-class Listener(Protocol):
-    def __call__(self, what: str, unit: str, total: int | None) -> Steps:
-        """A run starts: ``what`` is happening to ``total`` ``unit``s (None: not known)."""
-
-    def close(self) -> None:
-        """Finish whatever is still shown (a run cut short by an error)."""
+# A run starts: ``what`` is happening to ``total`` ``unit``s (None: not known); returns its steps.
+# A listener may also have ``close()``, to finish what it still shows (a run cut short by an error).
+Listener = Callable[[str, str, "int | None"], Steps]
 
 
 def no_steps(done: int) -> None:
@@ -36,5 +32,6 @@ class Progress:
         return no_steps if self.listener is None else self.listener(what, unit, total)
 
     def close(self) -> None:
-        if self.listener is not None:
-            self.listener.close()
+        close = getattr(self.listener, "close", None)
+        if close is not None:
+            close()
