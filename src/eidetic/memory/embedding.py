@@ -16,7 +16,7 @@ from ..records import text_hash
 from ..settings import Settings
 from ..stores.base import RecordStore
 
-EMBED_CHUNK = 32  # texts embedded (and cached) per step: the local model's batch; little lost if interrupted
+EMBED_CHUNK = 64  # texts embedded (and cached) per step: an HTTP request's batch; little lost if interrupted
 # From this many texts a run shows progress: ~2 s at the measured 33 short texts/s (docs/benchmarks.md).
 LONG_RUN = 64
 
@@ -82,7 +82,7 @@ class Embedding:
         with progress when there are many."""
         total = len(texts)
         step = self.progress.start(f"embedding {total} texts {why}", "text", total) if total >= LONG_RUN else no_steps
-        hashes = list(texts)
+        hashes = sorted(texts, key=lambda h: len(texts[h]))  # like lengths share a batch: little padding
         vectors: dict[str, Any] = {}
         for start in range(0, total, EMBED_CHUNK):
             chunk = hashes[start : start + EMBED_CHUNK]
