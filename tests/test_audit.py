@@ -54,10 +54,10 @@ def test_audit_command(cli, env):
     run = cli("audit", "--memory-dir", str(folder), "--json")
     assert run.code == 0, run.err
     report = run.json
-    grades = {m["id"]: m["grade"] for m in report["memories"]}
+    grades = {m["id"]: m["grade"] for m in report["items"]}
     assert grades == {"alive": "fresh", "dead": "dead-reference", "old": "stale", "used": "fresh"}
     assert report["summary"] == {"fresh": 2, "stale": 1, "dead-reference": 1} and report["repo_root"] == str(repo)
-    assert report["memories"][0]["id"] == "dead" and report["memories"][0]["missing"] == ["src/gone.py"]
+    assert report["items"][0]["id"] == "dead" and report["items"][0]["missing"] == ["src/gone.py"]
     text = cli("audit", "--memory-dir", str(folder), "--stale-months", "24")
     assert "4 memories: 3 fresh, 0 stale, 1 dead-reference" in text.out
     assert cli("audit", "--memory-dir", str(folder), "--stale-months", "0").code == 1

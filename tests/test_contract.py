@@ -9,9 +9,15 @@ import os
 import subprocess
 import sys
 
+import inspect
+
 import pytest
 
 from eidetic.memory import Memory
+from eidetic.stores.base import RecordStore
+from eidetic.stores.markdown import MarkdownStore
+from eidetic.stores.postgres import PostgresStore
+from eidetic.stores.sqlite import SqliteStore
 
 
 def ndjson(*records):
@@ -41,6 +47,22 @@ def corpus(cli, backend):
     return backend
 
 
+def test_every_backend_offers_the_storage_interface_and_nothing_more():
+    """Every public method of a backend is one of ``RecordStore``'s, with its parameters (mypy
+    checks their types where ``memory.stores`` opens each backend as a ``RecordStore``)."""
+
+    def methods(cls: type) -> dict[str, list[tuple[str, object, object]]]:
+        return {
+            name: [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]
+            for name, method in inspect.getmembers(cls, inspect.isfunction)
+            if not name.startswith("_")
+        }
+
+    interface = methods(RecordStore)
+    for backend in (MarkdownStore, SqliteStore, PostgresStore):
+        assert methods(backend) == interface, backend.__name__
+
+
 def test_exact_and_keyword_rank_alike_on_every_backend(cli, corpus):
     hits = cli("recall", "cat", "--mode", "exact", "--json").json["items"]
     assert [h["id"] for h in hits] == ["cat", "hat"]
@@ -68,6 +90,8 @@ def test_filters_are_typed_and_pushed_down(cli, corpus):
     assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority=3", "--json")) == ["nano"]
     assert ids(cli("recall", "w", "--mode", "exact", "--filter", "priority>=1", "--json")) == ["nano", "agx"]
     assert ids(cli("recall", "w", "--mode", "exact", "--source", "docs", "--json")) == ["agx"]
+    assert ids(cli("recall", "draws", "--mode", "exact", "--filter", "priority=3", "--json")) == ["nano"]
+    assert ids(cli("recall", "draws", "--mode", "exact", "--filter", "priority=1", "--json")) == []
     assert ids(cli("recall", "cat", "--mode", "exact", "--type", "story", "--json")) == ["hat"]
     assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "done=true", "--json")) == ["ban1"]
     assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "due<=2026-11-01", "--json")) == ["ban2"]

@@ -143,7 +143,7 @@ def test_hostile_front_matter_does_not_stop_the_mcp_server(env, store, monkeypat
             found = await client.call_tool("recall", {"query": "quokka", "mode": "keyword"})
             assert {item["id"] for item in found.structured_content["items"]} >= {"good"}
             records = json.loads((await client.read_resource("eidetic://records")).contents[0].text)
-            assert len(records["records"]) == 2
+            assert len(records["items"]) == 2
 
     anyio.run(session)
 

@@ -196,7 +196,7 @@ def test_bad_lines_are_reported_with_their_place_and_the_good_ones_imported(cli,
     report = run.json
     assert (report["imported"], report["written"]) == (2, 2)
     errors = {item["line"]: item["error"] for item in report["skipped"]}
-    assert all(item["file"] == str(dump) for item in report["skipped"])
+    assert all(item["path"] == str(dump) for item in report["skipped"])
     assert sorted(errors) == [2, 3, 4, 5, 7, 8, 9, 10, 11]
     assert "invalid JSON" in errors[2] and "unknown lifecycle 'undead'" in errors[3]
     assert "over the limit of 40" in errors[4] and "metdata" in errors[5] and "recall_count" in errors[7]
@@ -335,8 +335,8 @@ def test_eidetic_cli_store_keeps_usage_lifecycle_and_scopes(cli, env):
     assert run.code == 1 and run.json["format"] == "eidetic-cli"
     assert (run.json["imported"], run.json["written"]) == (4, 4)
     assert run.json["skipped"] == [
-        {"file": "default__public.jsonl", "line": 4, "error": run.json["skipped"][0]["error"]},
-        {"file": "default__public.jsonl", "line": 5, "error": "unknown lifecycle 'sleeping'"},
+        {"path": "default__public.jsonl", "line": 4, "error": run.json["skipped"][0]["error"]},
+        {"path": "default__public.jsonl", "line": 5, "error": "unknown lifecycle 'sleeping'"},
     ]
     assert "invalid JSON" in run.json["skipped"][0]["error"]
     got = {
@@ -398,7 +398,7 @@ def test_markdown_memory_folder(cli, env):
     run = cli("import", str(folder), *dst, "--scope", "me", "--visibility", "private", "--json")
     assert run.code == 1 and run.json["format"] == "markdown"
     assert run.json["imported"] == 3
-    assert [(s["file"], "YAML" in s["error"]) for s in run.json["skipped"]] == [("broken.md", True)]
+    assert [(s["path"], "YAML" in s["error"]) for s in run.json["skipped"]] == [("broken.md", True)]
     got = {
         d["id"]: d
         for d in map(json.loads, cli("export", *dst, "--scope", "me", "--visibility", "private").out.splitlines())

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from eidetic.cli.explain import TOPICS
+from eidetic.cli.explain import CONCEPTS, TOPICS
+from eidetic.cli.main import build_parser, verbs
 
 
 def seed(cli):
@@ -84,32 +85,37 @@ def test_explain_every_topic(cli):
     for topic in TOPICS:
         run = cli("explain", topic, "--json")
         assert run.code == 0 and run.json["topic"] == topic and run.json["markdown"].startswith("# ")
-    assert cli("explain").out.startswith("# eidetic")
+    assert cli("explain", "eidetic").out.startswith("# eidetic")
     missing = cli("explain", "nonsense", "--json")
     assert missing.code == 1 and "recall" in missing.err_json["remediation"]
-    for verb in (
-        "remember",
-        "recall",
-        "sweep",
-        "forget",
-        "restore",
-        "overview",
-        "doctor",
-        "audit",
-        "export",
-        "import",
-        "migrate",
-        "index",
-        "watch",
-        "mcp",
-        "skills",
-        "explain",
-        "demo",
-    ):
-        assert verb in TOPICS
+    for verb, (_, line) in verbs(build_parser()).items():  # every verb has a topic and a --help
+        assert verb in TOPICS and line, verb
         assert cli(verb, "--help").code == 0
-    concepts = TOPICS["eidetic"].split("Concepts: ")[1].split(".")[0].split(", ")
-    assert concepts and all(concept in TOPICS for concept in concepts)
+    named = " ".join(TOPICS["eidetic"].split("Concepts: ")[1].split(". Run")[0].split())
+    assert set(named.split(", ")) == set(CONCEPTS) - {"eidetic"}  # the overview names every concept
+
+
+def test_explain_without_a_topic_lists_them_with_a_line_each(cli):
+    listed = cli("explain", "--json").json["topics"]
+    assert [t["topic"] for t in listed][:3] == ["eidetic", "remember", "recall"]
+    assert sorted(t["topic"] for t in listed) == sorted(TOPICS)  # each topic once, none left out
+    assert all(t["summary"] and "\n" not in t["summary"] for t in listed)
+    lines = {t["topic"]: t["summary"] for t in listed}
+    assert lines["recall"] == "find records verbatim, by keyword or by meaning"  # a verb's line is its --help line
+    text = cli("explain")
+    assert text.code == 0 and text.err == ""
+    assert "  completion  print a tab-completion script for bash, zsh or fish" in text.out
+    assert all(f"  {topic} " in text.out for topic in TOPICS)
+
+
+def test_explain_an_unknown_topic_names_the_known_ones(cli):
+    near = cli("explain", "recal", "--json")
+    assert near.code == 1 and near.out == ""
+    assert near.err_json["message"] == "no explain entry for 'recal'"
+    assert near.err_json["remediation"].startswith("did you mean 'recall'? topics: audit, backends, ")
+    hostile = cli("explain", "\x1b[2J" + "x" * 500)
+    assert hostile.code == 1 and "\x1b" not in hostile.err and len(hostile.err) < 800  # no escape codes, short
+    assert "topics: " in hostile.err and "did you mean" not in hostile.err
 
 
 def test_doctor_and_overview_report_an_unavailable_embedder(cli, store, monkeypatch):

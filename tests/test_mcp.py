@@ -125,7 +125,7 @@ def test_mcp_server_over_stdio(server_env, cli):
             record = await _read(session, "eidetic://record/priv-1")
             assert record["id"] == "priv-1" and record["scope"] == {"name": "a", "visibility": "private"}
             listed = await _read(session, "eidetic://records")
-            assert {r["id"] for r in listed["records"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
+            assert {r["id"] for r in listed["items"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
 
             assert "top_k must be an integer >= 1" in await _error(session, "recall", query="tuesday", top_k=0)
             assert "nothing was written" in await _error(session, "remember", records={"text": ""})
@@ -153,7 +153,7 @@ def test_mcp_server_over_stdio(server_env, cli):
             assert "default/public only" in await _error(session, "recall", query="x", scope="a", visibility="private")
             with pytest.raises(MCPError, match="no record 'priv-1' in reach"):
                 await _read(session, "eidetic://record/priv-1")
-            assert [r["id"] for r in (await _read(session, "eidetic://records"))["records"]] == ["pub-1"]
+            assert [r["id"] for r in (await _read(session, "eidetic://records"))["items"]] == ["pub-1"]
             swept = await _call(session, "sweep", dry_run=True)
             assert swept["changed"] == [] and swept["scanned"] == 1 and swept["archived"] == 0
             scopes = (await _call(session, "overview"))["stores"][0]["scopes"]
@@ -163,5 +163,42 @@ def test_mcp_server_over_stdio(server_env, cli):
         with anyio.fail_after(60):
             await private_session()
             await public_session()
+
+    anyio.run(main)
+
+
+def test_argument_errors_come_back_short_and_in_the_tools_terms(server_env):
+    """Wrong types, unknown values and unknown arguments: one short line naming the argument as the
+    tool does (never a CLI flag), a hint, and none of the validation library's dump."""
+    calls = [
+        ("recall", {"query": "x", "top_k": "five"}, "top_k must be an integer (got 'five')"),
+        ("recall", {"query": "x", "mode": "psychic"}, "mode must be one of 'exact', 'keyword', 'approximate'"),
+        ("recall", {"query": "x", "bogus": 1}, "unknown argument 'bogus'"),
+        ("recall", {"query": "x", "filters": "a=b"}, "filters must be a list (got 'a=b')"),
+        ("recall", {"top_k": 3}, "query is required"),
+        ("recall", {"query": "x", "top_k": 0}, 'top_k must be an integer >= 1 (got 0)\nhint: e.g. "top_k": 5'),
+        ("recall", {"query": "x", "filters": ["nokey"]}, "filters entry 'nokey' is malformed"),
+        ("sweep", {"dry_run": "maybe"}, "dry_run must be true or false (got 'maybe')"),
+        ("remember", {"records": "hello"}, "records must be a list or an object (got 'hello')"),
+        ("overview", {"scope": "a", "everything": True}, "unknown argument 'everything'"),
+    ]
+
+    async def session_run() -> None:
+        async with stdio_client(_server(server_env)) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            for tool, arguments, expected in calls:
+                text = await _error(session, tool, **arguments)
+                message = text.removeprefix(f"Error executing tool {tool}: ")
+                assert message.startswith(expected), (arguments, text)
+                first, hint = message.split("\nhint: ")
+                assert len(first) < 120 and "\n" not in hint, text  # one short line, one hint
+                for noise in ("validation error", "pydantic", "type=", "input_value", "Arguments", " --"):
+                    assert noise not in text, (noise, text)
+            assert "recall takes query, mode, top_k" in await _error(session, "recall", query="x", limit=3)
+            assert _ids(await _call(session, "recall", query="x", mode="keyword")) == []  # still serving
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            await session_run()
 
     anyio.run(main)

@@ -54,12 +54,16 @@ def test_resolves_the_project_folder_and_prints_the_seed_json(project):
     assert set(out) == {"terms", "dirs", "count", "results"}
     assert out["terms"] == ["deploy"] and out["dirs"] == [str(folder)] and out["count"] == 1
     hit = out["results"][0]
-    assert set(hit) == {"name", "type", "description", "path", "score", "recency_months", "usage_count", "snippet"}
+    seed = {"name", "type", "description", "path", "score", "recency_months", "usage_count", "snippet"}
+    assert set(hit) == seed | {"id", "recall_count", "last_recall"}  # the seed's keys, and eidetic's names
     assert hit["name"] == "deploy-checklist" and hit["path"] == str(folder / "deploy-checklist.md")
     assert hit["score"] == pytest.approx((5 + 3 + 1 + 1.0) * 1.5, abs=0.01)  # fresh file: factor ~1.5
     assert "deploy" in hit["snippet"].lower() and hit["usage_count"] == 0
     again = json.loads(memory_recall("deploy", "--json", "--explain", "--project-root", str(root)).stdout)
-    assert again["results"][0]["usage_count"] == 1  # the first call was recorded
+    assert again["results"][0]["usage_count"] == again["results"][0]["recall_count"] == 1  # the first call counted
+    assert again["results"][0]["last_recall"] is not None
+    top = json.loads(memory_recall("deploy", "glaze", "--json", "--top-k", "1", "--memory-dir", str(folder)).stdout)
+    assert top["count"] == 1  # --top-k is --limit
     assert again["results"][0]["breakdown"]["terms"]["deploy"] == {"name": 5.0, "description": 3.0, "body": 1.0}
 
 

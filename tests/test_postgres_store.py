@@ -493,13 +493,11 @@ def test_no_search_method_leaks_a_private_record(store):
         assert doc not in dict(store.keyword(query_terms("vault swordfish"), access, NONE, 10))
         assert doc not in dict(store.exact("swordfish", False, access, NONE, 10))
         assert doc not in {r[0] for r in store.fields_candidates(["swordfish"], access, NONE)}
-        assert doc not in store.admitted_docs([doc], access, NONE)
         assert doc not in store.nearest("m", q, access, NONE, 10)
         assert doc not in store.cosines("m", q, access, [doc])
     assert doc in dict(store.keyword(query_terms("swordfish"), A_PRIVATE, NONE, 10))
     assert doc in dict(store.exact("swordfish", False, A_PRIVATE, NONE, 10))
     assert doc in {r[0] for r in store.fields_candidates(["swordfish"], A_PRIVATE, NONE)}
-    assert store.admitted_docs([doc], A_PRIVATE, NONE) == {doc}
     assert doc in store.nearest("m", q, A_PRIVATE, NONE, 10)
     assert store.cosines("m", q, A_PRIVATE, [doc])[doc] == pytest.approx(1.0, abs=1e-6)
 

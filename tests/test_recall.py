@@ -123,7 +123,8 @@ def test_typed_filters_and_ranges(cli, corpus):
     assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "due>=2026-11-01", "--json")) == ["ban1"]
     assert ids(cli("recall", "banana", "--mode", "keyword", "--filter", "due<=2026-11-01", "--json")) == ["ban2"]
     run = cli("recall", "x", "--filter", "nokey", "--json")
-    assert run.code == 1 and "malformed filter" in run.err_json["message"]
+    assert run.code == 1 and run.err_json["message"] == "--filter entry 'nokey' is malformed"
+    assert run.err_json["remediation"] == "a filter is KEY=VALUE, KEY>=VALUE or KEY<=VALUE, e.g. --filter source=docs"
     run = cli("recall", "x", "--filter", "a>=soon", "--json")
     assert run.code == 1
 
@@ -134,7 +135,7 @@ def test_source_type_and_date_window(cli, corpus):
     assert ids(cli("recall", "pie", "--mode", "keyword", "--until", "2024-06-01", "--json")) == ["pie"]
     assert ids(cli("recall", "pie", "--mode", "keyword", "--since", "2025-01-01", "--json")) == []
     run = cli("recall", "w", "--source", "docs", "--filter", "source=discord", "--json")
-    assert run.code == 1 and "conflicting source" in run.err_json["message"]
+    assert run.code == 1 and "--source conflicts with a filter" in run.err_json["message"]
     assert cli("recall", "w", "--since", "last week", "--json").code == 1
 
 

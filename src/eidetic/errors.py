@@ -3,9 +3,16 @@
 The CLI turns an :class:`EideticError` into ``error:``/``hint:`` lines or a JSON object on
 stderr, and its ``code`` becomes the exit status: 1 for bad input (the user can fix the
 command), 2 for the environment (disk, permissions, missing model, unreachable server).
+
+An error about one option (:func:`option_error`) names it the way the Python API does
+(``top_k``); each interface spells it its own way with :meth:`EideticError.spelled` (the CLI
+says ``--top-k``, the MCP server ``"top_k": 5``), so no interface shows another's names.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 USER_ERROR = 1
 ENV_ERROR = 2
@@ -19,9 +26,18 @@ class EideticError(Exception):
         self.message = message
         self.remediation = remediation
         self.code = code
+        self.option: str | None = None  # set by option_error
+        self._parts: tuple[str, str, Any] = ("", "", None)
 
     def to_dict(self) -> dict[str, object]:
         return {"code": self.code, "message": self.message, "remediation": self.remediation}
+
+    def spelled(self, name: Callable[[str], str], example: Callable[[str, Any], str]) -> EideticError:
+        """This error with its option named by ``name(option)`` and its example value shown by
+        ``example(option, value)``; an error about no option comes back as it is."""
+        if self.option is None:
+            return self
+        return _about(self.option, *self._parts, name(self.option), example)
 
 
 def user_error(message: str, remediation: str = "") -> EideticError:
@@ -30,3 +46,23 @@ def user_error(message: str, remediation: str = "") -> EideticError:
 
 def env_error(message: str, remediation: str = "") -> EideticError:
     return EideticError(message, remediation, ENV_ERROR)
+
+
+def option_error(option: str, problem: str, advice: str = "", example: Any = None) -> EideticError:
+    """Bad input to one option (a :class:`~eidetic.query.RecallQuery` field name): the message is
+    the option's name then ``problem``; the hint is ``advice`` then, if given, a good value."""
+    return _about(option, problem, advice, example, option, python_example)
+
+
+def python_example(option: str, value: Any) -> str:
+    """An option as a Python keyword: ``top_k=5``."""
+    return f"{option}={value!r}"
+
+
+def _about(
+    option: str, problem: str, advice: str, value: Any, name: str, example: Callable[[str, Any], str]
+) -> EideticError:
+    shown = f"e.g. {example(option, value)}" if value is not None else ""
+    error = user_error(f"{name} {problem}", ", ".join(part for part in (advice, shown) if part))
+    error.option, error._parts = option, (problem, advice, value)
+    return error

@@ -32,10 +32,11 @@ from urllib.parse import quote
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources import ResourceSecurity
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from . import __version__
 from .errors import EideticError, env_error, user_error
+from .mcp_errors import error_text, invalid_arguments, unknown_arguments
 from .memory import Memory
 from .query import MODES, RecallQuery, exposed_options
 from .ranking.access import Access
@@ -83,10 +84,10 @@ class Session:
         try:
             return await asyncio.wrap_future(self._worker.submit(work))
         except EideticError as exc:
-            raise failure(_error_text(exc)) from None
+            raise failure(error_text(exc)) from None
         except OSError as exc:  # as the CLI reports it (disk, permissions)
             raise failure(
-                _error_text(
+                error_text(
                     env_error(
                         f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
                         "check the path, free disk space and permissions",
@@ -98,10 +99,26 @@ class Session:
         self._worker.shutdown(wait=True)
 
 
-def _error_text(error: EideticError) -> str:
-    """The CLI's ``error:``/``hint:`` lines: the SDK puts the text after ``Error executing tool
-    NAME: `` for the model to read and correct its call."""
-    return error.message + (f"\nhint: {error.remediation}" if error.remediation else "")
+class _Server(MCPServer):
+    """The SDK's server, with argument errors told the way eidetic's own errors are (a short
+    message and a hint, in the tools' terms; the SDK puts the text after ``Error executing tool
+    NAME: ``), and arguments a tool does not take refused rather than ignored."""
+
+    _schemas: dict[str, dict[str, Any]] | None = None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._schemas is None:
+            self._schemas = {tool.name: tool.input_schema for tool in await self.list_tools()}
+        schema = self._schemas.get(name)
+        if schema is not None and (text := unknown_arguments(name, set(arguments), schema)):
+            raise ToolError(f"Error executing tool {name}: {text}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if schema is None or not isinstance(exc.__cause__, ValidationError):
+                raise
+            text = invalid_arguments(exc.__cause__.errors(), schema)
+            raise ToolError(f"Error executing tool {name}: {text}") from None
 
 
 async def _warn(ctx: Context, warnings: list[str]) -> None:
@@ -133,7 +150,7 @@ def _records_json(session: Session) -> str:
         for record in records[:RECORDS_LISTED]
     ]
     return json.dumps(
-        {"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED, "records": listed},
+        {"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED, "items": listed},
         ensure_ascii=False,
     )
 
@@ -161,12 +178,13 @@ def _recall_signature() -> inspect.Signature:
             kind = Literal["public", "private"] | None
         elif get_origin(kind) is tuple:
             kind, default = list[str] | None, None
+        description = option.metadata["help"].replace(" (repeatable)", " (a list)")  # the CLI repeats a flag
         parameters.append(
             inspect.Parameter(
                 option.name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=default,
-                annotation=Annotated[kind, Field(description=option.metadata["help"])],
+                annotation=Annotated[kind, Field(description=description)],
             )
         )
     return inspect.Signature(parameters, return_annotation=dict[str, Any])
@@ -179,7 +197,7 @@ def _help(name: str) -> str:
 def build_server(session: Session) -> MCPServer:
     """The tools and resources over ``session``; each is a thin call into the Python API."""
     scope = f"{session.scope.name}/{session.scope.visibility}"
-    server = MCPServer(
+    server = _Server(
         "eidetic",
         version=__version__,
         log_level="WARNING",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
-from .errors import user_error
+from .errors import option_error, user_error
 from .ranking.access import Access
 from .ranking.fields import DEFAULT_MIN_SCORE, DEFAULT_STALE_MONTHS
 from .ranking.filters import Filters
@@ -117,25 +117,29 @@ def exposed_options() -> list[Any]:
     return [f for f in fields(RecallQuery) if f.metadata["exposed"] and f.name != "text"]
 
 
+def flag_of(option: str) -> str:
+    """The CLI flag of a query field (``top_k`` -> ``--top-k``, ``filters`` -> ``--filter``)."""
+    known = {f.name: f.metadata["flag"] for f in fields(RecallQuery)}
+    return known.get(option) or "--" + option.replace("_", "-")
+
+
 def _check(query: RecallQuery) -> None:
     if query.mode not in MODES:
-        raise user_error(f"unknown mode {query.mode!r}", "modes: " + ", ".join(MODES))
+        raise option_error("mode", f"must be one of {', '.join(MODES)} (got {query.mode!r})", example="hybrid")
     if isinstance(query.top_k, bool) or not isinstance(query.top_k, int) or query.top_k < 1:
-        raise user_error(f"top_k must be an integer >= 1 (got {query.top_k!r})", "e.g. top_k 5 (--top-k 5)")
+        raise option_error("top_k", f"must be an integer >= 1 (got {query.top_k!r})", example=5)
     if not isinstance(query.alpha, (int, float)) or not 0.0 <= query.alpha <= 1.0:
-        raise user_error(f"alpha must be between 0.0 and 1.0 (got {query.alpha!r})", "e.g. alpha 0.5 (--alpha 0.5)")
+        raise option_error("alpha", f"must be between 0.0 and 1.0 (got {query.alpha!r})", example=0.5)
     for name in ("depth", "max_nodes"):
         value = getattr(query, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise user_error(
-                f"{name} must be an integer >= 0 (got {value!r})", f"e.g. {name} 1 (--{name.replace('_', '-')} 1)"
-            )
+            raise option_error(name, f"must be an integer >= 0 (got {value!r})", example=1)
     check_stale_months(query.stale_months)
     if not isinstance(query.text, str) or not (query.text.strip() or query.browse):
         raise user_error(
             "the query is empty",
             "give the words or phrase to look for"
-            + (" (or, in fields mode, only --type to browse that type)" if query.mode == "fields" else ""),
+            + (" (or, in fields mode, only a type, to browse that type)" if query.mode == "fields" else ""),
         )
     if "\x00" in query.text:
         raise user_error("the query contains a NUL character", "no record can hold one: remove it")
@@ -145,4 +149,4 @@ def _check(query: RecallQuery) -> None:
 
 def check_stale_months(value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise user_error(f"stale_months must be a number > 0 (got {value!r})", "e.g. stale_months 6 (--stale-months 6)")
+        raise option_error("stale_months", f"must be a number > 0 (got {value!r})", example=6)

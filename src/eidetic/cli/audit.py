@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(report)
         return 0
     lines = []
-    for item in report["memories"]:
+    for item in report["items"]:
         lines.append(f"{item['grade']:<15} {item['name'] or item['id']}  ({item['path']})")
         lines += [f"                  - {reason}" for reason in item["reasons"]]
     summary = report["summary"]

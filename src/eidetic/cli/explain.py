@@ -1,11 +1,30 @@
-"""``eidetic explain TOPIC``: markdown help for every verb and concept, for people and agents."""
+"""``eidetic explain TOPIC``: markdown help for every verb and concept, for people and agents.
+Without a topic it lists the topics, each with one line: a verb's line is its ``--help`` line
+(one text for both), a concept's is in ``CONCEPTS``."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 
 from ..errors import user_error
 from .output import emit_json, emit_text
+
+CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line in the list
+    "eidetic": "what eidetic is, and every verb and concept",
+    "records": "the record file: front matter, then the text",
+    "stores": "where records live: the repository's and your home store",
+    "backends": "files, sqlite or postgres: where a store keeps its records",
+    "modes": "exact, keyword, approximate, hybrid, fields: how recall ranks",
+    "fields": "the transparent ranking of markdown memory folders (and memory-recall)",
+    "context": "how a conversation's turns lend their words to each other",
+    "scope": "who sees which records: public, private, scope-only",
+    "lifecycle": "active, shadowed, archived: what recall leaves out",
+    "freshness": "the freshness signal: age and usage move a score",
+    "traversal": "linked records: links, supersedes, depth",
+    "vocabulary": "the names every interface uses for the same things",
+    "errors": "exit codes, error and warning output",
+}
 
 TOPICS: dict[str, str] = {
     "eidetic": """# eidetic
@@ -14,9 +33,9 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 signal and full metadata. Records are markdown files; the search index is derived.
 
 Verbs: remember, recall, sweep, forget, restore, overview, doctor, audit, import, export, migrate,
-index, watch, mcp, skills, explain, demo; and the `memory-recall` command.
-Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness, traversal, errors.
-Run `eidetic explain TOPIC` for any of them.""",
+index, watch, mcp, skills, completion, explain, demo; and the `memory-recall` command.
+Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness, traversal,
+vocabulary, errors. Run `eidetic explain TOPIC` for any of them, `eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
 argument (it starts with `{`; one that does not parse is an error, never a note), or NDJSON on
@@ -77,7 +96,8 @@ No keyword hit, no result; except a browse (`--type` and no query): (1 + usage_b
 `--min-score` defaults to 0.5 and `--stale-months` to 6 in this mode; `--explain` shows every
 input. MEMORY.md is never a record. `memory-recall` is the same ranking with the command line
 coding agents' memory-recall tools use: `memory-recall [query] TERMS... [--type T] [--limit N] [--min-score S] [--stale-months N]
-[--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]`.""",
+[--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]`; `--top-k` is
+`--limit`, and each JSON result carries `id`, `recall_count` and `last_recall` besides the tools' keys.""",
     "audit": """# eidetic audit
 Grades every memory you may see, read-only:
 - dead-reference: it names a repository file path (`src/x.py`, `docs/y.md:12`) that does not
@@ -88,7 +108,7 @@ Grades every memory you may see, read-only:
 - fresh: otherwise. Both at once: dead-reference, with both reasons.
 Output: one line per memory with its reasons and a summary; `--json`:
 `{"repo_root", "stale_months", "now", "summary": {"fresh", "stale", "dead-reference"}, "count",
-"memories": [{"id", "name", "path", "grade", "reasons", "references", "missing",
+"items": [{"id", "name", "path", "grade", "reasons", "references", "missing",
 "months_since_touched", "recall_count", "last_recall"}]}`.""",
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
@@ -208,13 +228,39 @@ what was left out, counting only what your scope could see (others' private reco
 counted). `--all` is the store owner's full backup: every record of every scope, visibility and
 lifecycle state (on a shared postgres server that includes colleagues' private records, which
 the server's credentials read anyway; it says so). `eidetic import` reads it back identically.""",
-    "explain": """# eidetic explain TOPIC
-This help. `--json` gives `{"topic", "markdown"}`.""",
+    "explain": """# eidetic explain [TOPIC]
+This help. Without a topic: the list of topics, one line each. `--json` gives
+`{"topic", "markdown"}`, or for the list `{"topics": [{"topic", "summary"}]}`.""",
+    "config": """# eidetic config
+Every setting, its value and where the value came from. Later sources win: defaults, your config
+file (`~/.config/eidetic/config.toml`, or `EIDETIC_CONFIG`), the repository's
+`.eidetic/config.toml` (only scope, visibility, mode and top-k), `EIDETIC_*` variables, then
+flags. `--scope`/`--visibility` show what a command given them would use. `--json` gives
+`{"files": {"user", "repository"}, "settings": [...]}`. Keys: docs/configuration.md.""",
+    "completion": """# eidetic completion bash|zsh|fish
+Prints a tab-completion script for every verb, flag and choice (generated from the parser, so
+it is never out of date). `--command memory-recall` gives memory-recall's instead. Install:
+- bash: `eidetic completion bash > ~/.local/share/bash-completion/completions/eidetic`
+  (or `source <(eidetic completion bash)` in ~/.bashrc)
+- zsh: `eidetic completion zsh > ~/.zfunc/_eidetic` with `fpath=(~/.zfunc $fpath)` before
+  `compinit` in ~/.zshrc
+- fish: `eidetic completion fish > ~/.config/fish/completions/eidetic.fish`""",
+    "vocabulary": """# Vocabulary
+The same thing has the same name in the CLI, its JSON, the Python API and the MCP tools:
+- `items`: a list of hits or records (recall, audit, the MCP records resource);
+- `recall_count`, `last_recall`: a record's usage;
+- `path`: a record's file (files backend; absent or null elsewhere);
+- `top_k` (`--top-k`): how many hits;
+- `scope`: `{"name", "visibility"}`.
+`memory-recall` keeps the JSON of the tools it stands in for (`results`, `usage_count`, `--limit`)
+and adds eidetic's names (`id`, `recall_count`, `last_recall`; `--top-k`).""",
     "errors": """# Errors and exit codes
 Results on stdout, diagnostics on stderr. Exit 0 success, 1 bad input, 2 environment (disk,
-permissions, missing model or server). With `--json` an error is
-`{"code", "message", "remediation"}` on stderr. Bad input never writes anything. A `--memory-dir`
-that does not exist is an error for every verb but `remember` and `import`, which create it.""",
+permissions, missing model or server). With `--json` stdout holds only JSON and stderr one JSON
+object a line: a warning is `{"warning"}`, a note (what an export wrote or left out) `{"info"}`,
+a long run's start `{"progress", "total"}`, an error `{"code", "message", "remediation"}`. Bad
+input never writes anything. A `--memory-dir` that does not exist is an error for every verb but
+`remember` and `import`, which create it.""",
     "demo": """# eidetic demo
 Remembers a dozen sample memories in a temporary store, recalls them in each mode, and removes
 everything afterwards.""",
@@ -222,20 +268,46 @@ everything afterwards.""",
 
 
 def add_parser(sub, add_common) -> None:
-    parser = sub.add_parser("explain", help="markdown help for a verb or concept")
-    parser.add_argument("topic", nargs="*", help="e.g. recall, scope, lifecycle (default: overview)")
+    parser = sub.add_parser("explain", help="markdown help for a verb or concept (no topic: the list)")
+    parser.add_argument("topic", nargs="*", help="e.g. recall, scope, lifecycle (none: list the topics)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run, memory_dir=None, backend="files")
 
 
 def run(args: argparse.Namespace) -> int:
-    topic = " ".join(args.topic).strip().lower() or "eidetic"
+    topic = " ".join(args.topic).strip().lower()
+    if not topic:
+        return _list(args.json)
     if topic.startswith("eidetic "):
         topic = topic[len("eidetic ") :]
     if topic not in TOPICS:
-        raise user_error(f"no explain entry for: {topic}", "topics: " + ", ".join(sorted(TOPICS)))
+        near = difflib.get_close_matches(topic, TOPICS, n=1)
+        raise user_error(
+            f"no explain entry for {topic[:60]!r}",
+            (f"did you mean {near[0]!r}? " if near else "") + "topics: " + ", ".join(sorted(TOPICS)),
+        )
     if args.json:
         emit_json({"topic": topic, "markdown": TOPICS[topic]})
     else:
         emit_text(TOPICS[topic])
+    return 0
+
+
+def summaries() -> dict[str, str]:
+    """Every topic with its line: the verbs' (from their --help, in the parser's order), then the concepts'."""
+    from .main import build_parser, verbs
+
+    lines = {name: line for name, (_, line) in verbs(build_parser()).items() if name in TOPICS}
+    return {"eidetic": CONCEPTS["eidetic"], **lines, **CONCEPTS}
+
+
+def _list(as_json: bool) -> int:
+    lines = summaries()
+    if as_json:
+        emit_json({"topics": [{"topic": name, "summary": line} for name, line in lines.items()]})
+        return 0
+    width = max(map(len, lines))
+    out = ["Run `eidetic explain TOPIC` for one of these:", ""]
+    out += [f"  {name:<{width}}  {line}" for name, line in lines.items()]
+    emit_text("\n".join(out))
     return 0

@@ -17,6 +17,7 @@ from ..errors import EideticError, env_error, user_error
 from ..settings import Settings
 from . import (
     audit,
+    completion,
     config,
     demo,
     explain,
@@ -34,7 +35,23 @@ from . import (
 from .output import report_error, warn
 from .stores import check_memory_dirs
 
-VERBS = (remember, recall, lifecycle, inspect, port, audit, index, watch, migrate, config, explain, demo, mcp, skills)
+VERBS = (
+    remember,
+    recall,
+    lifecycle,
+    inspect,
+    port,
+    audit,
+    index,
+    watch,
+    migrate,
+    config,
+    explain,
+    demo,
+    mcp,
+    skills,
+    completion,
+)
 BACKENDS = ("files", "sqlite", "postgres")  # as stores.base.BACKENDS, without importing it
 
 
@@ -77,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def verbs(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentParser, str]]:
+    """Every verb's parser and its one-line help, in the order ``eidetic --help`` lists them."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {choice.dest: (action.choices[choice.dest], choice.help or "") for choice in action._choices_actions}
+
+
 def check_backend(name: str) -> None:
     if name not in BACKENDS:
         raise user_error(
@@ -109,7 +132,7 @@ def configure(args: argparse.Namespace) -> Settings:
         if hasattr(args, dest) and getattr(args, dest) is None:
             setattr(args, dest, getattr(settings, dest))
     for message in settings.warnings:
-        warn(message)
+        warn(message, getattr(args, "json", False))
     return settings
 
 

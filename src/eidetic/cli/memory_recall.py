@@ -3,7 +3,9 @@
     memory-recall [query] TERMS... [--type T] [--limit N] [--min-score S] [--stale-months N]
                   [--memory-dir DIR] [--project-root DIR] [--all] [--json] [--explain] [--no-record]
 
-It ranks with eidetic's ``fields`` mode (``ranking/fields.py``) over the derived index, so a
+Its JSON keeps those tools' shape (``{terms, dirs, count, results[]}``, ``usage_count``) and
+also speaks eidetic's vocabulary: ``--top-k`` is ``--limit``, and each result carries ``id``,
+``recall_count`` and ``last_recall`` as ``eidetic recall --json`` names them. It ranks with eidetic's ``fields`` mode (``ranking/fields.py``) over the derived index, so a
 big folder is not re-read on every call. Memory files are only read: usage is kept in the
 per-user state database, never in the folder, so a read-only folder works.
 """
@@ -16,11 +18,14 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EideticError, user_error
 from ..ranking import fields
 from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..results import Hit
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="T",
         help="only this memory type (user, feedback, project, reference); repeatable",
     )
-    parser.add_argument("--limit", type=int, default=5, help="max results (default 5)")
+    parser.add_argument("--limit", "--top-k", type=int, default=5, help="max results (default 5)")
     parser.add_argument(
         "--min-score", type=float, default=fields.DEFAULT_MIN_SCORE, help="minimum relevance score (default 0.5)"
     )
@@ -107,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from ..query import RecallQuery
 
     if args.limit < 1:
-        raise user_error(f"--limit must be >= 1 (got {args.limit})", "e.g. --limit 5")
+        raise user_error(f"--limit (--top-k) must be >= 1 (got {args.limit})", "e.g. --limit 5")
     query = " ".join(args.terms)
     terms = fields.terms_of(query) if query.strip() else []
     if not terms and not args.types:
@@ -130,22 +135,7 @@ def run(args: argparse.Namespace) -> int:
                     record=not args.no_record,
                 )
             )
-        for hit in found.items:
-            breakdown = dict(hit.explain or {})
-            result = {
-                "name": hit.record.name or hit.record.id,
-                "type": hit.record.type,
-                "description": hit.record.description,
-                "path": hit.path,
-                "score": hit.score,
-                "recency_months": breakdown.get("recency_months"),
-                "usage_count": int(hit.recall_count) if float(hit.recall_count).is_integer() else hit.recall_count,
-                "snippet": fields.snippet(hit.record.text, terms),
-            }
-            if args.explain:
-                breakdown.pop("engine", None)
-                result["breakdown"] = breakdown
-            results.append(result)
+        results = [_result(hit, terms, args.explain) for hit in found.items]
     if args.json:
         print(
             json.dumps(
@@ -159,6 +149,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"no memory folder at {', '.join(str(d) for d in dirs)}", file=sys.stderr)
     _print_text(results, args.explain)
     return 0
+
+
+def _result(hit: Hit, terms: list[str], explain: bool) -> dict[str, Any]:
+    """One hit in the seed's shape, with eidetic's names for the same facts beside it."""
+    breakdown = dict(hit.explain or {})
+    usage = hit.to_dict()  # recall_count and last_recall as eidetic names them everywhere
+    result = {
+        "id": hit.record.id,
+        "name": hit.record.name or hit.record.id,
+        "type": hit.record.type,
+        "description": hit.record.description,
+        "path": hit.path,
+        "score": hit.score,
+        "recency_months": breakdown.get("recency_months"),
+        "usage_count": usage["recall_count"],  # the name memory-recall tools use
+        "recall_count": usage["recall_count"],
+        "last_recall": usage["last_recall"],
+        "snippet": fields.snippet(hit.record.text, terms),
+    }
+    if explain:
+        breakdown.pop("engine", None)
+        result["breakdown"] = breakdown
+    return result
 
 
 def _print_text(results: list[dict[str, Any]], explain: bool) -> None:

@@ -1,4 +1,7 @@
-"""Printing: results on stdout, diagnostics on stderr, never mixed."""
+"""Printing: results on stdout, diagnostics on stderr, never mixed.
+
+With ``--json`` every verb prints only JSON: its result on stdout, and on stderr one JSON object
+a line, ``{"warning"}`` for a warning and ``{"code", "message", "remediation"}`` for an error."""
 
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ def emit_text(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def warn(message: str) -> None:
-    sys.stderr.write(f"warning: {message}\n")
+def warn(message: str, as_json: bool = False) -> None:
+    if as_json:
+        sys.stderr.write(json.dumps({"warning": message}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"warning: {message}\n")
 
 
 def inform(message: str) -> None:
@@ -27,6 +33,8 @@ def inform(message: str) -> None:
 
 
 def report_error(error: EideticError, as_json: bool) -> int:
+    if error.option is not None:
+        error = _with_flags(error)
     if as_json:
         sys.stderr.write(json.dumps(error.to_dict(), ensure_ascii=False) + "\n")
     else:
@@ -34,3 +42,13 @@ def report_error(error: EideticError, as_json: bool) -> int:
         if error.remediation:
             sys.stderr.write(f"hint: {error.remediation}\n")
     return error.code
+
+
+def _with_flags(error: EideticError) -> EideticError:
+    """An error about a query option, named as the command line names it (``--top-k 5``)."""
+    from ..query import flag_of
+
+    def example(option: str, value: Any) -> str:
+        return " ".join(f"{flag_of(option)} {item}" for item in (value if isinstance(value, list) else [value]))
+
+    return error.spelled(flag_of, example)

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         result = memory.recall(query_from(args, args.query))
     for message in result.warnings:
-        warn(message)
+        warn(message, args.json)
     if args.json:
         emit_json(result.to_dict())
     else:

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             result = memory.remember_ndjson(sys.stdin, **options)
     for message in result.warnings:
-        warn(message)
+        warn(message, args.json)
     if args.json:
         emit_json(result.to_dict())
     else:

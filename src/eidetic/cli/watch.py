@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .output import emit_json
 from .stores import open_memory
 
 
@@ -14,7 +15,9 @@ def add_parser(sub, add_common) -> None:
         help="keep the index current as record files change (runs until Ctrl-C)",
         description="Watch the stores with the operating system's file events and index every "
         "change at once, including files edited in place in large stores. Optional: "
-        "recall finds changes without it, at a bounded cost per call.",
+        "recall finds changes without it, at a bounded cost per call. With --json, one JSON "
+        'object a line on stdout: {"watching": STORE} when ready, then {"store", "added", '
+        '"updated", "removed"} per change.',
     )
     add_common(parser)
     parser.set_defaults(run=run)
@@ -23,13 +26,20 @@ def add_parser(sub, add_common) -> None:
 def run(args: argparse.Namespace) -> int:
     def ready(roots) -> None:
         for root in roots:
-            sys.stderr.write(f"watching {root}\n")
-        sys.stderr.flush()
+            if args.json:
+                emit_json({"watching": str(root)})
+            else:
+                sys.stderr.write(f"watching {root}\n")
+        _flush()
 
     def changed(root, report) -> None:
-        if report.changed:
+        if not report.changed:
+            return
+        if args.json:
+            emit_json({"store": str(root), "added": report.added, "updated": report.updated, "removed": report.removed})
+        else:
             sys.stderr.write(f"{root}: {report.added} added, {report.updated} updated, {report.removed} removed\n")
-            sys.stderr.flush()
+        _flush()
 
     with open_memory(args) as memory:
         try:
@@ -37,3 +47,9 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def _flush() -> None:
+    """Each line as it happens: a reader of a pipe waits for events, not for a full buffer."""
+    sys.stdout.flush()
+    sys.stderr.flush()

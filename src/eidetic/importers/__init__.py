@@ -33,7 +33,7 @@ Usage = tuple[float, str | None]
 
 @dataclass(frozen=True)
 class Entry:
-    """One item of a source: ``where`` is ``{"line"}``, ``{"file", "line"}`` or ``{"file"}``."""
+    """One item of a source: ``where`` is ``{"line"}``, ``{"path", "line"}`` or ``{"path"}``."""
 
     where: dict[str, Any]
     raw: Any = None
@@ -164,6 +164,6 @@ def _digest(record: Record, usage: Usage | None) -> str:
 
 def place(where: dict[str, Any]) -> str:
     """Where an item came from, for people: ``file:line``, ``file`` or ``line N``."""
-    if "file" in where:
-        return ":".join(str(where[key]) for key in ("file", "line") if key in where)
+    if "path" in where:
+        return ":".join(str(where[key]) for key in ("path", "line") if key in where)
     return f"line {where['line']}"

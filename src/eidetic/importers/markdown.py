@@ -23,7 +23,7 @@ def read(root: Path, default_scope: Scope) -> Iterator[Entry]:
     files = RecordFolder(root)
     paths = sorted(rel for _, _, found in files.walk() for rel in found)
     for rel in paths:
-        where = {"file": rel}
+        where = {"path": rel}
         try:
             content, _ = files.read_text(rel)
             record = frontmatter.parse(content, rel[:-3], default_scope)

@@ -28,7 +28,7 @@ def read(lines: Iterable[str | bytes], name: str | None) -> Iterator[Entry]:
     """Every non-blank line parsed; one that is not UTF-8 or not JSON becomes an error entry
     naming its line (and ``name``, the file, when there is one)."""
     for number, line in enumerate(lines, start=1):
-        where: dict[str, Any] = {"line": number} if name is None else {"file": name, "line": number}
+        where: dict[str, Any] = {"line": number} if name is None else {"path": name, "line": number}
         if isinstance(line, bytes):
             try:
                 line = line.decode("utf-8")

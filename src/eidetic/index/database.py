@@ -10,31 +10,31 @@ reused, so a stale keyword entry can never point at another record.
 Two kinds build on :class:`RecordDatabase` and differ in how they open, commit and catch up:
 ``index.store_database`` (the database *is* the store: the sqlite backend) and
 ``stores.folder_index`` (the derived index of a folder of record files: the files backend).
-The searches SQL answers are in ``searches``.
+Lookups and thread neighbours are the SQL both SQL backends share (``docsql``); the searches
+are in ``searches``.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from ..docsql.dialect import SQLITE, Dialect
+from ..docsql.lookups import Lookups
+from ..docsql.threads import Threads
 from ..errors import env_error
 from ..progress import Progress, no_steps
-from ..ranking.access import Access
-from ..ranking.filters import Filters
-from ..records import Record, Scope
+from ..records import Record
 from ..settings import DEFAULT_ANN_THRESHOLD
 from ..sqlite_db import chunks as _chunks
-from ..timeutil import to_epoch
 from . import schema
-from .context import Neighbourhood, order_key, thread_key, thread_of
-from .rows import DOC_COLUMNS, IndexedRecord, row_to_indexed
+from .stored import RECORD_COLUMNS, stored
+from .context import thread_of
 from .text_index import TextIndexes, partition_of
 from .vectors import VectorIndexes
 
@@ -49,6 +49,7 @@ class RecordDatabase(ABC):
     # What the ``fields`` ranking takes as a record's last write: SQL over ``docs d`` (the
     # file's mtime, where there is a file, is joined separately). Each kind sets it.
     LAST_TOUCHED: str
+    dialect: ClassVar[Dialect] = SQLITE
 
     def __init__(self, path: Path, derived: Path, ann_threshold: int = DEFAULT_ANN_THRESHOLD) -> None:
         """``ann_threshold``: rows from which a vector partition gets an HNSW graph (0: never)."""
@@ -56,7 +57,8 @@ class RecordDatabase(ABC):
         self.derived = derived
         self.ann_threshold = ann_threshold
         self._conn: sqlite3.Connection | None = None
-        self.meta_filter: Filters | None = None  # what ``eidetic_meta`` checks: set by each search
+        self.docs = Lookups(self)
+        self.threads = Threads(self)
         self.text = TextIndexes(derived.with_suffix(".tantivy"))
         self.vectors = VectorIndexes(self)
         self._retext: set[int] = set()  # docs whose keyword entry must be (re)written
@@ -86,11 +88,7 @@ class RecordDatabase(ABC):
         or damaged file means."""
 
     def _connect(self) -> sqlite3.Connection:
-        return schema.connect(self.path, self._meta_match)
-
-    def _meta_match(self, metadata: str) -> bool:
-        filters = self.meta_filter
-        return filters is None or filters.matches_meta(json.loads(metadata))
+        return schema.connect(self.path)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -128,21 +126,13 @@ class RecordDatabase(ABC):
 
     # -- keyword entries -----------------------------------------------------------------
 
-    @property
-    def neighbourhood(self) -> Neighbourhood:
-        return Neighbourhood(self.conn)
-
     def _flush_text(self) -> None:
         """(Re)write the keyword entries of changed docs and of the neighbours whose context
         quotes them (``context``), inside the write transaction."""
         if not self._retext:
             return
-        around = self.neighbourhood.of(self._moved & self._retext)
-        todo = set(self._retext)
-        for neighbours in around.values():
-            todo.update(neighbours)
-        around.update(self.neighbourhood.of(todo - set(around)))
-        self._add_text(sorted(todo), around, fresh=False)
+        todo, around = self.threads.spread(self._retext, self._moved & self._retext)
+        self._add_text(todo, around, fresh=False)
 
     def _add_text(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
         """Index docs' name, description, text and context (their text, then their neighbours'),
@@ -162,7 +152,7 @@ class RecordDatabase(ABC):
             ):
                 rows[doc] = (partition_of(visibility, scope), name, description, text)
         texts = {doc: row[3] for doc, row in rows.items()}
-        texts.update(self.texts([d for doc in rows for d in around.get(doc, ()) if d not in texts]))
+        texts.update(self.docs.texts([d for doc in rows for d in around.get(doc, ()) if d not in texts]))
         by_partition: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
         for doc, (key, name, description, text) in rows.items():
             context = "\n".join([text, *(texts[d] for d in around.get(doc, ()) if d in texts)])
@@ -176,7 +166,7 @@ class RecordDatabase(ABC):
         """Index every record again, from an empty keyword index (the caller commits it)."""
         self.text.drop()
         docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
-        self._add_text(docs, self.neighbourhood.of(docs), fresh=True)
+        self._add_text(docs, self.threads.of(docs), fresh=True)
         self.text.create(self.partitions())
 
     def partitions(self) -> dict[str, tuple[str, list[str]]]:
@@ -236,38 +226,8 @@ class RecordDatabase(ABC):
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
         self.conn.executemany(
-            "INSERT INTO docs(doc, id, path, scope, visibility, lifecycle, type, name, description, text,"
-            " hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, winner,"
-            " thread_key, thread_order) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
-            [
-                (
-                    doc,
-                    r.id,
-                    rel,
-                    r.scope.name,
-                    r.scope.visibility,
-                    r.lifecycle,
-                    r.type,
-                    r.name,
-                    r.description,
-                    r.text,
-                    r.hash,
-                    len(r.text),
-                    r.created,
-                    ts,
-                    r.updated,
-                    r.added_by,
-                    r.supersedes,
-                    json.dumps(r.links, ensure_ascii=False),
-                    json.dumps(r.metadata, ensure_ascii=False),
-                    _source(r.metadata),
-                    key,
-                    order_key(ts, r.id) if key else None,
-                )
-                for doc, (rel, r) in zip(docs, items)
-                for ts in (to_epoch(r.created),)
-                for key in (thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata)),)
-            ],
+            f"INSERT INTO docs(doc, id, path, {RECORD_COLUMNS}, winner) VALUES({self.dialect.marks(22)}, 1)",
+            [(doc, r.id, rel, *stored(r)) for doc, (rel, r) in zip(docs, items)],
         )
 
     def _drop_doc(self, doc: int) -> set[str]:
@@ -278,8 +238,7 @@ class RecordDatabase(ABC):
         if found is None:
             return set()
         rid, visibility, scope = found
-        for neighbours in self.neighbourhood.of([doc]).values():
-            self._retext.update(neighbours)
+        self._retext.update(self.threads.quoting([doc]))
         self._retext.discard(doc)
         key = partition_of(visibility, scope)
         if doc not in self._fresh:
@@ -292,79 +251,12 @@ class RecordDatabase(ABC):
         """Called just before a doc's row goes. A database that other cache folders follow logs
         the drop for them; one that nobody else follows has nothing to do."""
 
-    # -- lookups -------------------------------------------------------------------------
-
-    def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
-        result: dict[str, IndexedRecord] = {}
-        for chunk in _chunks(list(dict.fromkeys(ids)), 500):
-            marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 AND id IN ({marks})", chunk):
-                item = row_to_indexed(row)
-                result[item.record.id] = item
-        return result
-
-    def by_doc(self, doc: int) -> IndexedRecord | None:
-        row = self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE doc=?", (doc,)).fetchone()
-        return row_to_indexed(row) if row else None
-
-    def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
-        result: dict[int, IndexedRecord] = {}
-        for chunk in _chunks(list(docs), 500):
-            marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE doc IN ({marks})", chunk):
-                item = row_to_indexed(row)
-                result[item.doc] = item
-        return result
-
-    def texts(self, docs: Sequence[int]) -> dict[int, str]:
-        result: dict[int, str] = {}
-        for chunk in _chunks(list(docs), 500):
-            marks = ",".join("?" * len(chunk))
-            result.update(self.conn.execute(f"SELECT doc, text FROM docs WHERE doc IN ({marks})", chunk))
-        return result
-
-    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-        """(id, created) per doc: all the blend needs, without loading texts and metadata."""
-        result: dict[int, tuple[str, str | None]] = {}
-        for chunk in _chunks(list(docs), 500):
-            marks = ",".join("?" * len(chunk))
-            for doc, rid, created in self.conn.execute(
-                f"SELECT doc, id, created FROM docs WHERE doc IN ({marks})", chunk
-            ):
-                result[doc] = (rid, created)
-        return result
-
-    def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
-        """For each text hash, the (id, scope) of the records that have that exact text."""
-        result: dict[str, list[tuple[str, Scope]]] = {}
-        for chunk in _chunks(list(set(hashes)), 500):
-            marks = ",".join("?" * len(chunk))
-            for h, rid, scope, vis in self.conn.execute(
-                f"SELECT hash, id, scope, visibility FROM docs WHERE winner=1 AND hash IN ({marks})", chunk
-            ):
-                result.setdefault(h, []).append((rid, Scope(scope, vis)))
-        return result
-
-    def all_records(self) -> list[IndexedRecord]:
-        """Every served record of this store, by id."""
-        return [
-            row_to_indexed(row)
-            for row in self.conn.execute(f"SELECT {DOC_COLUMNS} FROM docs WHERE winner=1 ORDER BY id")
-        ]
-
-    def count(self, access: Access | None = None) -> int:
-        """Served records (that ``access`` may see, in the lifecycles it admits)."""
-        if access is None:
-            return self.conn.execute("SELECT count(*) FROM docs WHERE winner=1").fetchone()[0]
-        where, params = access.sql("d")
-        return self.conn.execute(f"SELECT count(*) FROM docs d WHERE d.winner=1 AND {where}", params).fetchone()[0]
+    # -- maintenance ---------------------------------------------------------------------
 
     def conflicts(self) -> list[tuple[str, str, str, str]]:
         """(id, path, scope, visibility) of files whose id is also claimed by another file
         (and that are not the one served)."""
         return list(self.conn.execute("SELECT id, path, scope, visibility FROM docs WHERE winner=0 ORDER BY id, path"))
-
-    # -- maintenance ---------------------------------------------------------------------
 
     @abstractmethod
     def status(self, verify: bool = True) -> dict[str, Any]:
@@ -374,14 +266,9 @@ class RecordDatabase(ABC):
         return {
             "store": store,
             "index": str(self.path),
-            "records": self.count(),
+            "records": self.docs.count(),
             "current": current,
             "vectors": self.vectors.status(),
             "unparseable": [{"path": p, "error": e} for p, e in unparseable],
             "conflicts": [{"id": i, "path": p, "scope": s, "visibility": v} for i, p, s, v in self.conflicts()],
         }
-
-
-def _source(metadata: dict[str, Any]) -> str | None:
-    value = metadata.get("source")
-    return value if isinstance(value, str) else None

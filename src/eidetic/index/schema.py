@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import env_error
@@ -65,16 +64,21 @@ MIGRATIONS: dict[str, tuple[str, str]] = {  # from version -> (to version, SQL s
 }
 
 
-def connect(path: Path, meta_match: Callable[[str], bool]) -> sqlite3.Connection:
-    """A connection in autocommit mode (callers open transactions), WAL, with ``eidetic_meta``:
-    the SQL function through which filters on metadata call back into Python."""
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (callers open transactions), WAL, with
+    ``eidetic_icontains``: a case-insensitive substring test for what SQLite's ``lower`` does
+    not fold (anything beyond ASCII; ``docsql.dialect``)."""
     conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-65536")
-    conn.create_function("eidetic_meta", 1, meta_match, deterministic=True)
+    conn.create_function("eidetic_icontains", 2, _icontains, deterministic=True)
     return conn
+
+
+def _icontains(text: str, needle: str) -> bool:
+    return needle.lower() in text.lower()
 
 
 def schema_version(conn: sqlite3.Connection) -> str | None:

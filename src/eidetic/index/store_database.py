@@ -23,7 +23,6 @@ from typing import Any
 from ..errors import env_error
 from ..records import Record
 from . import schema
-from .context import _LIVE
 from .database import RecordDatabase
 
 DROPPED_KEEP = 100_000  # drops logged for derived indexes still catching up; one further behind rebuilds
@@ -220,31 +219,14 @@ class StoreDatabase(RecordDatabase):
         is added, so doing this twice (a crash before the state was recorded) is harmless."""
         conn = self.conn
         drops = conn.execute(
-            "SELECT doc, partition, thread_key, thread_order FROM dropped WHERE seq > ? ORDER BY seq", (state["seq"],)
+            "SELECT doc, partition FROM dropped WHERE seq > ? ORDER BY seq", (state["seq"],)
         ).fetchall()
         new = [doc for (doc,) in conn.execute("SELECT doc FROM docs WHERE doc >= ?", (state["next_doc"],))]
-        for doc, key, _, _ in drops:
+        for doc, key in drops:
             self.text.delete(key, doc)
-        around = self.neighbourhood.of(new)
-        todo = set(new).union(*around.values())
-        for doc, _, tkey, order in drops:
-            if tkey is not None:
-                todo.update(self._flanking(tkey, order, doc))
-        around.update(self.neighbourhood.of(todo - set(around)))
-        self._add_text(sorted(todo), around, fresh=False)
-
-    def _flanking(self, tkey: str, order: str, doc: int) -> list[int]:
-        """The active thread members either side of a (dropped) member's place: its neighbours."""
-        found = []
-        for op, direction in (("<", "DESC"), (">", "ASC")):
-            row = self.conn.execute(
-                f"SELECT doc FROM docs WHERE thread_key=? AND {_LIVE} AND (thread_order, doc) {op} (?, ?) "
-                f"ORDER BY thread_order {direction}, doc {direction} LIMIT 1",
-                (tkey, order, doc),
-            ).fetchone()
-            if row:
-                found.append(row[0])
-        return found
+        gaps = self.threads.flanking("dropped d WHERE d.seq > ? AND d.thread_key IS NOT NULL", [state["seq"]])
+        todo, around = self.threads.spread(set(new).union(*gaps.values()), new)
+        self._add_text(todo, around, fresh=False)
 
     # -- maintenance ---------------------------------------------------------------------
 

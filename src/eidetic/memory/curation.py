@@ -29,7 +29,7 @@ class Curation:
         if found is None:
             raise user_error(
                 f"no record {rid!r} in reach of scope {access.scope.name}/{access.scope.visibility}",
-                "check the id; a private record needs its --scope and --visibility private",
+                "check the id; a private record is in reach only of its own scope, with visibility private",
             )
         return found
 

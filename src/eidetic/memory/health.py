@@ -236,7 +236,7 @@ def audit(
     check_stale_months(stale_months)
     root = (repo_root or find_repo_root() or Path.cwd()).resolve()
     moment = now or now_utc()
-    memories: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
     for _, row, (count, last) in field_rows(stores.synced(), [], access, Filters.build()):
         _, rid, name, description, text, _, updated, mtime_ns, path = row
         named = rules.references("\n".join(filter(None, (description, text))))
@@ -244,7 +244,7 @@ def audit(
         touched = fields.last_touched(mtime_ns, updated, text)
         grade, reasons = rules.grade(touched, last, missing, moment, float(stale_months))
         months = rules.months_since(touched, moment)
-        memories.append(
+        items.append(
             {
                 "id": rid,
                 "name": name,
@@ -259,15 +259,15 @@ def audit(
             }
         )
     order = {grade: i for i, grade in enumerate(reversed(rules.GRADES))}
-    memories.sort(key=lambda m: (order[m["grade"]], m["id"]))
-    counts = Counter(m["grade"] for m in memories)
+    items.sort(key=lambda m: (order[m["grade"]], m["id"]))
+    counts = Counter(m["grade"] for m in items)
     return {
         "repo_root": str(root),
         "stale_months": stale_months,
         "now": format_ts(moment),
         "summary": {grade: counts.get(grade, 0) for grade in rules.GRADES},
-        "count": len(memories),
-        "memories": memories,
+        "count": len(items),
+        "items": items,
     }
 
 

@@ -1,7 +1,7 @@
 """Who may see what: the no-leak scope rule and the lifecycle filter, in one place.
 
-Every read path (primary hits, traversal, overview, export, every backend's SQL) asks this
-module. A public record is served to every query; a private record only to a query with the
+Every read path (primary hits, traversal, overview, export) asks this module; both SQL
+engines state the same rule as SQL in ``docsql.admission``. A public record is served to every query; a private record only to a query with the
 same scope name and ``visibility=private``. ``scope_only`` further restricts results to the
 query's own scope name. Shadowed and archived records are hidden unless asked for.
 """
@@ -48,18 +48,3 @@ class Access:
 
     def admits(self, record_scope: Scope, lifecycle: str) -> bool:
         return self.can_serve(record_scope) and lifecycle in self.lifecycles()
-
-    def sql(self, alias: str = "d") -> tuple[str, list[object]]:
-        """The same rule as a SQL condition over columns scope, visibility, lifecycle."""
-        states = self.lifecycles()
-        parts = [f"{alias}.lifecycle IN ({','.join('?' * len(states))})"]
-        params: list[object] = list(states)
-        if self.scope.visibility == "private":
-            parts.append(f"({alias}.visibility = 'public' OR ({alias}.visibility = 'private' AND {alias}.scope = ?))")
-            params.append(self.scope.name)
-        else:
-            parts.append(f"{alias}.visibility = 'public'")
-        if self.scope_only:
-            parts.append(f"{alias}.scope = ?")
-            params.append(self.scope.name)
-        return " AND ".join(parts), params

@@ -4,6 +4,9 @@
 done=true`` matches the boolean; ``KEY>=VALUE`` / ``KEY<=VALUE`` compare numbers with numbers
 and ISO dates with ISO dates. A value of another type never matches a range. Dotted keys reach
 into nested metadata (``--filter author.team=core``).
+
+The SQL backends apply source, types and the date window in SQL (``docsql.admission``) and the
+metadata facets here, on the rows SQL admits: their typed comparisons have this one definition.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..errors import user_error
+from ..errors import option_error
 from ..records import load_json
 from ..timeutil import parse_ts, to_epoch
 
@@ -82,15 +85,19 @@ def parse_filter(spec: str) -> MetaFilter:
         op = "="
     key = key.strip()
     if not sep or not key:
-        raise user_error(
-            f"malformed filter: {spec!r}", "filters are KEY=VALUE, KEY>=VALUE or KEY<=VALUE, e.g. --filter source=docs"
+        raise option_error(
+            "filters",
+            f"entry {spec!r} is malformed",
+            "a filter is KEY=VALUE, KEY>=VALUE or KEY<=VALUE",
+            example=["source=docs"],
         )
     if op != "=":
         number = _number(raw)
         if number is None and parse_ts(raw.strip()) is None:
-            raise user_error(
-                f"filter {spec!r}: a range needs a number or an ISO date",
-                "e.g. --filter priority>=2 or --filter due<=2026-12-31",
+            raise option_error(
+                "filters",
+                f"entry {spec!r} compares neither a number nor an ISO date",
+                example=["priority>=2", "due<=2026-12-31"],
             )
         return MetaFilter(key, op, raw.strip(), number if number is not None else raw.strip())
     return MetaFilter(key, op, raw, typed_value(raw))
@@ -135,28 +142,30 @@ class Filters:
         since: str | None = None,
         until: str | None = None,
     ) -> "Filters":
-        for flag, values in (
-            ("--filter", filters or []),
-            ("--source", [source]),
-            ("--type", types or []),
-            ("--since", [since]),
-            ("--until", [until]),
+        for option, values in (
+            ("filters", filters or []),
+            ("source", [source]),
+            ("types", types or []),
+            ("since", [since]),
+            ("until", [until]),
         ):
             if any(isinstance(value, str) and "\x00" in value for value in values):
-                raise user_error(f"{flag} contains a NUL character", "no record can hold one: remove it")
+                raise option_error(option, "contains a NUL character", "no record can hold one: remove it")
         meta = [parse_filter(spec) for spec in (filters or [])]
         for item in meta:
             if item.key == "source" and source is not None and not (item.op == "=" and item._equal(source)):
-                raise user_error(
-                    f"conflicting source constraint: --source {source} and --filter source={item.raw}",
-                    "give the source once, with --source",
+                raise option_error(
+                    "source",
+                    f"conflicts with a filter: source {source!r}, filter source={item.raw}",
+                    "give the source once",
+                    example=source,
                 )
         return cls(
             tuple(meta),
             source,
             tuple(types or ()),
-            _date_bound(since, "--since"),
-            _date_bound(until, "--until", end=True),
+            _date_bound(since, "since"),
+            _date_bound(until, "until", end=True),
         )
 
     def matches_meta(self, metadata: dict[str, Any]) -> bool:
@@ -165,33 +174,13 @@ class Filters:
     def matches_source(self, metadata: dict[str, Any]) -> bool:
         return self.source is None or metadata.get("source") == self.source
 
-    def sql(self, alias: str = "d") -> tuple[str, list[object]]:
-        """SQL for the indexed columns; metadata facets go through the ``eidetic_meta`` function."""
-        parts: list[str] = []
-        params: list[object] = []
-        if self.source is not None:
-            parts.append(f"{alias}.source = ?")
-            params.append(self.source)
-        if self.types:
-            parts.append(f"{alias}.type IN ({','.join('?' * len(self.types))})")
-            params.extend(self.types)
-        if self.since is not None:
-            parts.append(f"{alias}.created_ts >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            parts.append(f"{alias}.created_ts <= ?")
-            params.append(self.until)
-        if self.meta:
-            parts.append(f"eidetic_meta({alias}.metadata)")
-        return " AND ".join(parts) or "1", params
 
-
-def _date_bound(value: str | None, flag: str, end: bool = False) -> float | None:
+def _date_bound(value: str | None, option: str, end: bool = False) -> float | None:
     if value is None:
         return None
     epoch = to_epoch(value)
     if epoch is None:
-        raise user_error(f"{flag} is not an ISO-8601 date: {value!r}", f"e.g. {flag} 2026-11-01")
+        raise option_error(option, f"is not an ISO-8601 date: {value!r}", example="2026-11-01")
     if end and len(value.strip()) == 10:  # a bare date includes that whole day
         epoch += 86400 - 1e-6
     return epoch

@@ -4,8 +4,9 @@
 store keeps records and answers narrow questions about them. Each record has a ``doc``: an
 integer the store assigns, never reused, that changes whenever the record is rewritten. Search
 methods return docs with raw scores, best first, with the caller's scope, lifecycle and filters
-already applied inside the store (the no-leak rule lives in ``ranking.access``; every backend
-turns it into its own SQL), so nothing out of scope ever reaches the ranking code.
+already applied inside the store (the no-leak rule lives in ``ranking.access``; both SQL
+engines apply it through ``docsql.admission``), so nothing out of scope ever reaches the ranking
+code. The interface holds what the layers above call, nothing more.
 
 One contract test suite (``tests/test_contract.py``) runs unchanged against every backend.
 """
@@ -16,17 +17,15 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from ..index.rows import IndexedRecord
+from ..docsql.rows import IndexedRecord
+from ..docsql.searches import FieldsRow
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
 
-__all__ = ["BACKENDS", "FieldsRow", "IndexedRecord", "RecordStore"]  # IndexedRecord: re-exported from index.rows
+__all__ = ["BACKENDS", "FieldsRow", "IndexedRecord", "RecordStore"]  # FieldsRow, IndexedRecord: from docsql
 
 BACKENDS = ("files", "sqlite", "postgres")
-
-# (doc, id, name, description, text, type, updated, file mtime ns or None, path or None)
-FieldsRow = tuple[int, str, "str | None", "str | None", str, str, "str | None", "int | None", "str | None"]
 
 
 class RecordStore(Protocol):
@@ -109,8 +108,6 @@ class RecordStore(Protocol):
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
         """Records containing any term (lower-cased substring) in name, description or text;
         all admitted records when ``terms`` is empty."""
-
-    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]: ...
 
     # -- vectors ---------------------------------------------------------------------------
 

@@ -227,7 +227,7 @@ class FolderIndex(RecordDatabase):
         racy = int(is_racy(st.mtime_ns, now_ns))
         touched: set[str] = set()
         if old is not None:
-            previous = self.by_doc(old[0]) if old[0] is not None else None
+            previous = self.docs.by_docs([old[0]]).get(old[0]) if old[0] is not None else None
             if record is not None and previous is not None and previous.record == record:
                 conn.execute(
                     "UPDATE files SET mtime_ns=?, size=?, ino=?, racy=? WHERE path=?",

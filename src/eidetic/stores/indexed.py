@@ -1,5 +1,5 @@
 """What the ``files`` and ``sqlite`` backends share: a record database (``index.database``)
-answers every lookup and, with :class:`~eidetic.index.searches.SqlSearches`, every search;
+answers every lookup and, with :class:`~eidetic.index.searches.RecordSearches`, every search;
 vectors live in memory-mapped per-partition indexes, and usage lives in the per-user usage
 state keyed by the store. They differ in where records are kept and how the database follows
 them (``stores.folder_index``, ``index.store_database``)."""
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..index.database import RecordDatabase
-from ..index.searches import SqlSearches
+from ..index.searches import RecordSearches
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Scope
@@ -26,7 +26,7 @@ class IndexedStore:
 
     def __init__(self, index: RecordDatabase, key: str, location: str, usage: UsageState) -> None:
         self.index = index
-        self.search = SqlSearches(index)
+        self.search = RecordSearches(index)
         self.key = key
         self.location = location
         self._usage = usage
@@ -37,25 +37,25 @@ class IndexedStore:
     # -- lookups ---------------------------------------------------------------------------
 
     def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
-        return self.index.by_ids(ids)
+        return self.index.docs.by_ids(ids)
 
     def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
-        return self.index.by_docs(docs)
+        return self.index.docs.by_docs(docs)
 
     def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-        return self.index.ranking_facts(docs)
+        return self.index.docs.ranking_facts(docs)
 
     def texts(self, docs: Sequence[int]) -> dict[int, str]:
-        return self.index.texts(docs)
+        return self.index.docs.texts(docs)
 
     def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
-        return self.index.ids_by_hash(hashes)
+        return self.index.docs.ids_by_hash(hashes)
 
     def all_records(self) -> list[IndexedRecord]:
-        return self.index.all_records()
+        return self.index.docs.all_records()
 
     def count(self, access: Access | None = None) -> int:
-        return self.index.count(access)
+        return self.index.docs.count(access)
 
     # -- search ----------------------------------------------------------------------------
 
@@ -75,9 +75,6 @@ class IndexedStore:
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
         return self.search.fields_candidates(terms, access, filters)
 
-    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
-        return self.search.admitted_docs(docs, access, filters)
-
     # -- vectors ---------------------------------------------------------------------------
 
     def sync_vectors(
@@ -90,10 +87,11 @@ class IndexedStore:
         """Each partition's index offers candidates best first, in growing pages; SQL admits
         them, until ``pool`` are admitted."""
         found: dict[int, float] = {}
+        admission = self.search.admission(access, filters)
         for index in self.index.vectors.get(model, self.search.reach(access)):
             admitted: dict[int, float] = {}
             for page in index.ranked(query, pool):
-                allowed = self.search.admitted_docs([doc for doc, _ in page], access, filters)
+                allowed = self.search.admitted([doc for doc, _ in page], admission)
                 admitted.update((doc, score) for doc, score in page if doc in allowed)
                 if len(admitted) >= pool:
                     break

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -109,10 +109,6 @@ class MarkdownStore(IndexedStore):
             for row in self.search.fields_candidates(terms, access, filters)
         ]
 
-    def mark_dirty(self, rel_paths: Iterable[str]) -> None:
-        """Files a watcher saw change: checked by content on the next sync."""
-        self.index.mark_dirty(rel_paths)
-
     def rebuild(self) -> dict[str, Any]:
         report = self.index.rebuild()
         with self.folder.lock():
@@ -120,7 +116,7 @@ class MarkdownStore(IndexedStore):
         return {
             "store": self.location,
             "index": str(self.index.path),
-            "records": self.index.count(),
+            "records": self.index.docs.count(),
             "unparseable": len(report.broken),
         }
 
@@ -169,7 +165,7 @@ def watch(
                     touched.setdefault(root, []).append(path[len(root) + 1 :].replace(os.sep, "/"))
         for root, paths in touched.items():
             store = roots[root]
-            store.mark_dirty(paths)
+            store.index.mark_dirty(paths)  # checked by content on the next sync
             report = store.index.sync()
             if on_change is not None:
                 on_change(store.root, report)

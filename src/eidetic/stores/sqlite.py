@@ -89,6 +89,6 @@ class SqliteStore(IndexedStore):
         return {
             "store": self.location,
             "index": str(self.index.derived),
-            "records": self.index.count(),
+            "records": self.index.docs.count(),
             "unparseable": 0,
         }

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ...docsql.dialect import Postgres
 from ...errors import env_error
 from .schema import WRITERS_LOCK
 
@@ -69,9 +70,9 @@ class Session:
         self._reader: Any = None
         self._vector_ready = False  # ``conn`` knows the vector type (``register_vector``)
         self._lock_depth = 0  # nested ``writer_lock`` uses by this store
-        # lower() of a record's text as Python's str.lower cases it, where the server can
-        # (``_connect`` picks a Unicode collation when there is one)
-        self.lower = "lower(d.text)"
+        # lower() as Python's str.lower cases text, where the server can (``_connect`` picks
+        # a Unicode collation when there is one)
+        self._dialect = Postgres()
 
     @property
     def conn(self) -> Any:
@@ -83,6 +84,14 @@ class Session:
                 )
             self._conn = self._connect()
         return self._conn
+
+    @property
+    def dialect(self) -> Postgres:
+        """How the docs-table SQL both SQL backends share is spelt on this server
+        (``docsql.dialect``); its collation is known once a session is connected."""
+        if self._conn is None and self._reader is None:
+            self.conn  # noqa: B018 (connects)
+        return self._dialect
 
     @property
     def reader(self) -> Any:
@@ -161,7 +170,7 @@ class Session:
         }
         for name in ("pg_unicode_fast", "pg_c_utf8"):  # Unicode case mapping, as Python's str.lower
             if name in collations:
-                self.lower = f'lower(d.text COLLATE "{name}")'
+                self._dialect = Postgres(name)
                 break
         return conn
 

@@ -33,10 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...docsql.admission import Admission
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from .postings import FIELD_NAMES, K1, WEIGHTS, B
-from .scope import where
 
 if TYPE_CHECKING:
     from .connection import Session
@@ -129,7 +129,8 @@ class KeywordSearch:
         key = (tuple(terms), access, filters, self._generation())
         if self._proven is not None and self._proven[0] == key and len(self._proven[1]) >= want:
             return self._proven[1][offset:want]
-        rows, bound = _Threshold(conn, query, access, filters, want).rank()
+        admission = Admission.of(self._session.dialect, access, filters)
+        rows, bound = _Threshold(conn, query, admission, want).rank()
         # every row scoring at least every bound is in its final place
         self._proven = (key, rows if bound == 0 else [r for r in rows if r[1] >= bound])
         return rows[offset:want]
@@ -144,11 +145,10 @@ class _Threshold:
     """One query's threshold rounds, keeping what each round learnt: which candidates are
     admitted (with their field lengths) and the term frequencies looked up."""
 
-    def __init__(self, conn: Any, query: Query, access: Access, filters: Filters, want: int) -> None:
+    def __init__(self, conn: Any, query: Query, admission: Admission, want: int) -> None:
         self._conn = conn
         self._query = query
-        self._where, self._params = where(access, filters)
-        self._filters = filters
+        self._admission = admission
         self._want = want
         self._admitted: dict[int, tuple[int, tuple[int, ...]] | None] = {}  # doc -> (part, field lengths); None: not
         self._looked_up: dict[int, dict[int, tuple[int, ...]]] = {}  # term -> doc -> tfs, for terms cut short
@@ -235,17 +235,14 @@ class _Threshold:
     def _admit(self, docs: list[int]) -> dict[int, tuple[int, tuple[int, ...]] | None]:
         """(partition, field lengths) of each of ``docs`` that scope, lifecycle and filters
         admit; None for the others. Metadata is read (and parsed) only for metadata facets."""
-        metadata = "d.metadata" if self._filters.meta else "NULL"
-        found = {
-            doc: (part, tuple(lengths))
-            for doc, part, *lengths, meta in self._conn.execute(
-                "SELECT d.doc, d.part, "
-                + ", ".join(f"d.tl_{f}" for f in FIELD_NAMES)
-                + f", {metadata} FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {self._where}",
-                [docs, *self._params],
-            )
-            if meta is None or self._filters.matches_meta(meta)
-        }
+        admission = self._admission
+        rows = self._conn.execute(
+            "SELECT d.doc, d.part, "
+            + ", ".join(f"d.tl_{f}" for f in FIELD_NAMES)
+            + f"{admission.metadata} FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {admission.sql}",
+            [docs, *admission.params],
+        )
+        found = {doc: (part, tuple(lengths)) for doc, part, *lengths in admission.kept(rows)}
         return {doc: found.get(doc) for doc in docs}
 
     def _look_up(self, docs: list[int], terms: list[int]) -> None:

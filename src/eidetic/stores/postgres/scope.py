@@ -1,32 +1,16 @@
 """What a caller may see, in the postgres backend's terms: the ids of the visibility partitions
-in reach, and scope, lifecycle and filters as SQL over ``eidetic_docs d``."""
+in reach (scope, lifecycle and filters as SQL are ``docsql.admission``, shared with sqlite)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...index.text_index import partitions_in_reach
 from ...ranking.access import Access
-from ...ranking.filters import Filters
 
 if TYPE_CHECKING:
     from .connection import Session
-
-
-def pg(condition: str) -> str:
-    """SQLite-style SQL from ``Access.sql``/``Filters.sql`` for psycopg: ``?`` marks become
-    ``%s`` (neither produces a literal question mark), and an empty filter's ``1`` becomes TRUE."""
-    return "TRUE" if condition == "1" else condition.replace("?", "%s")
-
-
-def where(access: Access, filters: Filters) -> tuple[str, list[Any]]:
-    """Scope, lifecycle and column filters as SQL over ``d``; metadata facets are checked in
-    Python (``Filters.matches_meta``), the one definition of their typed comparisons."""
-    scope_sql, scope_params = access.sql("d")
-    filter_sql, filter_params = replace(filters, meta=()).sql("d")
-    return f"{pg(scope_sql)} AND {pg(filter_sql)}", scope_params + filter_params
 
 
 class Partitions:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ...docsql.lookups import Lookups
+from ...docsql.searches import DocSearches
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from ...records import Record, Scope
@@ -20,53 +22,9 @@ from .connection import Session, guarded
 from .keyword import KeywordSearch
 from .postings import KeywordIndex
 from .schema import Schema
-from .scope import Partitions, pg, where
+from .scope import Partitions
 from .vectors import Vectors
 from .writes import Writer
-
-EXACT_PAGE = 200  # rows per page when metadata facets are checked in Python
-
-_DOC_COLUMNS = (
-    "d.doc, d.id, d.scope, d.visibility, d.lifecycle, d.type, d.name, d.description, d.text, "
-    "d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata"
-)
-
-
-def _record(row: Sequence[Any]) -> IndexedRecord:
-    """An ``eidetic_docs`` row read as ``_DOC_COLUMNS``."""
-    (
-        doc,
-        rid,
-        scope,
-        visibility,
-        lifecycle,
-        rtype,
-        name,
-        description,
-        text,
-        created,
-        updated,
-        added_by,
-        supersedes,
-        links,
-        metadata,
-    ) = row
-    record = Record(
-        id=rid,
-        text=text,
-        type=rtype,
-        name=name,
-        description=description,
-        metadata=metadata,
-        scope=Scope(scope, visibility),
-        created=created,
-        updated=updated,
-        added_by=added_by,
-        supersedes=supersedes,
-        links=list(links),
-        lifecycle=lifecycle,
-    )
-    return IndexedRecord(doc, None, record)
 
 
 class PostgresStore:
@@ -86,6 +44,8 @@ class PostgresStore:
         self._writer = Writer(self._session, partitions, KeywordIndex(self._session))
         self._keyword = KeywordSearch(self._session, partitions)
         self._vectors = Vectors(self._session, partitions)
+        self._docs = Lookups(self._session)
+        self._searches = DocSearches(self._session)
 
     @property
     def conn(self) -> Any:
@@ -134,69 +94,44 @@ class PostgresStore:
     def delete(self, item: IndexedRecord) -> None:
         """Hard delete (``forget --purge``): the row, its postings, its usage, and its vectors
         unless another record has the same text."""
-        if self._schema.ensure(create=False):
+        if self._ready():
             self._writer.delete(item.record.id)
 
-    # -- lookups -----------------------------------------------------------------------------
+    # -- lookups (``docsql.lookups``; none when the schema does not exist: reads never create it) --
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a read, or none when the schema does not exist yet (reads never create it)."""
-        if not self._schema.ensure(create=False):
-            return []
-        return self._session.conn.execute(sql, params).fetchall()
+    def _ready(self) -> bool:
+        """Whether the schema exists (upgraded if older); reads never create it."""
+        return self._schema.ensure(create=False)
 
     @guarded
     def by_ids(self, ids: Iterable[str]) -> dict[str, IndexedRecord]:
-        rows = self._rows(f"SELECT {_DOC_COLUMNS} FROM eidetic_docs d WHERE d.id = ANY(%s)", (list(set(ids)),))
-        return {item.record.id: item for item in map(_record, rows)}
+        return self._docs.by_ids(ids) if self._ready() else {}
 
     @guarded
     def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
-        rows = self._rows(f"SELECT {_DOC_COLUMNS} FROM eidetic_docs d WHERE d.doc = ANY(%s)", (list(docs),))
-        return {item.doc: item for item in map(_record, rows)}
+        return self._docs.by_docs(docs) if self._ready() else {}
 
     @guarded
     def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-        rows = self._rows("SELECT doc, id, created FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))
-        return {doc: (rid, created) for doc, rid, created in rows}
+        return self._docs.ranking_facts(docs) if self._ready() else {}
 
     @guarded
     def texts(self, docs: Sequence[int]) -> dict[int, str]:
-        return dict(self._rows("SELECT doc, text FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),)))
+        return self._docs.texts(docs) if self._ready() else {}
 
     @guarded
     def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
-        result: dict[str, list[tuple[str, Scope]]] = {}
-        for h, rid, scope, visibility in self._rows(
-            "SELECT hash, id, scope, visibility FROM eidetic_docs WHERE hash = ANY(%s)", (list(set(hashes)),)
-        ):
-            result.setdefault(h, []).append((rid, Scope(scope, visibility)))
-        return result
+        return self._docs.ids_by_hash(hashes) if self._ready() else {}
 
     @guarded
     def all_records(self) -> list[IndexedRecord]:
-        return [
-            _record(row) for row in self._rows(f'SELECT {_DOC_COLUMNS} FROM eidetic_docs d ORDER BY d.id COLLATE "C"')
-        ]
+        return self._docs.all_records() if self._ready() else []
 
     @guarded
     def count(self, access: Access | None = None) -> int:
-        if access is None:
-            rows = self._rows("SELECT count(*) FROM eidetic_docs")
-        else:
-            condition, params = access.sql("d")
-            rows = self._rows(f"SELECT count(*) FROM eidetic_docs d WHERE {pg(condition)}", params)
-        return rows[0][0] if rows else 0
+        return self._docs.count(access) if self._ready() else 0
 
     # -- search ------------------------------------------------------------------------------
-
-    @guarded
-    def admitted_docs(self, docs: list[int], access: Access, filters: Filters) -> set[int]:
-        condition, params = where(access, filters)
-        rows = self._rows(
-            f"SELECT d.doc, d.metadata FROM eidetic_docs d WHERE d.doc = ANY(%s) AND {condition}", [list(docs), *params]
-        )
-        return {doc for doc, metadata in rows if filters.matches_meta(metadata)}
 
     def first_page(self, top_k: int) -> int:
         """Small: the exact BM25 below scores more candidates the deeper a page reaches."""
@@ -208,7 +143,7 @@ class PostgresStore:
     ) -> list[tuple[int, float]]:
         """(doc, BM25) best first, exactly as exhaustive BM25 ranks them (ties aside): the
         threshold algorithm over impact-ordered postings (``keyword.py``)."""
-        if not terms or limit < 1 or not self._schema.ensure(create=False):
+        if not terms or limit < 1 or not self._ready():
             return []
         return self._keyword.search(terms, access, filters, limit, offset)
 
@@ -218,61 +153,17 @@ class PostgresStore:
     ) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) of texts containing ``query``, shortest first
         (then by id). The server has no substring index to rely on (pg_trgm is optional), so
-        this walks texts by length and stops at the first ``limit`` matches."""
-        if not query or not self._schema.ensure(create=False):
+        this walks texts by length and stops at the first ``limit`` matches (``docsql.searches``)."""
+        if not self._ready():
             return []
-        conn = self._session.conn
-        condition, params = where(access, filters)
-        check, needle = (
-            ("strpos(d.text, %s) > 0", query)
-            if case_sensitive
-            else (f"strpos({self._session.lower}, %s) > 0", query.lower())
-        )
-        sql = (
-            f"SELECT d.doc, d.len, d.metadata FROM eidetic_docs d WHERE {condition} AND {check} "
-            f'ORDER BY d.len, d.id COLLATE "C" LIMIT %s OFFSET %s'
-        )
-        want = offset + limit
-        if not filters.meta:
-            rows = conn.execute(sql, [*params, needle, limit, offset]).fetchall()
-            found = [(doc, length) for doc, length, _ in rows]
-        else:
-            found, start = [], 0
-            while len(found) < want:
-                page = conn.execute(sql, [*params, needle, EXACT_PAGE, start]).fetchall()
-                found += [(doc, length) for doc, length, metadata in page if filters.matches_meta(metadata)]
-                if len(page) < EXACT_PAGE:
-                    break
-                start += EXACT_PAGE
-            found = found[offset:want]
-        qlen = len(query)
-        return [(doc, min(1.0, qlen / length) if length else 0.0) for doc, length in found]
+        return self._searches.exact(query, case_sensitive, access, filters, limit, offset)
 
     @guarded
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
         """Records with any term as a lower-cased substring of name (hyphens and underscores
-        read as spaces), description or text; every admitted record when ``terms`` is empty."""
-        if not self._schema.ensure(create=False):
-            return []
-        condition, params = where(access, filters)
-        name = "lower(coalesce(d.name, ''))"
-        checks = []
-        for term in terms:
-            spaced = term.replace("-", " ").replace("_", " ")
-            checks.append(
-                f"strpos(replace(replace({name}, '-', ' '), '_', ' '), %s) > 0 OR strpos({name}, %s) > 0"
-                f" OR strpos(lower(coalesce(d.description, '')), %s) > 0 "
-                f"OR strpos({self._session.lower}, %s) > 0"
-            )
-            params += [spaced, term, term, term]
-        match = f" AND ({' OR '.join(checks)})" if checks else ""
-        rows = self._session.conn.execute(
-            # last touched: the record's last write (no file, no mtime), as in the sqlite backend
-            f"SELECT d.doc, d.id, d.name, d.description, d.text, d.type, coalesce(d.updated, d.created), d.metadata "
-            f"FROM eidetic_docs d WHERE {condition}{match}",
-            params,
-        ).fetchall()
-        return [(*row[:7], None, None) for row in rows if filters.matches_meta(row[7])]
+        read as spaces), description or text; every admitted record when ``terms`` is empty.
+        Last touched: the record's last write (no file, no mtime), as in the sqlite backend."""
+        return self._searches.fields_candidates(terms, access, filters) if self._ready() else []
 
     # -- vectors -----------------------------------------------------------------------------
 
@@ -281,24 +172,30 @@ class PostgresStore:
         self, model: str, access: Access | None, vectors_for: Callable[[list[tuple[int, str]]], dict[str, Any]]
     ) -> None:
         """Store the vectors of ``model`` that the records in reach lack (``Vectors.sync``)."""
-        if self._schema.ensure(create=False):
+        if self._ready():
             self._vectors.sync(model, access, vectors_for)
 
     @guarded
     def nearest(self, model: str, query: Any, access: Access, filters: Filters, pool: int) -> dict[int, float]:
         """The ``pool`` admitted docs nearest to ``query`` by cosine (``Vectors.nearest``)."""
-        if not self._schema.ensure(create=False):
+        if not self._ready():
             return {}
         return self._vectors.nearest(model, query, access, filters, pool)
 
     @guarded
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
         """Exact cosines of these docs' vectors, for docs in the caller's reach."""
-        if not docs or not self._schema.ensure(create=False):
+        if not docs or not self._ready():
             return {}
         return self._vectors.cosines(model, query, access, docs)
 
     # -- usage -------------------------------------------------------------------------------
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read of ``eidetic_usage`` or the vectors, none without a schema."""
+        if not self._ready():
+            return []
+        return self._session.conn.execute(sql, params).fetchall()
 
     @guarded
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[float, str | None]]:
@@ -340,7 +237,7 @@ class PostgresStore:
 
     @guarded
     def forget_usage(self, rid: str) -> None:
-        if self._schema.ensure(create=False):
+        if self._ready():
             self._session.conn.execute("DELETE FROM eidetic_usage WHERE id = %s", (rid,))
 
     # -- maintenance -------------------------------------------------------------------------
@@ -371,6 +268,6 @@ class PostgresStore:
     def rebuild(self) -> dict[str, Any]:
         """Recompute every keyword entry and statistic from the rows (``Writer.reindex``);
         records, vectors and usage are left as they are."""
-        if self._schema.ensure(create=False):
+        if self._ready():
             self._writer.reindex()
         return {"store": self.location, "index": self.location, "records": self.count(), "unparseable": 0}

@@ -8,11 +8,11 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...docsql.admission import Admission
 from ...errors import env_error
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from .schema import VACUUM_AFTER, VECTOR_LOCK
-from .scope import where
 
 if TYPE_CHECKING:
     from .connection import Session
@@ -141,15 +141,13 @@ class Vectors:
         row = conn.execute("SELECT dims FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
         if row is None:
             return {}
-        condition, params = where(access, filters)
+        admission = Admission.of(self._session.dialect, access, filters)
         q = np.asarray(query, dtype=np.float32)
         distance = sql.SQL("(e.embedding::vector({dims}) <=> %s::vector({dims}))").format(dims=sql.Literal(row[0]))
         statement = sql.SQL(
-            "SELECT d.doc, 1 - {distance}, "
-            + ("d.metadata" if filters.meta else "NULL")
-            + " FROM eidetic_embeddings e "
+            "SELECT d.doc, 1 - {distance}" + admission.metadata + " FROM eidetic_embeddings e "
             "JOIN eidetic_docs d ON d.hash = e.hash WHERE e.model = {model} AND "
-            + condition
+            + admission.sql
             + " ORDER BY {distance} LIMIT %s"
         ).format(distance=distance, model=sql.Literal(model))
         window = pool if not filters.meta else 4 * pool
@@ -160,10 +158,8 @@ class Vectors:
                     "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
                     (str(max(EF_SEARCH, window)),),
                 )
-                rows = conn.execute(statement, [q, *params, q, window]).fetchall()
-            found = {
-                doc: float(score) for doc, score, metadata in rows if metadata is None or filters.matches_meta(metadata)
-            }
+                rows = conn.execute(statement, [q, *admission.params, q, window]).fetchall()
+            found = {doc: float(score) for doc, score in admission.kept(rows)}
             if len(found) >= pool or len(rows) < window:
                 return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
             window *= 4

@@ -2,20 +2,20 @@
 including those of thread neighbours, whose context holds the texts around them.
 
 A record outside a live thread is indexed with its own text; an active thread member's context
-is its text plus those of the active records just before and after it (``index.context``), so
-writing or removing one re-indexes its neighbours.
+is its text plus those of the active records just before and after it (``index.context``;
+found by ``docsql.threads``, as the sqlite backend finds them), so writing or removing one
+re-indexes its neighbours.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ...index.context import order_key, thread_key, thread_of
+from ...docsql.threads import Threads
+from ...index.context import thread_of
+from ...index.stored import RECORD_COLUMNS, stored
 from ...index.text_index import partition_of
 from ...records import Record
-from ...timeutil import to_epoch
 from .postings import Analysed, KeywordIndex, analyse
 from .schema import VACUUM_AFTER, WRITE_LOCK
 
@@ -24,9 +24,8 @@ if TYPE_CHECKING:
     from .scope import Partitions
 
 _COPY_DOCS = (
-    "COPY eidetic_docs(doc, id, part, scope, visibility, lifecycle, type, name, description, text, "
-    "hash, len, created, created_ts, updated, added_by, supersedes, links, metadata, source, "
-    "thread_key, thread_order, tl_name, tl_description, tl_text, tl_context, indexed) FROM STDIN"
+    f"COPY eidetic_docs(doc, id, part, {RECORD_COLUMNS}, tl_name, tl_description, tl_text, tl_context, indexed) "
+    "FROM STDIN"
 )
 
 
@@ -38,6 +37,7 @@ class Writer:
         self._session = session
         self._partitions = partitions
         self._index = index
+        self._threads = Threads(session)
 
     def write(self, records: list[Record]) -> None:
         """Upsert in one transaction: a replaced record's row and postings go, the new copy
@@ -114,7 +114,7 @@ class Writer:
         """Drop docs and their keyword entries; returns the thread neighbours that quoted them."""
         if not docs:
             return set()
-        quoting = {n for ns in self._neighbours(docs).values() for n in ns} - set(docs)
+        quoting = self._threads.quoting(docs)
         self._index.unindex(docs)
         self._session.conn.execute("DELETE FROM eidetic_docs WHERE doc = ANY(%s)", (docs,))
         return quoting
@@ -133,15 +133,14 @@ class Writer:
         rows = []
         for doc, r in zip(docs, records):
             part = parts[partition_of(r.scope.visibility, r.scope.name)]
-            tkey = thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata))
             lengths, indexed = (0, 0, 0, 0), False
-            if tkey is not None and r.lifecycle == "active":
+            if thread_of(r.metadata) is not None and r.lifecycle == "active":
                 threaded.add(doc)
             else:
                 entry = analyse(doc, part, r.name, r.description, r.text, r.text)
                 lone.append(entry)
                 lengths, indexed = entry.lengths, True
-            rows.append(_row(doc, part, r, tkey, lengths, indexed))
+            rows.append((doc, r.id, part, *stored(r), *lengths, indexed))  # in ``_COPY_DOCS`` order
         with conn.cursor() as cur, cur.copy(_COPY_DOCS) as copy:
             for row in rows:
                 copy.write_row(row)
@@ -155,72 +154,18 @@ class Writer:
         live = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))]
         if not live:
             return
-        around = self._neighbours(live)
-        todo = set(live) | {n for ns in around.values() for n in ns}
-        around.update(self._neighbours(sorted(todo - set(around))))
+        todo, around = self._threads.spread(live, live)
         rows = {
             doc: rest
             for doc, *rest in conn.execute(
                 "SELECT doc, part, name, description, text FROM eidetic_docs WHERE doc = ANY(%s)",
-                (sorted(todo | {n for ns in around.values() for n in ns}),),
+                (sorted(set(todo).union(*around.values())),),
             )
         }
         entries = []
-        for doc in sorted(todo):
+        for doc in todo:
             part, name, description, text = rows[doc]
             context = "\n".join([text, *(rows[n][3] for n in around.get(doc, ()))])
             entries.append(analyse(doc, part, name, description, text, context))
-        self._index.unindex(sorted(todo))
+        self._index.unindex(todo)
         self._index.index(entries, lengths_stored=False)
-
-    def _neighbours(self, docs: Sequence[int]) -> dict[int, list[int]]:
-        """Each active thread member's neighbours (before, after), as ``index.context`` defines
-        them: same thread key (which includes the partition), by order key then doc."""
-        if not docs:
-            return {}
-        result: dict[int, list[int]] = {}
-        for doc, before, after in self._session.conn.execute(
-            """SELECT doc, prev, next FROM (
-                       SELECT doc, lag(doc) OVER w AS prev, lead(doc) OVER w AS next FROM eidetic_docs
-                       WHERE lifecycle = 'active' AND thread_key IN (
-                           SELECT thread_key FROM eidetic_docs WHERE doc = ANY(%s) AND lifecycle = 'active'
-                           AND thread_key IS NOT NULL)
-                       WINDOW w AS (PARTITION BY thread_key ORDER BY thread_order COLLATE "C", doc)) t
-                   WHERE doc = ANY(%s)""",
-            (list(docs), list(docs)),
-        ):
-            result[doc] = [n for n in (before, after) if n is not None]
-        return result
-
-
-def _row(
-    doc: int, part: int, r: Record, tkey: str | None, lengths: tuple[int, int, int, int], indexed: bool
-) -> tuple[Any, ...]:
-    """A record's ``eidetic_docs`` row, in ``_COPY_DOCS`` order."""
-    ts = to_epoch(r.created)
-    return (
-        doc,
-        r.id,
-        part,
-        r.scope.name,
-        r.scope.visibility,
-        r.lifecycle,
-        r.type,
-        r.name,
-        r.description,
-        r.text,
-        r.hash,
-        len(r.text),
-        r.created,
-        ts,
-        r.updated,
-        r.added_by,
-        r.supersedes,
-        json.dumps(r.links, ensure_ascii=False),
-        json.dumps(r.metadata, ensure_ascii=False),
-        r.metadata.get("source") if isinstance(r.metadata.get("source"), str) else None,
-        tkey,
-        order_key(ts, r.id) if tkey else None,
-        *lengths,
-        indexed,
-    )

@@ -1,17 +1,18 @@
-"""A record as a store holds it, and how a row of the ``docs`` table becomes one.
+"""A record as a store holds it, and how a row of the docs table becomes one, in either engine.
 
-It lives at the bottom of the index layer because the index returns it and every backend
-(``stores``) passes it around; ``eidetic.stores.base`` re-exports it for callers.
+It lives at the bottom of the SQL layer because every backend passes it around; the record
+database (``index``) and the postgres backend read it from their rows here, and
+``eidetic.stores.base`` re-exports it for callers.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..records import Record, Scope
+from .dialect import Dialect
 
 
 @dataclass
@@ -23,14 +24,16 @@ class IndexedRecord:
     record: Record
 
 
-# The columns of ``docs`` that make up a record, in the order row_to_indexed reads them.
-DOC_COLUMNS = (
-    "doc, id, path, scope, visibility, lifecycle, type, name, description, text, "
-    "created, updated, added_by, supersedes, links, metadata"
-)
+def doc_columns(dialect: Dialect) -> str:
+    """The columns of ``d`` that make up a record, in the order :func:`indexed` reads them."""
+    return (
+        f"d.doc, d.id, {dialect.path}, d.scope, d.visibility, d.lifecycle, d.type, d.name, d.description, "
+        "d.text, d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata"
+    )
 
 
-def row_to_indexed(row: Sequence[Any]) -> IndexedRecord:
+def indexed(dialect: Dialect, row: Sequence[Any]) -> IndexedRecord:
+    """The record of a row read as :func:`doc_columns`."""
     (
         doc,
         rid,
@@ -55,13 +58,13 @@ def row_to_indexed(row: Sequence[Any]) -> IndexedRecord:
         type=rtype,
         name=name,
         description=description,
-        metadata=json.loads(metadata),
+        metadata=dialect.json(metadata),
         scope=Scope(scope, visibility),
         created=created,
         updated=updated,
         added_by=added_by,
         supersedes=supersedes,
-        links=json.loads(links),
+        links=list(dialect.json(links)),
         lifecycle=lifecycle,
     )
     return IndexedRecord(doc, path or None, record)

@@ -1,0 +1,179 @@
+"""Recall latency of two versions of eidetic on one store, measured side by side.
+
+    python benchmarks/compare.py files 100000 --old e924a5b            # old commit vs HEAD
+    python benchmarks/compare.py sqlite 100000 --old e924a5b --new HEAD
+    python benchmarks/compare.py postgres 100000 --old e924a5b         # starts its own PostgreSQL
+
+Why interleaved: this machine is shared and its load changes by the minute, so two runs an hour
+apart differ by more than most changes do. Here one store is built once (``remember --no-embed``
+by the new version; vectors planted as in ``speed.py``), then one long-lived process per version
+opens it (each with its own cache folder, so each builds its own derived indexes) and the two take
+turns on batches of the same queries. Both see the same load; the p50 ratio is the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from datetime import datetime, timezone
+from io import BytesIO
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
+
+from corpus import keyword_queries, records  # noqa: E402
+from measure import machine, pct  # noqa: E402
+
+MODES = ("keyword", "hybrid")
+BATCH = 10
+
+WORKER = """
+import json, sys, time
+from eidetic import Memory
+memory = Memory.open()
+memory.recall("warm up", mode="hybrid", record=False)  # vectors indexed, model loaded
+print("ready", flush=True)
+for line in sys.stdin:
+    mode, queries = json.loads(line)
+    spent = []
+    for query in queries:
+        started = time.perf_counter()
+        memory.recall(query, mode=mode, top_k=10, record=False)
+        spent.append((time.perf_counter() - started) * 1000)
+    print(json.dumps(spent), flush=True)
+"""
+
+
+def export_tree(rev: str, target: Path) -> Path:
+    """The ``src`` folder of ``rev``, byte-compiled, under ``target``."""
+    import compileall
+
+    archive = subprocess.run(["git", "archive", rev, "src"], cwd=REPO, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
+    compileall.compile_dir(str(target / "src"), quiet=1)
+    return target / "src"
+
+
+def build_store(n: int, work: Path, env: dict, src: Path, caches: list[Path]) -> list[dict]:
+    """``n`` records remembered by the version at ``src``; their vectors planted in each cache."""
+    from eidetic.embed import local
+    from eidetic.embed.cache import VectorCache
+    from eidetic.records import text_hash
+    from semantic import clustered
+
+    chunk = records(n, seed=7)
+    for r in chunk:
+        r["id"] = f"c0-{r['id']}"
+    path = work / "chunk.ndjson"
+    path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
+    with path.open() as stdin:
+        subprocess.run(
+            [sys.executable, "-m", "eidetic", "remember", "--json", "--no-embed"],
+            stdin=stdin,
+            env={**env, "PYTHONPATH": str(src), "EIDETIC_CACHE_DIR": str(caches[0])},
+            check=True,
+            capture_output=True,
+        )
+    vectors = clustered(len(chunk), seed=99)
+    for cache in caches:
+        store = VectorCache(cache / "vectors.sqlite")
+        store.put(local.MODEL_NAME, ((text_hash(r["text"]), v) for r, v in zip(chunk, vectors)))
+        store.close()
+    return chunk
+
+
+def start_worker(src: Path, env: dict, cache: Path) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WORKER],
+        env={**env, "PYTHONPATH": str(src), "EIDETIC_CACHE_DIR": str(cache)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def ask(proc: subprocess.Popen, mode: str, queries: list[str]) -> list[float]:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps([mode, queries]) + "\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
+def compare(args: argparse.Namespace) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="eidetic-compare-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EIDETIC_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_STATE_DIR": str(work / "state")})
+    env["HOME"] = str(work / "home")
+    stop = None
+    if args.backend == "sqlite":
+        env.update({"EIDETIC_BACKEND": "sqlite", "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite")})
+    elif args.backend == "postgres":
+        from pg_server import start_postgres
+
+        dsn, stop = start_postgres(work)
+        env.update({"EIDETIC_BACKEND": "postgres", "EIDETIC_PG_DSN": dsn})
+    workers: dict[str, subprocess.Popen] = {}
+    try:
+        trees = {name: export_tree(rev, work / name) for name, rev in (("old", args.old), ("new", args.new))}
+        caches = {name: work / f"cache-{name}" for name in trees}
+        print(f"building a {args.backend} store of {args.n:,} records", flush=True)
+        first = build_store(args.n, work, env, trees["new"], list(caches.values()))
+        queries = {"keyword": keyword_queries(first, args.queries, seed=21)}
+        queries["hybrid"] = keyword_queries(first, args.queries, seed=25)
+        workers = {name: start_worker(trees[name], env, caches[name]) for name in trees}
+        spent: dict[str, dict[str, list[float]]] = {name: {m: [] for m in MODES} for name in trees}
+        order = list(trees)
+        for mode in MODES:
+            for start in range(0, args.queries, BATCH):
+                random.shuffle(order)  # neither version always goes first
+                for name in order:
+                    spent[name][mode] += ask(workers[name], mode, queries[mode][start : start + BATCH])
+        result = {
+            "backend": args.backend,
+            "records": args.n,
+            "queries": args.queries,
+            "old": args.old,
+            "new": args.new,
+            "machine": machine(),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            "p50_ms": {name: {m: round(pct(spent[name][m], 50), 2) for m in MODES} for name in trees},
+        }
+        result["new_over_old"] = {m: round(result["p50_ms"]["new"][m] / result["p50_ms"]["old"][m], 3) for m in MODES}
+        return result
+    finally:
+        for proc in workers.values():
+            proc.kill()
+        if stop is not None:
+            stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("backend", choices=("files", "sqlite", "postgres"))
+    parser.add_argument("n", type=int)
+    parser.add_argument("--old", required=True, help="the commit to compare against")
+    parser.add_argument("--new", default="HEAD", help="the commit measured (default HEAD)")
+    parser.add_argument("--queries", type=int, default=300, help="queries per mode (default 300)")
+    result = compare(parser.parse_args())
+    print(json.dumps(result, indent=2))
+    saved = HERE / "results" / f"compare-{result['backend']}-{result['records']}.json"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

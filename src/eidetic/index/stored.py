@@ -1,0 +1,49 @@
+"""A record's values as the docs table stores them, in either SQL engine: the record database
+(``database``) and the postgres backend (``stores.postgres.writes``) write the same columns,
+and read them back through ``docsql.rows``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..records import Record
+from ..timeutil import to_epoch
+from .context import order_key, thread_key, thread_of
+
+# The columns a record fills, in the order of :func:`stored`; each engine adds its own before
+# (doc, id, and a path or partition) and after (an elected copy, or keyword lengths).
+RECORD_COLUMNS = (
+    "scope, visibility, lifecycle, type, name, description, text, hash, len, created, created_ts, updated, "
+    "added_by, supersedes, links, metadata, source, thread_key, thread_order"
+)
+
+
+def stored(r: Record) -> tuple[Any, ...]:
+    """The values of :data:`RECORD_COLUMNS`: the record's fields (links and metadata as JSON
+    text), and what searches need of them: the text's length, ``created`` in epoch seconds, the
+    ``source`` filter, and the record's thread and place in it (``context``)."""
+    ts = to_epoch(r.created)
+    tkey = thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata))
+    source = r.metadata.get("source")
+    return (
+        r.scope.name,
+        r.scope.visibility,
+        r.lifecycle,
+        r.type,
+        r.name,
+        r.description,
+        r.text,
+        r.hash,
+        len(r.text),
+        r.created,
+        ts,
+        r.updated,
+        r.added_by,
+        r.supersedes,
+        json.dumps(r.links, ensure_ascii=False),
+        json.dumps(r.metadata, ensure_ascii=False),
+        source if isinstance(source, str) else None,
+        tkey,
+        order_key(ts, r.id) if tkey else None,
+    )
