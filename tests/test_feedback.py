@@ -61,19 +61,13 @@ def test_rebuilds_and_migrate_say_what_they_are_doing(cli, env, monkeypatch):
     sqlite = ["--backend", "sqlite", "--db", str(env / "notes.sqlite")]
     assert cli("remember", *sqlite, stdin=notes).code == 0
     assert cli("index", "--rebuild", *sqlite).err == "indexing 3 records ...\n"
-    copied = cli(
-        "migrate",
-        "--from",
-        "files",
-        "--from-dir",
-        str(env / "notes"),
-        "--to",
-        "sqlite",
-        "--to-db",
-        str(env / "m.sqlite"),
-    )
+    migrate = ("migrate", "--from", "files", "--from-dir", str(env / "notes"), "--to", "sqlite")
+    copied = cli(*migrate, "--to-db", str(env / "m.sqlite"))
     assert copied.code == 0, copied.err
     assert copied.err.splitlines()[-1] == f"copying 3 records to {env / 'm.sqlite'} ..."
+    again = cli(*migrate, "--to-db", str(env / "m.sqlite"), "--json")
+    progress = {"progress": f"copying 3 records to {env / 'm.sqlite'}", "total": 3}
+    assert [json.loads(line) for line in again.err.splitlines()][-1] == progress  # --json: stderr stays JSON
     monkeypatch.setattr(folder_index, "LONG_READ", 1000)
     monkeypatch.setattr(database, "LONG_INDEX", 10_000)
     assert cli("index", "--rebuild", *files).err == ""  # a short run says nothing

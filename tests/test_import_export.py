@@ -497,6 +497,9 @@ def test_export_says_what_it_left_out_and_never_counts_others_private_records(cl
         "exported 5 record(s) that scope default/public may see; private records are not exported "
         "(--all: a full backup)\n"
     )
+    assert [json.loads(line) for line in cli("export", *src, "--json").err.splitlines()] == [
+        {"info": public.err.strip()}
+    ]
     active = cli("export", *src, "--active-only")
     assert len(active.out.splitlines()) == 3
     assert active.err.splitlines()[1] == (

@@ -31,7 +31,7 @@ def test_remember_one_json_argument(cli, store):
         "upserted": 1,
         "ids": ["n1"],
         "duplicates": [],
-        "records": [
+        "items": [
             {"id": "n1", "status": "new", "backend": "files", "store": str(store), "path": str(rec(store, "n1"))}
         ],
     }
@@ -89,7 +89,7 @@ def test_re_remembering_identical_record_writes_nothing(cli, store):
     before = snapshot(store)
     run = cli("remember", '{"id": "n1", "text": "same"}', "--json")
     assert (run.json["upserted"], run.json["ids"], run.json["duplicates"]) == (1, ["n1"], [])
-    assert [(r["id"], r["status"]) for r in run.json["records"]] == [("n1", "unchanged")]
+    assert [(r["id"], r["status"]) for r in run.json["items"]] == [("n1", "unchanged")]
     assert snapshot(store) == before
 
 
@@ -203,7 +203,7 @@ def test_plain_text_is_a_record_with_a_stable_generated_id(cli, store):
     assert run.out == f"new        {rid}  {rec(store, rid)}\n"
     assert parse(rec(store, rid).read_text(), "x").text == "Never deploy on Fridays"
     again = cli("remember", "Never deploy on Fridays", "--json")
-    assert again.json["records"] == [
+    assert again.json["items"] == [
         {"id": rid, "status": "unchanged", "backend": "files", "store": str(store), "path": str(rec(store, rid))}
     ]
     mine = cli("remember", "Never deploy on Fridays", "--scope", "me", "--visibility", "private", "--json").json
@@ -272,14 +272,14 @@ def test_a_long_batch_lists_fifty_and_counts_the_rest(cli, store):
     run = cli("remember", stdin=ndjson(*({"id": f"n{i:03}", "text": f"note {i}"} for i in range(60))))
     lines = run.out.splitlines()
     assert len(lines) == 52 and lines[-2:] == ["... and 10 more (--json lists every record)", "60 record(s): 60 new."]
-    assert len(cli("remember", "--json", stdin=ndjson({"id": "n059", "text": "note 59"})).json["records"]) == 1
+    assert len(cli("remember", "--json", stdin=ndjson({"id": "n059", "text": "note 59"})).json["items"]) == 1
 
 
 def test_where_a_record_lives_on_a_database_never_shows_a_password(backend, cli, env, postgres_password_dsn):
     flags = ["--dsn", postgres_password_dsn] if backend == "postgres" else []
     run = cli("remember", "Backups run nightly", "--id", "b1", *flags, "--json")
     assert run.code == 0, run.err
-    (entry,) = run.json["records"]
+    (entry,) = run.json["items"]
     if backend == "files":
         assert entry["path"] == str(rec(env / "store", "b1")) and entry["store"] == str(env / "store")
         return

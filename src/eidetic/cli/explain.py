@@ -50,7 +50,7 @@ shadows it at once. Each record is reported: new, updated, unchanged or duplicat
 with its file (files backend) or its backend and database.
 Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--no-embed`,
 `--memory-dir DIR` (created if missing), `--json`.
-Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}], "records": [{"id", "status",
+Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}], "items": [{"id", "status",
 "duplicate_of"?, "shadowed"?, "backend", "store", "path"}]}`.""",
     "recall": """# eidetic recall QUERY
 Ranked records for a query: the top-k primary hits, then records linked to them.

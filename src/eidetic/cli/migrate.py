@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             )
         if [s.key for s in source.stores()] == [s.key for s in target.stores()]:
             raise user_error("the source and the target are the same store", "name another --to location")
-        records, written = _copy(source, target)
+        records, written = _copy(source, target, args.json)
         report: dict[str, Any] = {
             "from": [s.location for s in source.stores()],
             "to": [s.location for s in target.stores()],
@@ -80,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _copy(source: Memory, target: Memory) -> tuple[int, int]:
+def _copy(source: Memory, target: Memory, as_json: bool) -> tuple[int, int]:
     """Every record of ``source`` restored into ``target`` in batches, with progress on stderr
     (a bar on a terminal); returns (records, written)."""
     from .progress import Bars
 
-    bars = Bars()
+    bars = Bars(as_json)
     source.progress.listener = target.progress.listener = bars  # e.g. a source folder indexed first
     present = [store for store in source.stores() if store.exists()]
     for store in present:

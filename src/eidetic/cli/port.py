@@ -85,10 +85,13 @@ def run_export(args: argparse.Namespace) -> int:
                 left_out[record.lifecycle] += 1
     scope = f"{reach.scope.name}/{reach.scope.visibility}"
     others = "other scopes' private records" if reach.scope.visibility == "private" else "private records"
-    inform(f"exported {written} record(s) that scope {scope} may see; {others} are not exported (--all: a full backup)")
+    inform(
+        f"exported {written} record(s) that scope {scope} may see; {others} are not exported (--all: a full backup)",
+        args.json,
+    )
     if any(left_out.values()):
         counts = " and ".join(f"{n} {state}" for state, n in left_out.items() if n)
-        inform(f"{counts} record(s) left out by --active-only; export without it to include them")
+        inform(f"{counts} record(s) left out by --active-only; export without it to include them", args.json)
     return 0
 
 
@@ -111,12 +114,13 @@ def _export_all(args: argparse.Namespace) -> int:
         if memory.backend == "postgres":
             warn(
                 f"export --all writes every user's records, private ones included, from the shared server "
-                f"{memory.stores()[0].location}: keep the file as private as the server"
+                f"{memory.stores()[0].location}: keep the file as private as the server",
+                args.json,
             )
         for record, usage in memory.export_all():
             sys.stdout.write(export_line(record, usage, with_usage=not args.no_usage))
             written += 1
-    inform(f"exported {written} record(s): every scope, visibility and lifecycle state")
+    inform(f"exported {written} record(s): every scope, visibility and lifecycle state", args.json)
     return 0
 
 

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
     else:
-        emit_text(render_text(result.records))
+        emit_text(render_text(result.items))
     return 0
 
 

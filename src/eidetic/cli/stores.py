@@ -20,7 +20,7 @@ def open_memory(args: argparse.Namespace, *, progress: bool = True) -> "Memory":
 
     memory = Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn, settings=args.settings)
     if progress:
-        memory.progress.listener = Bars()
+        memory.progress.listener = Bars(as_json=getattr(args, "json", False))
     return memory
 
 

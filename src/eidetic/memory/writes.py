@@ -188,7 +188,7 @@ class Writes:
         self._apply_shadowing(final)
         written = _persist(final, existing)
         _settle(entries, final, written)
-        return RememberResult(ids, duplicates, len(written), records=self._placed(entries))
+        return RememberResult(ids, duplicates, len(written), items=self._placed(entries))
 
     def _placed(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Each entry with where its record lives (a duplicate: where the record it repeats
