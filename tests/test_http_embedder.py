@@ -122,7 +122,13 @@ def proxy(monkeypatch):
         yield Proxy.seen
 
 
-FIRST_RECALL = "embedding 151 texts for semantic recall (once: they were stored without vectors) ...\n"
+# what a first recall with --json says on stderr while it embeds the texts it lacks
+FIRST_RECALL = (
+    json.dumps(
+        {"progress": "embedding 151 texts for semantic recall (once: they were stored without vectors)", "total": 151}
+    )
+    + "\n"
+)
 
 
 @pytest.fixture
