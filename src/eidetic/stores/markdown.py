@@ -14,6 +14,7 @@ from typing import Any
 from .. import frontmatter
 from ..errors import user_error
 from ..locations import index_path_for, store_key
+from ..progress import Progress
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record
@@ -34,7 +35,7 @@ class MarkdownStore(IndexedStore):
     backend = "files"
     index: FolderIndex
 
-    def __init__(self, root: Path, usage: UsageState, settings: Settings) -> None:
+    def __init__(self, root: Path, usage: UsageState, settings: Settings, progress: Progress | None = None) -> None:
         self.root = root
         self.layout = layout_for(root)
         self.folder = RecordFolder(root, self.layout.scratch)
@@ -44,6 +45,7 @@ class MarkdownStore(IndexedStore):
             verify_files=settings.verify_files,
             ann_threshold=settings.ann_threshold,
         )
+        index.progress = progress or index.progress
         super().__init__(index, store_key(root), str(root), usage)
 
     def exists(self) -> bool:
