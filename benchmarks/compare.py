@@ -8,7 +8,8 @@ Why interleaved: this machine is shared and its load changes by the minute, so t
 apart differ by more than most changes do. Here one store is built once (``remember --no-embed``
 by the new version; vectors planted as in ``speed.py``), then one long-lived process per version
 opens it (each with its own cache folder, so each builds its own derived indexes) and the two take
-turns on batches of the same queries. Both see the same load; the p50 ratio is the answer.
+turns on batches of the same queries. Both see the same load; the p50 ratios (wall clock, and
+CPU time, which contention disturbs least) are the answer.
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ for line in sys.stdin:
     mode, queries = json.loads(line)
     spent = []
     for query in queries:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         memory.recall(query, mode=mode, top_k=10, record=False)
-        spent.append((time.perf_counter() - started) * 1000)
+        spent.append(((time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000))
     print(json.dumps(spent), flush=True)
 """
 
@@ -105,7 +106,9 @@ def start_worker(src: Path, env: dict, cache: Path) -> subprocess.Popen:
     return proc
 
 
-def ask(proc: subprocess.Popen, mode: str, queries: list[str]) -> list[float]:
+def ask(proc: subprocess.Popen, mode: str, queries: list[str]) -> list[list[float]]:
+    """(wall ms, CPU ms) of each query: CPU time is what contention on a shared machine
+    disturbs least."""
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(json.dumps([mode, queries]) + "\n")
     proc.stdin.flush()
@@ -134,7 +137,7 @@ def compare(args: argparse.Namespace) -> dict:
         queries = {"keyword": keyword_queries(first, args.queries, seed=21)}
         queries["hybrid"] = keyword_queries(first, args.queries, seed=25)
         workers = {name: start_worker(trees[name], env, caches[name]) for name in trees}
-        spent: dict[str, dict[str, list[float]]] = {name: {m: [] for m in MODES} for name in trees}
+        spent: dict[str, dict[str, list[list[float]]]] = {name: {m: [] for m in MODES} for name in trees}
         order = list(trees)
         for mode in MODES:
             for start in range(0, args.queries, BATCH):

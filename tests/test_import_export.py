@@ -447,20 +447,74 @@ def test_detection_and_source_errors(cli, env):
     assert "nothing to import" in cli("import", "--json").err_json["message"]  # stdin is a terminal
 
 
-def test_a_progress_bar_on_a_terminal(cli, env, monkeypatch):
-    import io
-    from types import SimpleNamespace
+def test_export_all_is_a_full_backup_that_import_restores_exactly(backend, cli, env, request):
+    """Every scope (others' private records too), every lifecycle state, usage: export --all,
+    import into an empty store of the same backend, export --all again: the same bytes."""
+    seed_varied(cli, [])
+    first = cli("export", "--all")
+    assert first.code == 0, first.err
+    lines = [json.loads(line) for line in first.out.splitlines()]
+    assert [d["id"] for d in lines] == sorted(d["id"] for d in lines)
+    assert {d["id"]: d["lifecycle"] for d in lines} == {
+        "lh": "active",
+        "oil": "shadowed",
+        "led": "active",
+        "Ünï/côdé id": "active",
+        "old-news": "archived",
+        "mine": "active",
+        "theirs": "active",
+    }
+    assert {d["id"]: d["scope"]["name"] for d in lines if d["scope"]["visibility"] == "private"} == {
+        "mine": "me",
+        "theirs": "them",
+    }
+    assert next(d for d in lines if d["id"] == "led")["recall_count"] == 1.5
+    assert first.err.splitlines()[-1] == "exported 7 record(s): every scope, visibility and lifecycle state"
+    shared = "from the shared server" in first.err
+    assert shared is (backend == "postgres")
 
-    from eidetic.cli import port
+    if backend == "files":
+        empty = ["--memory-dir", str(env / "copy")]
+    elif backend == "sqlite":
+        empty = ["--db", str(env / "copy.sqlite")]
+    else:
+        from conftest import fresh_database
 
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
+        empty = ["--dsn", fresh_database(request.getfixturevalue("postgres_dsn"), f"copy_{abs(hash(env)):x}")]
+    imported = cli("import", *empty, "--json", stdin=first.out)
+    assert imported.code == 0, imported.err
+    assert (imported.json["imported"], imported.json["written"], imported.json["skipped"]) == (7, 7, [])
+    again = cli("export", "--all", *empty)
+    assert again.out == first.out
+    assert cli("export", "--all", "--no-usage", *empty).out.count("recall_count") == 0
 
-    dump = env / "dump.ndjson"
-    dump.write_text(ndjson({"id": "a", "text": "one"}, {"id": "b", "text": "two"}))
-    terminal = Terminal()
-    monkeypatch.setattr(port, "sys", SimpleNamespace(stdin=None, stderr=terminal))
-    run = cli("import", str(dump), *at("files", env, "dst"))
-    assert run.code == 0 and "2 written" in run.out
-    assert "importing: 2" in terminal.getvalue()
+
+def test_export_says_what_it_left_out_and_never_counts_others_private_records(cli, env):
+    src = at("files", env, "src")
+    seed_varied(cli, src)
+    public = cli("export", *src)
+    assert public.err == (
+        "exported 5 record(s) that scope default/public may see; private records are not exported "
+        "(--all: a full backup)\n"
+    )
+    assert [json.loads(line) for line in cli("export", *src, "--json").err.splitlines()] == [
+        {"info": public.err.strip()}
+    ]
+    active = cli("export", *src, "--active-only")
+    assert len(active.out.splitlines()) == 3
+    assert active.err.splitlines()[1] == (
+        "1 shadowed and 1 archived record(s) left out by --active-only; export without it to include them"
+    )
+    mine = cli("export", *src, "--scope", "me", "--visibility", "private")
+    assert "exported 6 record(s) that scope me/private may see; other scopes' private records" in mine.err
+    # What scope "them" is told does not change when "me" has private records, or more of them.
+    told = cli("export", *src, "--scope", "them", "--visibility", "private").err
+    cli("remember", *src, "--scope", "me", "--visibility", "private", stdin=ndjson({"text": "more of mine"}))
+    cli("forget", *src, "mine", "--scope", "me", "--visibility", "private")
+    assert cli("export", *src, "--scope", "them", "--visibility", "private").err == told
+    left = cli("export", *src, "--scope", "them", "--visibility", "private", "--active-only").err
+    assert "\n1 shadowed and 1 archived record(s) left out" in left  # me's archived "mine" is not counted
+    assert "2 archived" in cli("export", *src, "--scope", "me", "--visibility", "private", "--active-only").err
+    for narrowing in (("--scope", "me"), ("--visibility", "private"), ("--active-only",)):
+        refused = cli("export", "--all", *src, *narrowing, "--json")
+        assert refused.code == 1 and refused.out == "" and narrowing[0] in refused.err_json["message"]

@@ -65,7 +65,24 @@ def test_suggestions_pair_same_scope_same_text_only():
             "reason": "same-scope text overlap (possible conflict)",
             "ids": ["a", "b"],
             "scope": {"name": "default", "visibility": "public"},
+            "keep": "a",
+            "commands": ["eidetic forget b"],
         }
+    ]
+
+
+def test_suggestions_keep_the_earliest_and_quote_what_a_shell_would_misread():
+    private = Scope("me", "private")
+    records = [
+        r("-late one", text="twin", scope=private, created="2026-06-19T13:00:00+00:00"),
+        r("early", text="twin", scope=private, created="2026-06-01T00:00:00+00:00"),
+        r("undated", text="twin", scope=private, created="date-unknown"),
+    ]
+    (suggestion,) = plan_sweep(records, {}, NOW).suggestions
+    assert suggestion["keep"] == "early"
+    assert suggestion["commands"] == [
+        "eidetic forget --scope me --visibility private -- '-late one'",
+        "eidetic forget --scope me --visibility private undated",
     ]
 
 
@@ -87,6 +104,7 @@ def test_sweep_cli_dry_run_now_and_undo(cli, store):
     assert parse(rec(store, "ancient").read_text(), "x").lifecycle == "active"
     done = cli("sweep", "--now", "2026-06-10T00:00:00Z", "--json").json
     assert done["archived"] == 1 and done["scanned"] == 4
+    assert done["changed"] == [{"id": "ancient", "lifecycle": "archived", "undo": "eidetic restore ancient"}]
     assert parse(rec(store, "ancient").read_text(), "x").lifecycle == "archived"
     assert parse(rec(store, "old").read_text(), "x").lifecycle == "shadowed"  # at remember time
     assert sorted(p.stem for p in store.rglob("*.md")) == ["ancient", "new", "old", "safe"]  # never deletes
@@ -128,3 +146,29 @@ def test_forget_respects_scope_and_purge_needs_confirmation(cli, store):
         ).json["items"]
         == []
     )
+
+
+def test_the_commands_sweep_names_resolve_what_it_reports(cli, env):
+    """Run each suggested command as printed (with this store's flags) and see it do its job."""
+    import shlex
+
+    where = ["--memory-dir", str(env / "notes")]
+    texts = ("Deploy on Tuesdays", "deploy on tuesdays", " Deploy on TUESDAYS ")  # one text, told apart
+    twins = [{"id": f"twin-{n}", "text": text, "created": f"2026-06-0{n}"} for n, text in enumerate(texts, 1)]
+    twins.append({"id": "old", "text": "an old note", "created": "2024-01-01"})
+    mine = ("--scope", "me", "--visibility", "private")
+    assert cli("remember", *where, *mine, stdin="".join(json.dumps(x) + "\n" for x in twins)).code == 0
+    report = cli("sweep", *where, *mine, "--now", "2026-06-10T00:00:00Z", "--json").json
+    (change,) = report["changed"]
+    assert change["undo"] == f"eidetic restore --memory-dir {env / 'notes'} --scope me --visibility private old"
+    (suggestion,) = report["suggestions"]
+    assert suggestion["keep"] == "twin-1" and len(suggestion["commands"]) == 2
+    shown = cli("sweep", *where, *mine, "--dry-run", "--now", "2026-06-10T00:00:00Z").out
+    assert f"    to keep twin-1: {suggestion['commands'][0]}" in shown.splitlines()
+    for command in [change["undo"], *suggestion["commands"]]:
+        words = shlex.split(command)
+        assert words[0] == "eidetic" and cli(*words[1:]).code == 0, command
+    states = {d["id"]: d["lifecycle"] for d in map(json.loads, cli("export", *where, *mine).out.splitlines())}
+    assert states == {"twin-1": "active", "twin-2": "archived", "twin-3": "archived", "old": "active"}
+    text = cli("sweep", *where, *mine, "--dry-run", "--now", "2026-06-10T00:00:00Z").out
+    assert "Suggestions" not in text and "old -> archived" in text  # resolved; and old would go again

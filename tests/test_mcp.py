@@ -77,11 +77,17 @@ def test_mcp_server_over_stdio(server_env, cli):
                 tools["recall"].input_schema["properties"]
             )
 
-            assert await _call(session, "remember", records=RECORDS) == {
-                "upserted": 3,
-                "ids": ["pub-1", "priv-1", "old-1"],
-                "duplicates": [],
-            }
+            stored = await _call(session, "remember", records=RECORDS)
+            assert (stored["upserted"], stored["ids"], stored["duplicates"]) == (3, ["pub-1", "priv-1", "old-1"], [])
+            store = server_env["EIDETIC_DATA_DIR"]
+            assert [(r["id"], r["status"], r["store"]) for r in stored["items"]] == [
+                ("pub-1", "new", store),
+                ("priv-1", "new", store),
+                ("old-1", "new", store),
+            ]  # as `eidetic remember --json` says it
+            assert all(r["path"].startswith(store + os.sep) for r in stored["items"])
+            again = await _call(session, "remember", records=RECORDS[0])
+            assert again["items"][0]["status"] == "unchanged"
             assert (await _call(session, "remember", records={"id": "priv-2", "text": "Tuesday"}))["ids"] == ["priv-2"]
 
             bundle = await _call(session, "recall", query="tuesday deploy", mode="keyword", top_k=1, record=False)

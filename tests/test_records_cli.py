@@ -3,20 +3,16 @@ output formats and colour (in a real pseudo-terminal); usage that counts what a 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import re
-import struct
-import subprocess
 import sys
 import tempfile
-import termios
 import textwrap
 
 import pytest
 from conftest import rec, snapshot
+from terminal import run_on_terminal
 
 from eidetic import Memory
 from eidetic.ranking import reinforce
@@ -307,6 +303,22 @@ def test_edit_never_overwrites_a_change_made_meanwhile(cli, notes, env, monkeypa
     assert cli("show", "a", "--json").json["text"] == "changed meanwhile"
 
 
+def test_edit_in_a_coding_agents_folder_keeps_its_layout(cli, env, monkeypatch):
+    folder = env / "memory"
+    folder.mkdir()
+    (folder / "deploy_steps.md").write_text(
+        "---\nname: deploy steps\ndescription: Before a deploy\ntype: feedback\n---\nDry-run first.\n"
+    )
+    (folder / "MEMORY.md").write_text("- [deploy steps](deploy_steps.md): Before a deploy\n")
+    shown = cli("show", "deploy_steps", "--memory-dir", str(folder), "--json").json
+    assert shown["path"] == str(folder / "deploy_steps.md") and shown["description"] == "Before a deploy"
+    monkeypatch.setenv("EDITOR", editor(env, "path.write_text(text.replace('Before a deploy', 'Before every deploy'))"))
+    assert cli("edit", "deploy_steps", "--memory-dir", str(folder)).code == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md", "deploy_steps.md"]  # no hash folders
+    assert "Before every deploy" in (folder / "MEMORY.md").read_text()
+    assert 'description: "Before every deploy"' in (folder / "deploy_steps.md").read_text()
+
+
 def test_edit_on_sqlite_and_editor_failures(cli, env, monkeypatch):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     db = ["--backend", "sqlite", "--db", str(env / "m.sqlite")]
@@ -388,27 +400,11 @@ def test_weak_keyword_hits_are_not_reinforced(cli, store, monkeypatch):
 
 
 def in_terminal(*args: str, columns: int = 80, typed: str = "", **environ: str) -> str:
-    """Run ``python -m eidetic`` with a pseudo-terminal as its stdin, stdout and stderr;
-    ``typed`` is what the person types (read when the command asks)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    """What ``eidetic ARGS`` shows on a terminal ``columns`` wide (TERM xterm, no NO_COLOR)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
-    env.update({"TERM": "xterm-256color", **environ})
-    proc = subprocess.Popen([sys.executable, "-m", "eidetic", *args], stdin=slave, stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    os.write(master, typed.encode())
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        out += chunk
-    assert proc.wait(timeout=60) == 0, out
-    os.close(master)
-    return out.decode().replace("\r\n", "\n")
+    run = run_on_terminal(*args, env={**env, "TERM": "xterm-256color", **environ}, columns=columns, typed=typed)
+    assert run.code == 0, run.out
+    return run.out
 
 
 def test_terminal_output_is_a_coloured_table_that_fits(cli, notes):

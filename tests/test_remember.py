@@ -1,11 +1,23 @@
 from __future__ import annotations
 
 import json
+import os
 
+import pytest
 from conftest import rec, snapshot
 
 from eidetic import Memory
 from eidetic.frontmatter import parse
+
+
+@pytest.fixture
+def postgres_password_dsn(backend):
+    """The test server's DSN with a password in it (the server trusts its socket: it is unused)."""
+    if backend != "postgres":
+        return ""
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(os.environ["EIDETIC_PG_DSN"], password="s3cret-pw")
 
 
 def ndjson(*records):
@@ -15,7 +27,14 @@ def ndjson(*records):
 def test_remember_one_json_argument(cli, store):
     run = cli("remember", '{"id": "n1", "text": "Deploys run on Tuesdays", "metadata": {"source": "chat"}}', "--json")
     assert run.code == 0, run.err
-    assert run.json == {"upserted": 1, "ids": ["n1"], "duplicates": []}
+    assert run.json == {
+        "upserted": 1,
+        "ids": ["n1"],
+        "duplicates": [],
+        "items": [
+            {"id": "n1", "status": "new", "backend": "files", "store": str(store), "path": str(rec(store, "n1"))}
+        ],
+    }
     record = parse(rec(store, "n1").read_text(), "x")
     assert record.text == "Deploys run on Tuesdays"
     assert record.metadata == {"source": "chat"}
@@ -25,7 +44,11 @@ def test_remember_one_json_argument(cli, store):
 def test_ndjson_batch_and_text_output(cli, store):
     run = cli("remember", stdin=ndjson({"id": "a", "text": "alpha"}, {"id": "b", "text": "beta"}))
     assert run.code == 0
-    assert run.out.strip() == "Upserted 2 record(s)."
+    assert run.out.splitlines() == [
+        f"new        a  {rec(store, 'a')}",
+        f"new        b  {rec(store, 'b')}",
+        "2 record(s): 2 new.",
+    ]
     assert sorted(p.name for p in store.rglob("*.md")) == ["a.md", "b.md"]
 
 
@@ -65,7 +88,8 @@ def test_re_remembering_identical_record_writes_nothing(cli, store):
     cli("remember", '{"id": "n1", "text": "same"}')
     before = snapshot(store)
     run = cli("remember", '{"id": "n1", "text": "same"}', "--json")
-    assert run.json == {"upserted": 1, "ids": ["n1"], "duplicates": []}
+    assert (run.json["upserted"], run.json["ids"], run.json["duplicates"]) == (1, ["n1"], [])
+    assert [(r["id"], r["status"]) for r in run.json["items"]] == [("n1", "unchanged")]
     assert snapshot(store) == before
 
 
@@ -165,3 +189,129 @@ def test_python_api_remember_and_recall(store):
         assert result.ids == ["api"]
         hits = memory.recall("python", mode="keyword").items
         assert [h.record.id for h in hits] == ["api"]
+
+
+# -- plain text -----------------------------------------------------------------------------
+
+
+def test_plain_text_is_a_record_with_a_stable_generated_id(cli, store):
+    from eidetic.records import Scope, derived_id
+
+    run = cli("remember", "Never deploy on Fridays")
+    rid = derived_id(Scope(), "Never deploy on Fridays")
+    assert run.code == 0, run.err
+    assert run.out == f"new        {rid}  {rec(store, rid)}\n"
+    assert parse(rec(store, rid).read_text(), "x").text == "Never deploy on Fridays"
+    again = cli("remember", "Never deploy on Fridays", "--json")
+    assert again.json["items"] == [
+        {"id": rid, "status": "unchanged", "backend": "files", "store": str(store), "path": str(rec(store, rid))}
+    ]
+    mine = cli("remember", "Never deploy on Fridays", "--scope", "me", "--visibility", "private", "--json").json
+    assert mine["ids"] == [derived_id(Scope("me", "private"), "Never deploy on Fridays")] != [rid]
+
+
+def test_text_takes_its_fields_from_flags_typed_as_filters_read_them(cli, store):
+    run = cli(
+        "remember",
+        "Rotate the deploy key monthly",
+        *("--id", "key-rotation", "--type", "lesson", "--name", "key rotation", "--description", "when keys change"),
+        *("--meta", "priority=2", "--meta", "ratio=0.5", "--meta", "done=true", "--meta", "source=retro"),
+        *("--meta", "tag=ops", "--meta", "tag=security", "--meta", 'code="7"', "--meta", "empty=", "--meta", "a=b=c"),
+        *("--link", "deploy-day", "--link", "vault"),
+        "--json",
+    )
+    assert run.code == 0, run.err
+    record = parse(rec(store, "key-rotation").read_text(), "x")
+    assert (record.type, record.name, record.description) == ("lesson", "key rotation", "when keys change")
+    assert record.metadata == {
+        "priority": 2,
+        "ratio": 0.5,
+        "done": True,
+        "source": "retro",
+        "tag": ["ops", "security"],  # a key given twice holds both values
+        "code": "7",
+        "empty": "",
+        "a": "b=c",
+    }
+    assert record.links == ["deploy-day", "vault"]
+    for facet in ("priority>=2", "done=true", "tag=security", "code=7", "source=retro"):
+        found = cli("recall", "deploy key", "--mode", "keyword", "--filter", facet, "--json").json["items"]
+        assert [i["id"] for i in found] == ["key-rotation"], facet
+    newer = cli("remember", "Rotate the deploy key weekly", "--id", "key-weekly", "--supersedes", "key-rotation")
+    assert newer.out.splitlines() == [
+        f"new        key-weekly  {rec(store, 'key-weekly')}",
+        "           supersedes key-rotation, now shadowed",
+    ]
+    assert parse(rec(store, "key-rotation").read_text(), "x").lifecycle == "shadowed"
+
+
+def test_what_happened_to_each_record_of_a_batch(cli, store):
+    cli("remember", '{"id": "kept", "text": "kept as it is"}')
+    cli("remember", '{"id": "edited", "text": "first words"}')
+    run = cli(
+        "remember",
+        stdin=ndjson(
+            {"id": "kept", "text": "kept as it is"},
+            {"id": "edited", "text": "second words"},
+            {"id": "fresh", "text": "brand new"},
+            {"id": "copy", "text": "kept as it is"},
+        ),
+    )
+    assert run.code == 0, run.err
+    assert run.out.splitlines() == [
+        f"unchanged  kept  {rec(store, 'kept')}",
+        f"updated    edited  {rec(store, 'edited')}",
+        f"new        fresh  {rec(store, 'fresh')}",
+        f"duplicate  copy: same text as kept, not written ({rec(store, 'kept')})",
+        "4 record(s): 1 new, 1 updated, 1 unchanged, 1 duplicate.",
+    ]
+    assert not rec(store, "copy").exists()
+
+
+def test_a_long_batch_lists_fifty_and_counts_the_rest(cli, store):
+    run = cli("remember", stdin=ndjson(*({"id": f"n{i:03}", "text": f"note {i}"} for i in range(60))))
+    lines = run.out.splitlines()
+    assert len(lines) == 52 and lines[-2:] == ["... and 10 more (--json lists every record)", "60 record(s): 60 new."]
+    assert len(cli("remember", "--json", stdin=ndjson({"id": "n059", "text": "note 59"})).json["items"]) == 1
+
+
+def test_where_a_record_lives_on_a_database_never_shows_a_password(backend, cli, env, postgres_password_dsn):
+    flags = ["--dsn", postgres_password_dsn] if backend == "postgres" else []
+    run = cli("remember", "Backups run nightly", "--id", "b1", *flags, "--json")
+    assert run.code == 0, run.err
+    (entry,) = run.json["items"]
+    if backend == "files":
+        assert entry["path"] == str(rec(env / "store", "b1")) and entry["store"] == str(env / "store")
+        return
+    assert entry["backend"] == backend and entry["path"] is None
+    text = cli("remember", "Backups run nightly", "--id", "b1", *flags).out
+    if backend == "sqlite":
+        assert entry["store"] == str(env / "db" / "memory.sqlite")
+        assert text == f"unchanged  b1  sqlite {env / 'db' / 'memory.sqlite'}\n"
+    else:
+        assert entry["store"].startswith("postgres://") and "s3cret" not in run.out + text
+        assert text == f"unchanged  b1  postgres {entry['store']}\n"
+
+
+def test_json_arguments_and_flags_are_told_apart_safely(cli, store):
+    bad = cli("remember", '{"text": "unfinished"', "--json")
+    assert bad.code == 1 and bad.err_json["message"].startswith("the argument starts with '{' but is not a JSON object")
+    assert "--text" in bad.err_json["remediation"]
+    braces = cli("remember", "--text", "{name} is a template placeholder", "--id", "tpl", "--json")
+    assert braces.code == 0 and parse(rec(store, "tpl").read_text(), "x").text == "{name} is a template placeholder"
+    assert cli("remember", "[1, 2] is a list", "--id", "lst").code == 0  # only '{' announces JSON
+    for args, stdin in (
+        (('{"text": "json"}', "--type", "lesson"), None),
+        (("--name", "n", "--meta", "k=v"), ndjson({"text": "from stdin"})),
+        (("text", "--text", "again"), None),
+        (("text", "--meta", "novalue"), None),
+        (("text", "--meta", "=3"), None),
+        (("",), None),
+        (("   ",), None),
+    ):
+        before = snapshot(store)
+        run = cli("remember", *args, "--json", stdin=stdin)
+        assert run.code == 1 and run.err_json["remediation"], (args, run.err)
+        assert snapshot(store) == before, args
+    flags = cli("remember", '{"text": "json"}', "--type", "lesson", "--link", "x", "--json").err_json
+    assert flags["message"] == "--type, --link: only with a text argument, not with a JSON record"

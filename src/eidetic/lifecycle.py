@@ -7,7 +7,8 @@ their usage and ``now`` in; decisions out. Nothing is ever deleted here.
   is archived. Shadowed records stay shadowed (already hidden; the supersedes link says why).
 - ``metadata.protected`` (any truthy value) exempts a record from both rules.
 - Same-scope active records with the same text (ignoring case and surrounding space) are
-  reported as suggestions for a person to resolve; sweep changes nothing about them.
+  reported as suggestions for a person to resolve, with the ``eidetic forget`` commands that
+  keep the earliest; sweep changes nothing about them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .ranking.freshness import signal
-from .records import Record
+from .records import Record, Scope
 from .timeutil import DATE_UNKNOWN, days_between, parse_ts
 
 ARCHIVE_AGE_DAYS = 365.0
@@ -78,13 +79,33 @@ def plan_sweep(records: Sequence[Record], usage: dict[str, Usage], now: datetime
         if too_old or weak:
             changes[record.id] = "archived"
             archived += 1
-    groups: dict[tuple, list[str]] = defaultdict(list)
+    groups: dict[tuple, list[Record]] = defaultdict(list)
     for record in records:
         if record.lifecycle == "active" and record.id not in changes and not protected(record):
-            groups[(record.scope, record.text.strip().casefold())].append(record.id)
-    suggestions = [
-        {"reason": "same-scope text overlap (possible conflict)", "ids": sorted(ids), "scope": scope.to_dict()}
-        for (scope, _), ids in sorted(groups.items(), key=lambda kv: sorted(kv[1]))
-        if len(ids) > 1
-    ]
-    return SweepPlan(changes, shadowed, archived, suggestions)
+            groups[(record.scope, record.text.strip().casefold())].append(record)
+    suggestions = [_overlap(group) for group in sorted(groups.values(), key=lambda g: sorted(r.id for r in g))]
+    return SweepPlan(changes, shadowed, archived, [s for s in suggestions if len(s["ids"]) > 1])
+
+
+def _overlap(group: list[Record]) -> dict:
+    """A suggestion for records of one scope with the same text: keep the earliest (by
+    ``created``, then id) and archive the others, each with the command that does it."""
+    kept, *others = sorted(group, key=lambda r: (parse_ts(r.created) is None, r.created, r.id))
+    return {
+        "reason": "same-scope text overlap (possible conflict)",
+        "ids": sorted(r.id for r in group),
+        "scope": kept.scope.to_dict(),
+        "keep": kept.id,
+        "commands": [command("forget", r.id, r.scope) for r in others],
+    }
+
+
+def command(verb: str, rid: str, scope: Scope) -> str:
+    """The ``eidetic`` command line that runs ``verb`` on one record, quoted for a POSIX shell;
+    a private record is reached with its scope, and an id that looks like a flag follows ``--``."""
+    import shlex
+
+    words = ["eidetic", verb]
+    if scope.visibility == "private":
+        words += ["--scope", scope.name, "--visibility", "private"]
+    return shlex.join([*words, *(["--"] if rid.startswith("-") else []), rid])

@@ -231,8 +231,9 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
         visibility: VisibilityArg = None,
         added_by: Annotated[str | None, Field(description="attribution; default: the nick from culture.yaml")] = None,
     ) -> dict[str, Any]:
-        """Store records (an idempotent upsert by id). Returns {"upserted", "ids", "duplicates"},
-        as `eidetic remember --json`."""
+        """Store records (an idempotent upsert by id). Returns {"upserted", "ids", "duplicates",
+        "items": [{"id", "status": new|updated|unchanged|duplicate, "duplicate_of"?, "backend",
+        "store", "path"}]}, as `eidetic remember --json`."""
         batch = records if isinstance(records, list) else [records]
         result = await session.run(
             lambda: session.memory.remember(

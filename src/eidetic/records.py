@@ -502,7 +502,7 @@ def record_from_stored(
 
 
 _SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
-_RESERVED = frozenset(
+RESERVED_STEMS = frozenset(  # the index file and names Windows keeps for devices
     {"memory", "con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
 )
 
@@ -530,7 +530,7 @@ def file_name_for_id(record_id: str) -> str:
     case-insensitive file systems, and no id can name a path outside the store.
     """
     stem = record_id[:-3] if record_id.endswith(".md") else record_id
-    if _SAFE_NAME.fullmatch(record_id) and not record_id.endswith(".md") and stem.split(".")[0] not in _RESERVED:
+    if _SAFE_NAME.fullmatch(record_id) and not record_id.endswith(".md") and stem.split(".")[0] not in RESERVED_STEMS:
         return record_id + ".md"
     slug = re.sub(r"[^a-z0-9._-]+", "-", record_id.lower()).strip("-.")[:60] or "record"
     digest = hashlib.sha256(record_id.encode("utf-8")).hexdigest()[:16]

@@ -137,17 +137,22 @@ class RecordView:
 
 @dataclass
 class RememberResult:
+    """What a remember did: the ids upserted, the duplicates left out, and per record what
+    happened to it and where it lives (``items``)."""
+
     ids: list[str]
     duplicates: list[dict[str, str]]
     written: int = 0  # files actually (re)written; unchanged re-remembers write nothing
     warnings: list[str] = field(default_factory=list)
+    # {"id", "status": new|updated|unchanged|duplicate, "duplicate_of"?, "shadowed"?, "backend", "store", "path"}
+    items: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def upserted(self) -> int:
         return len(self.ids)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"upserted": self.upserted, "ids": self.ids, "duplicates": self.duplicates}
+        return {"upserted": self.upserted, "ids": self.ids, "duplicates": self.duplicates, "items": self.items}
 
 
 @dataclass

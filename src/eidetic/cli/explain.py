@@ -40,14 +40,21 @@ command. Concepts: records, stores, backends, modes, fields, context, scope, lif
 usage, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
     "remember": """# eidetic remember
-Store records: one JSON object as an argument, or NDJSON on stdin (one object per line).
-The whole batch is validated before anything is written; a bad line exits 1 naming it.
+Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
+argument (it starts with `{`; one that does not parse is an error, never a note), or NDJSON on
+stdin (one object per line). Text takes its fields from `--id`, `--type`, `--name`,
+`--description`, `--meta KEY=VALUE` (typed as `--filter` reads it: 3, 2.5, true, null; a key
+given twice holds a list), `--link ID`, `--supersedes ID`; `--text` takes text that starts with
+a brace. The whole batch is validated before anything is written; a bad line exits 1 naming it.
 Upsert by `id` (derived from scope and text when omitted): `created`, lifecycle and usage are
 kept; an unchanged record is not rewritten. Identical text under a new id in the same scope is
 reported in `duplicates` and not written. A record that `supersedes` another of its scope
-shadows it at once.
-Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--memory-dir DIR`, `--json`.
-Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}]}`.""",
+shadows it at once. Each record is reported: new, updated, unchanged or duplicate (of which),
+with its file (files backend) or its backend and database.
+Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--no-embed`,
+`--memory-dir DIR` (created if missing), `--json`.
+Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}], "items": [{"id", "status",
+"duplicate_of"?, "shadowed"?, "backend", "store", "path"}]}`.""",
     "recall": """# eidetic recall QUERY
 Ranked records for a query: the top-k primary hits, then records linked to them.
 Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (>= 1),
@@ -57,9 +64,12 @@ Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (
 `--max-nodes N`, `--explain`, `--no-record`, `--format table|text|markdown|json`, `--json`.
 Output: `{"query", "mode", "truncated", "embedder": {"model", "online"}, "items": [...]}`; every
 item has all record fields plus recall_count, last_recall, score, signal, tier, depth, path (the
-record's file on the files backend, else null) (and via, parent for linked records). When nothing
-matched but archived or shadowed records would have, `hidden` counts them and the text names the
-flag that shows them. See also: modes, scope, freshness, usage, traversal, formats.""",
+record's file on the files backend, else null) (and via, parent for linked records). `--explain`
+adds how each score was made, in every mode and for linked records (the text output says what
+the number means). The first semantic recall after a `--no-embed` remember or an import embeds
+the texts it lacks, once, with a progress bar on a terminal. When nothing matched but archived or
+shadowed records would have, `hidden` counts them and the text names the flag that shows them.
+See also: modes, scope, freshness, usage, traversal, formats.""",
     "list": """# eidetic list
 The records your scope may see, newest write first, a page at a time; not a recall (no usage is
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
@@ -169,10 +179,12 @@ hides shadowed and archived records unless `--include-shadowed` / `--include-arc
 Applies the lifecycle rules to every record: superseded by a same-scope record -> shadowed;
 created more than 365 days ago, or freshness signal below 0.25 -> archived (active records
 only); `metadata.protected` exempts; nothing is deleted. Same-scope records with the same text
-are listed as suggestions. The report lists and counts only what `--scope`/`--visibility` may
-see (default: public records). Flags: `--dry-run`, `--now ISO` (judge ages at that time), `--json`.
-Output: `{"dry_run", "now", "scanned", "shadowed", "archived", "changed": [{"id", "lifecycle"}],
-"suggestions": [{"reason", "ids", "scope"}]}`.""",
+are listed as suggestions, with the `eidetic forget` commands that keep the earliest. Each change
+names the `eidetic restore` command that undoes it. The report lists and counts only what
+`--scope`/`--visibility` may see (default: public records). Flags: `--dry-run`, `--now ISO`
+(judge ages at that time), `--json`.
+Output: `{"dry_run", "now", "scanned", "shadowed", "archived", "changed": [{"id", "lifecycle",
+"undo"}], "suggestions": [{"reason", "ids", "scope", "keep", "commands"}]}`.""",
     "forget": """# eidetic forget ID
 Archives a record (undo with `eidetic restore ID`). `--purge` instead removes its file, index
 entries and usage for good: the one deliberate hard delete, for secrets remembered by mistake;
@@ -202,7 +214,11 @@ non-markdown files are not. A file that cannot be parsed is skipped with a warni
 whose front matter nests more than 32 levels, expands through YAML aliases to more than 10,000
 values, or holds over 64 KiB of metadata, `.nan`/`.inf` or a NUL character (remember refuses
 the same input). Writes never follow a symlink inside the store, and a batch that fails half-way
-is undone.""",
+is undone. A folder holding `MEMORY.md` (a coding agent's memory folder) is written the agent's
+way: flat files named from the record's name, front matter led by name/description/type, one
+`- [name](file.md) — description` line in MEMORY.md per active record (kept right by update,
+forget, restore and purge; your other lines untouched), the lock and staging beside the folder,
+never in it.""",
     "stores": """# Stores
 Public records written inside a git work tree go to `<repo>/.eidetic/memory`; private records
 and everything outside a repository to `$HOME/.eidetic/memory`. `EIDETIC_DATA_DIR` replaces both;
@@ -220,8 +236,8 @@ Same results, scope rule and guarantees on all three. `eidetic migrate` copies b
     "migrate": """# eidetic migrate --from BACKEND --to BACKEND
 Copies a whole store, every scope and lifecycle state, with usage counts: `--from-dir`,
 `--from-db`, `--from-dsn` and `--to-dir`, `--to-db`, `--to-dsn` name the two places (default:
-the usual ones). Idempotent: a second run writes only what changed. `--json` gives
-`{"from", "to", "records", "written", "unchanged"}`.""",
+the usual ones). Idempotent: a second run writes only what changed; progress shows on stderr.
+`--json` gives `{"from", "to", "records", "written", "unchanged"}`.""",
     "import": """# eidetic import [FILE|FOLDER|-]
 Reads NDJSON in the remember format (what `export` writes, usage and lifecycle included), an
 eidetic-cli store (a folder of `<scope>__<visibility>.jsonl` files) or a folder of markdown
@@ -259,7 +275,11 @@ for `index`.""",
     "export": """# eidetic export
 Writes every record you may see as NDJSON in the remember format, with recall_count and
 last_recall (`--no-usage` leaves them out; `--active-only` leaves out shadowed and archived
-records). `--scope`/`--visibility` as for recall. `eidetic import` reads it back identically.""",
+records). `--scope`/`--visibility` as for recall. stderr says how many records were written and
+what was left out, counting only what your scope could see (others' private records are never
+counted). `--all` is the store owner's full backup: every record of every scope, visibility and
+lifecycle state (on a shared postgres server that includes colleagues' private records, which
+the server's credentials read anyway; it says so). `eidetic import` reads it back identically.""",
     "explain": """# eidetic explain [TOPIC]
 This help. Without a topic: the list of topics, one line each. `--json` gives
 `{"topic", "markdown"}`, or for the list `{"topics": [{"topic", "summary"}]}`.""",
@@ -289,8 +309,10 @@ and adds eidetic's names (`id`, `recall_count`, `last_recall`; `--top-k`).""",
     "errors": """# Errors and exit codes
 Results on stdout, diagnostics on stderr. Exit 0 success, 1 bad input, 2 environment (disk,
 permissions, missing model or server). With `--json` stdout holds only JSON and stderr one JSON
-object a line: a warning is `{"warning"}`, an error `{"code", "message", "remediation"}`.
-Bad input never writes anything.""",
+object a line: a warning is `{"warning"}`, a note (what an export wrote or left out) `{"info"}`,
+a long run's start `{"progress", "total"}`, an error `{"code", "message", "remediation"}`. Bad
+input never writes anything. A `--memory-dir` that does not exist is an error for every verb but
+`remember` and `import`, which create it.""",
     "demo": """# eidetic demo
 Remembers a dozen sample memories in a temporary store, recalls them in each mode, and removes
 everything afterwards.""",

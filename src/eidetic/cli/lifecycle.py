@@ -54,6 +54,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             raise user_error(f"--now is not an ISO-8601 time: {args.now!r}", "e.g. --now 2026-12-01T00:00:00Z")
     with open_memory(args) as memory:
         report = memory.sweep(Access.of(args.scope, args.visibility), dry_run=args.dry_run, now=now).to_dict()
+    _with_store_flags(report, args)
     if args.json:
         emit_json(report)
         return 0
@@ -62,14 +63,41 @@ def run_sweep(args: argparse.Namespace) -> int:
         f"  shadowed: {report['shadowed']}",
         f"  archived: {report['archived']}",
     ]
-    lines += [f"  {item['id']} -> {item['lifecycle']}" for item in report["changed"]]
+    lines += [
+        f"  {item['id']} -> {item['lifecycle']}" + (f"  (undo: {item['undo']})" if "undo" in item else "")
+        for item in report["changed"]
+    ]
     if report["dry_run"]:
         lines.append("(dry-run: no changes written)")
     if report["suggestions"]:
         lines.append(f"Suggestions ({len(report['suggestions'])}) — confirm manually:")
-        lines += [f"  - {s['reason']}: {', '.join(s['ids'])}" for s in report["suggestions"]]
+        for item in report["suggestions"]:
+            lines.append(f"  - {item['reason']}: {', '.join(item['ids'])}")
+            lines += [f"    to keep {item['keep']}: {command}" for command in item["commands"]]
     emit_text("\n".join(lines))
     return 0
+
+
+def _with_store_flags(report: dict, args: argparse.Namespace) -> None:
+    """The report's commands with the store flags of this command line (``--memory-dir``,
+    ``--backend``, ``--db``), so they act on the store swept. A ``--dsn`` is not repeated: it
+    may hold a password (set EIDETIC_PG_DSN instead)."""
+    import shlex
+
+    flags = [*(w for d in args.memory_dir or () for w in ("--memory-dir", d))]
+    flags += [w for flag, value in (("--backend", args.backend), ("--db", args.db)) if value for w in (flag, value)]
+    if not flags:
+        return
+
+    def add(command: str) -> str:
+        program, verb, rest = command.split(" ", 2)
+        return f"{program} {verb} {shlex.join(flags)} {rest}"
+
+    for item in report["changed"]:
+        if "undo" in item:
+            item["undo"] = add(item["undo"])
+    for item in report["suggestions"]:
+        item["commands"] = [add(command) for command in item["commands"]]
 
 
 def run_forget(args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ from . import (
     watch,
 )
 from .output import report_error, warn
+from .stores import check_memory_dirs
 
 VERBS = (
     remember,
@@ -157,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.json = True
         args.settings = configure(args)
         check_backend(args.settings.backend)
+        check_memory_dirs(args)
         return int(args.run(args) or 0)
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)

@@ -30,6 +30,6 @@ def run(args: argparse.Namespace) -> int:
     from ..ranking.access import Access
 
     scope = Access.of(args.scope, args.visibility).scope
-    with open_memory(args) as memory:
+    with open_memory(args, progress=False) as memory:  # its client hears warnings as MCP log messages
         serve(memory, scope)
     return 0

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import user_error
 from .output import emit_json, emit_text
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 BATCH = 2000  # records per write: bounded memory, a progress step, little redone if interrupted
 
@@ -60,26 +62,7 @@ def run(args: argparse.Namespace) -> int:
             )
         if [s.key for s in source.stores()] == [s.key for s in target.stores()]:
             raise user_error("the source and the target are the same store", "name another --to location")
-        records = written = 0
-        bar = None
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            bar = tqdm(unit="record", desc="migrating", file=sys.stderr)
-        batch = []
-        for item in source.export_all():
-            batch.append(item)
-            if len(batch) >= BATCH:
-                done = target.restore(batch)
-                records, written = records + done["records"], written + done["written"]
-                if bar is not None:
-                    bar.update(len(batch))
-                batch = []
-        done = target.restore(batch)
-        records, written = records + done["records"], written + done["written"]
-        if bar is not None:
-            bar.update(len(batch))
-            bar.close()
+        records, written = _copy(source, target, args.json)
         report: dict[str, Any] = {
             "from": [s.location for s in source.stores()],
             "to": [s.location for s in target.stores()],
@@ -95,3 +78,34 @@ def run(args: argparse.Namespace) -> int:
             f"{written} written, {records - written} already there."
         )
     return 0
+
+
+def _copy(source: Memory, target: Memory, as_json: bool) -> tuple[int, int]:
+    """Every record of ``source`` restored into ``target`` in batches, with progress on stderr
+    (a bar on a terminal); returns (records, written)."""
+    from .progress import Bars
+
+    bars = Bars(as_json)
+    source.progress.listener = target.progress.listener = bars  # e.g. a source folder indexed first
+    present = [store for store in source.stores() if store.exists()]
+    for store in present:
+        store.sync()  # so the count is the folder's, not an older index's
+    total = sum(store.count() for store in present)
+    into = ", ".join(store.location for store in target.stores())
+    step = bars(f"copying {total} records to {into}", "record", total)
+    records = written = 0
+    batch: list[Any] = []
+    try:
+        for item in source.export_all():
+            batch.append(item)
+            if len(batch) >= BATCH:
+                done = target.restore(batch)
+                records, written = records + done["records"], written + done["written"]
+                step(records)
+                batch = []
+        done = target.restore(batch)
+        records, written = records + done["records"], written + done["written"]
+        step(records)
+    finally:
+        bars.close()
+    return records, written

@@ -1,7 +1,8 @@
 """Printing: results on stdout, diagnostics on stderr, never mixed.
 
 With ``--json`` every verb prints only JSON: its result on stdout, and on stderr one JSON object
-a line, ``{"warning"}`` for a warning and ``{"code", "message", "remediation"}`` for an error."""
+a line, ``{"warning"}`` for a warning, ``{"info"}`` for a note, ``{"progress", "total"}`` when a
+long run starts (``cli.progress``) and ``{"code", "message", "remediation"}`` for an error."""
 
 from __future__ import annotations
 
@@ -25,6 +26,14 @@ def warn(message: str, as_json: bool = False) -> None:
         sys.stderr.write(json.dumps({"warning": message}, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write(f"warning: {message}\n")
+
+
+def inform(message: str, as_json: bool = False) -> None:
+    """A fact about what a command did (stderr: stdout stays the result); ``{"info"}`` with --json."""
+    if as_json:
+        sys.stderr.write(json.dumps({"info": message}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"{message}\n")
 
 
 def report_error(error: EideticError, as_json: bool) -> int:

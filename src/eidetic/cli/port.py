@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import user_error
 from ..importers import FORMATS
 from .inspect import access_of, scope_flags
-from .output import emit_json, emit_text, report_error, warn
+from .output import emit_json, emit_text, inform, report_error, warn
 from .stores import open_memory
 
 
@@ -41,17 +41,24 @@ def add_parser(sub, add_common) -> None:
     importer.add_argument("--scope", help="scope name for records that name none (default: default)")
     importer.add_argument("--visibility", help="public (default) or private, for records that name no scope")
     add_common(importer)
-    importer.set_defaults(run=run_import)
+    importer.set_defaults(run=run_import, creates_store=True)
 
     export = sub.add_parser(
         "export",
-        help="write the records you may see as NDJSON (what import reads)",
+        help="write the records you may see as NDJSON (what import reads); --all: a full backup",
         description="One record per line: the remember format plus lifecycle, updated, "
         "hash and usage (recall_count, last_recall), which import keeps and "
-        "remember ignores.",
+        "remember ignores. Without --all, only what your scope may see; how many records "
+        "were written (and left out, as far as you may know of them) is said on stderr.",
     )
     scope_flags(export)
     export.add_argument("--active-only", action="store_true", help="leave out shadowed and archived records")
+    export.add_argument(
+        "--all",
+        action="store_true",
+        help="every record of every scope, visibility and lifecycle state, with usage: the store "
+        "owner's full backup (import restores it exactly)",
+    )
     export.add_argument(
         "--no-usage",
         action="store_true",
@@ -62,15 +69,58 @@ def add_parser(sub, add_common) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    if args.all:
+        return _export_all(args)
     from ..importers.ndjson import export_line
 
-    access = access_of(args)
-    if args.active_only:
-        access = type(access)(access.scope)
+    reach = access_of(args)  # every lifecycle state the scope may see
+    wanted = type(reach)(reach.scope) if args.active_only else reach
+    written, left_out = 0, {"shadowed": 0, "archived": 0}
     with open_memory(args) as memory:
-        for record, usage in memory.export_all(access):
-            if access.admits(record.scope, record.lifecycle):
+        for record, usage in memory.export_all(reach):
+            if wanted.admits(record.scope, record.lifecycle):
                 sys.stdout.write(export_line(record, usage, with_usage=not args.no_usage))
+                written += 1
+            else:
+                left_out[record.lifecycle] += 1
+    scope = f"{reach.scope.name}/{reach.scope.visibility}"
+    others = "other scopes' private records" if reach.scope.visibility == "private" else "private records"
+    inform(
+        f"exported {written} record(s) that scope {scope} may see; {others} are not exported (--all: a full backup)",
+        args.json,
+    )
+    if any(left_out.values()):
+        counts = " and ".join(f"{n} {state}" for state, n in left_out.items() if n)
+        inform(f"{counts} record(s) left out by --active-only; export without it to include them", args.json)
+    return 0
+
+
+def _export_all(args: argparse.Namespace) -> int:
+    """The store owner's backup: every record, whoever's. Whoever can open the store can read
+    every record already (the folders and the sqlite file are the user's own; on a server, the
+    credentials that open it read every row), so nothing more is revealed; on a shared server
+    that is said, because the file then holds colleagues' private records."""
+    from ..importers.ndjson import export_line
+
+    given = [flag for flag in ("--scope", "--visibility") if flag in args.settings.origins.values()]
+    if given or args.active_only:
+        raise user_error(
+            f"export --all takes every scope and state; {', '.join(given + ['--active-only'] * args.active_only)} "
+            "would narrow it",
+            "drop them for a full backup, or drop --all to export what one scope may see",
+        )
+    written = 0
+    with open_memory(args) as memory:
+        if memory.backend == "postgres":
+            warn(
+                f"export --all writes every user's records, private ones included, from the shared server "
+                f"{memory.stores()[0].location}: keep the file as private as the server",
+                args.json,
+            )
+        for record, usage in memory.export_all():
+            sys.stdout.write(export_line(record, usage, with_usage=not args.no_usage))
+            written += 1
+    inform(f"exported {written} record(s): every scope, visibility and lifecycle state", args.json)
     return 0
 
 
@@ -85,19 +135,9 @@ def run_import(args: argparse.Namespace) -> int:
         raise user_error("nothing to import", "name a file or folder, or pipe NDJSON on stdin")
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes when it can: a bad line is reported, not fatal
     entries = read(source, fmt, stdin, default_scope)
-    bar = None
-    if sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(unit="record", desc="importing", file=sys.stderr)
-    try:
-        with open_memory(args) as memory:
-            report = import_entries(
-                memory, entries, default_scope, memory.settings.max_text_bytes, bar.update if bar is not None else None
-            )
-    finally:
-        if bar is not None:
-            bar.close()
+    with open_memory(args) as memory:
+        steps = memory.progress.start("importing", "record", None)  # a bar on a terminal: the count is not known
+        report = import_entries(memory, entries, default_scope, memory.settings.max_text_bytes, steps)
     report = {"format": fmt, "source": args.source, **report}
     skipped = report["skipped"]
     if args.json:

@@ -43,7 +43,9 @@ def render_text(bundle: dict[str, Any]) -> str:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             lines.append(f"  {key}: {shown}")
         if item.get("explain"):
-            lines.append("  explain: " + json.dumps(item["explain"], ensure_ascii=False))
+            from .score_text import explain_lines
+
+            lines += ["  explain: " + line for line in explain_lines(item["explain"], item["score"])]
         lines.append("")
     return "\n".join(lines).rstrip("\n")
 

@@ -109,7 +109,8 @@ def import_entries(
     max_text_bytes: int,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Validate every entry, write the good ones in atomic batches, report the bad ones.
+    """Validate every entry, write the good ones in atomic batches, report the bad ones;
+    ``progress`` hears how many were imported so far, after each batch.
 
     An id given twice with the same content is imported once (concatenated per-scope exports
     repeat the public records); with different content the later one is skipped: eidetic ids
@@ -125,7 +126,7 @@ def import_entries(
         done = memory.restore(batch)
         imported, written = imported + done["records"], written + done["written"]
         if progress is not None:
-            progress(len(batch))
+            progress(imported)
         batch = []
 
     for entry in entries:

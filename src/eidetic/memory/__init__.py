@@ -25,6 +25,7 @@ from typing import Any
 from ..embed.cache import VectorCache
 from ..errors import user_error
 from ..locations import StorePlan, plan_stores
+from ..progress import Progress
 from ..query import RecallQuery
 from ..ranking import fields
 from ..ranking.access import Access
@@ -80,8 +81,11 @@ class Memory:
         self.plan = plan
         self.location = location
         self.usage = usage or UsageState(self.settings.state_dir / "usage.sqlite")
-        self._stores = StoreSet(backend, self.plan, location, self.usage, self.settings)
-        self._embedding = Embedding(VectorCache(self.settings.cache_dir / "vectors.sqlite"), self.settings)
+        self.progress = Progress()  # long runs report here; set ``progress.listener`` to show them
+        self._stores = StoreSet(backend, self.plan, location, self.usage, self.settings, self.progress)
+        self._embedding = Embedding(
+            VectorCache(self.settings.cache_dir / "vectors.sqlite"), self.settings, self.progress
+        )
         self._recall = Recall(self._stores, self._embedding)
         self._writes = Writes(self._stores, self._embedding)
         self._curation = Curation(self._stores, self._writes)
@@ -127,6 +131,7 @@ class Memory:
         return cls(backend=backend, settings=settings)  # raises: unknown backend
 
     def close(self) -> None:
+        self.progress.close()
         self._embedding.close()
         self._stores.close()
         self.usage.close()
@@ -136,15 +141,6 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @property
-    def progress(self) -> Any:
-        """An optional callback(done, total) for long embedding runs (a progress bar)."""
-        return self._embedding.progress
-
-    @progress.setter
-    def progress(self, callback: Any) -> None:
-        self._embedding.progress = callback
 
     def access(self, scope: str | None = None, visibility: str | None = None, **flags: bool) -> Access:
         """The caller's access: the scope and visibility given, else the settings' (a config

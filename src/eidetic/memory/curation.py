@@ -64,8 +64,12 @@ class Curation:
         plan = lifecycle.plan_sweep([item.record for _, item in entries], usage, moment)
         if plan.changes and not dry_run:
             self.writes.set_lifecycles(plan.changes)
-        visible = {item.record.id for _, item in entries if access.can_serve(item.record.scope)}
-        changed = [{"id": rid, "lifecycle": state} for rid, state in sorted(plan.changes.items()) if rid in visible]
+        visible = {item.record.id: item.record.scope for _, item in entries if access.can_serve(item.record.scope)}
+        changed = [
+            {"id": rid, "lifecycle": state, **({} if dry_run else {"undo": lifecycle.command("restore", rid, scope)})}
+            for rid, state in sorted(plan.changes.items())
+            if (scope := visible.get(rid)) is not None
+        ]
         return SweepReport(
             dry_run,
             format_ts(moment),

@@ -11,20 +11,23 @@ from typing import Any, cast
 from ..embed import Embedder, default_embedder
 from ..embed.cache import VectorCache
 from ..errors import ENV_ERROR, EideticError
+from ..progress import Progress, no_steps
 from ..records import text_hash
 from ..settings import Settings
 from ..stores.base import RecordStore
 
-EMBED_CHUNK = 256  # texts embedded (and cached) per step: progress, and little lost if interrupted
+EMBED_CHUNK = 64  # texts embedded (and cached) per step: an HTTP request's batch; little lost if interrupted
+# From this many texts a run shows progress: ~2 s at the measured 33 short texts/s (docs/benchmarks.md).
+LONG_RUN = 64
 
 
 class Embedding:
     """Computes each distinct text's vector once per model and keeps it (``embed.cache``)."""
 
-    def __init__(self, cache: VectorCache, settings: Settings) -> None:
+    def __init__(self, cache: VectorCache, settings: Settings, progress: Progress | None = None) -> None:
         self.cache = cache
         self.settings = settings
-        self.progress: Callable[[int, int], None] | None = None  # (done, total) of a long run
+        self.progress = progress or Progress()
         self._executor: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
@@ -55,9 +58,7 @@ class Embedding:
             unique: dict[str, str] = {}
             for text in store.texts(missing).values():
                 unique.setdefault(text_hash(text), text)
-            new = dict(zip(unique, embedder.embed(list(unique.values()))))
-            self.cache.put(embedder.name, new.items())
-            found.update(new)
+            found.update(self._embed(embedder, unique, "for semantic recall (once: they were stored without vectors)"))
         return found
 
     def remembered(self, embedder: Embedder, texts: dict[str, str], stores: Iterable[RecordStore]) -> str | None:
@@ -65,13 +66,9 @@ class Embedding:
         indexes of ``stores`` take the new rows now rather than at the first recall. Returns why
         not, when the embedder failed (the records are safe: recall computes them later)."""
         cached = self.cache.get(embedder.name, texts)
-        missing = [h for h in texts if h not in cached]
+        missing = {h: texts[h] for h in texts if h not in cached}
         try:
-            for start in range(0, len(missing), EMBED_CHUNK):
-                chunk = missing[start : start + EMBED_CHUNK]
-                self.cache.put(embedder.name, zip(chunk, embedder.embed([texts[h] for h in chunk])))
-                if self.progress is not None:
-                    self.progress(min(start + EMBED_CHUNK, len(missing)), len(missing))
+            self._embed(embedder, missing, "remembered")
             for store in stores:
                 store.sync_vectors(embedder.name, None, self._vectors_of(store, embedder))
         except EideticError as exc:
@@ -79,6 +76,21 @@ class Embedding:
                 raise
             return exc.message
         return None
+
+    def _embed(self, embedder: Embedder, texts: dict[str, str], why: str) -> dict[str, Any]:
+        """hash -> vector of these texts (hash -> text), computed and cached a chunk at a time,
+        with progress when there are many."""
+        total = len(texts)
+        step = self.progress.start(f"embedding {total} texts {why}", "text", total) if total >= LONG_RUN else no_steps
+        hashes = sorted(texts, key=lambda h: len(texts[h]))  # like lengths share a batch: little padding
+        vectors: dict[str, Any] = {}
+        for start in range(0, total, EMBED_CHUNK):
+            chunk = hashes[start : start + EMBED_CHUNK]
+            new = dict(zip(chunk, embedder.embed([texts[h] for h in chunk])))
+            self.cache.put(embedder.name, new.items())
+            vectors.update(new)
+            step(start + len(chunk))
+        return vectors
 
     def _vectors_of(self, store: RecordStore, embedder: Embedder) -> Callable[[list[tuple[int, str]]], dict[str, Any]]:
         return lambda rows: self.vectors_for(store, embedder, rows)

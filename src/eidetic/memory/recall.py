@@ -24,6 +24,7 @@ from ..records import Record
 from ..results import Hit, RecallResult
 from ..stores.base import RecordStore
 from ..timeutil import format_ts, now_utc
+from . import explain
 from .embedding import Embedding
 from .fields_mode import fields_hits
 from .ranked import rank
@@ -123,7 +124,7 @@ class Recall:
         hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now)
         if q.explain:
             for hit, raw, _ in hits:
-                hit.explain = _explain("exact" if exact else "keyword", raw, hit, q.text, terms)
+                hit.explain = explain.exact(raw, hit, q.text) if exact else explain.keyword(raw, hit, terms)
         return [hit for hit, _, _ in hits]
 
     def _semantic(self, run: _Run) -> list[Hit]:
@@ -137,6 +138,7 @@ class Recall:
         pool = max(10 * q.top_k, 100)
         terms = query_terms(q.text)
         signals: dict[tuple[str, int], tuple[float | None, float | None]] = {}  # (store, doc) -> cosine, bm25
+        scales: dict[str, fusion.Scale] = {}  # store -> how hybrid normalised its candidates
 
         def candidates(store: RecordStore) -> list[tuple[int, float]]:
             store.sync_vectors(
@@ -159,6 +161,7 @@ class Recall:
                 semantic.update(
                     store.cosines(embedder.name, vector, run.access, [doc for doc in keyword if doc not in semantic])
                 )
+                scales[store.key] = fusion.Scale.of(keyword, semantic)
                 fused = fusion.fuse(keyword, semantic, q.alpha)
                 # no keyword match and the weakest meaning of the union: not a hit
                 scores = {doc: raw for doc, raw in fused.items() if raw > 0 or doc in keyword}
@@ -169,21 +172,8 @@ class Recall:
         hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now)
         if q.explain:
             for hit, raw, doc in hits:
-                cosine, bm25 = signals[(hit.store, doc)]
-                hit.explain = {
-                    "engine": q.mode,
-                    "model": embedder.name,
-                    "raw_score": raw,
-                    "cosine": cosine,
-                    "bm25": bm25,
-                    "alpha": q.alpha if hybrid else None,
-                    "signal": hit.signal,
-                    "formula": (
-                        "alpha * cosine_minmax + (1 - alpha) * bm25 / max_bm25 over the union of each signal's top N"
-                        if hybrid
-                        else "cosine"
-                    ),
-                }
+                found = signals[(hit.store, doc)]
+                hit.explain = explain.semantic(q.mode, embedder.name, raw, hit, found, scales.get(hit.store), q.alpha)
         return [hit for hit, _, _ in hits]
 
     def _fields(self, run: _Run) -> list[Hit]:
@@ -230,21 +220,22 @@ class Recall:
         for node in walk.nodes:
             count, last = usage.get(node.record.id, (0.0, None))
             scores[node.record.id] = score = scores[node.parent] * traverse.DECAY
-            reached.append(
-                Hit(
-                    record=node.record,
-                    score=score,
-                    signal=freshness.signal(node.record.created, count, last, run.now),
-                    recall_count=count,
-                    last_recall=last,
-                    tier="traversal",
-                    depth=node.depth,
-                    via=node.via,
-                    parent=node.parent,
-                    store=where[node.record.id].key,
-                    path=paths[node.record.id],
-                )
+            hit = Hit(
+                record=node.record,
+                score=score,
+                signal=freshness.signal(node.record.created, count, last, run.now),
+                recall_count=count,
+                last_recall=last,
+                tier="traversal",
+                depth=node.depth,
+                via=node.via,
+                parent=node.parent,
+                store=where[node.record.id].key,
+                path=paths[node.record.id],
             )
+            if run.query.explain:
+                hit.explain = explain.reached(hit, scores[node.parent])
+            reached.append(hit)
         return reached, walk.truncated
 
 
@@ -257,39 +248,3 @@ def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime, best
         amounts.setdefault(key, {})[rid] = amount
     for key, per_store in amounts.items():
         by_key[key].bump_usage(per_store, format_ts(now))
-
-
-def _explain(engine: str, raw: float, hit: Hit, query: str, terms: list[str]) -> dict[str, Any]:
-    neutral = freshness.is_neutral(hit.record.created, hit.recall_count, hit.last_recall)
-    data: dict[str, Any] = {
-        "engine": engine,
-        "raw_score": raw,
-        "signal": hit.signal,
-        "blend_factor": 1.0 if neutral else hit.score / raw if raw else 1.0,
-        "blended": not neutral,
-    }
-    if engine == "exact":
-        data.update(
-            {
-                "query_chars": len(query),
-                "text_chars": len(hit.record.text),
-                "formula": "min(1, query_chars / text_chars)",
-            }
-        )
-        return data
-    from ..index.analyzer import analyze
-    from ..index.context import thread_of
-
-    present = set(analyze(" ".join(filter(None, (hit.record.name, hit.record.description, hit.record.text)))))
-    # In a thread, terms missing from the record itself matched its neighbours' text.
-    data.update(
-        {
-            "query_terms": terms,
-            "matched_terms": [t for t in terms if t in present],
-            "thread": thread_of(hit.record.metadata),
-            "formula": "BM25 (tantivy: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)); field weights "
-            "name 1, description 1, context 2 (the text, with its thread neighbours'), text 1 "
-            "(a thread member's own text again))",
-        }
-    )
-    return data

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..locations import StorePlan
+from ..progress import Progress
 from ..ranking.access import Access
 from ..records import Record, Scope
 from ..settings import Settings
@@ -24,9 +25,16 @@ class StoreSet:
     """The stores of one backend: the folders of a ``files`` plan, or the one database or server."""
 
     def __init__(
-        self, backend: str, plan: StorePlan | None, location: str | Path | None, usage: UsageState, settings: Settings
+        self,
+        backend: str,
+        plan: StorePlan | None,
+        location: str | Path | None,
+        usage: UsageState,
+        settings: Settings,
+        progress: Progress | None = None,
     ) -> None:
         self.settings = settings
+        self.progress = progress or Progress()
         self.backend = backend
         self.plan = plan
         self.location = location
@@ -45,11 +53,11 @@ class StoreSet:
             if where is not None:
                 from ..stores.markdown import MarkdownStore
 
-                store = MarkdownStore(where, self.usage, self.settings)
+                store = MarkdownStore(where, self.usage, self.settings, self.progress)
             elif self.backend == "sqlite":
                 from ..stores.sqlite import SqliteStore
 
-                store = SqliteStore(Path(str(self.location)), self.usage, self.settings)
+                store = SqliteStore(Path(str(self.location)), self.usage, self.settings, self.progress)
             else:
                 from ..stores.postgres import PostgresStore
 

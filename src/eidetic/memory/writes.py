@@ -101,7 +101,7 @@ class Writes:
                 record.id: (decided[record.id], existing[record.id][1] if record.id in existing else None, record)
                 for record, _ in batch
             }
-            written = _persist(final, existing)
+            written = len(_persist(final, existing))
             for record, usage in batch:
                 if usage is not None and (usage[0] or usage[1]):
                     decided[record.id].set_usage(record.id, usage[0], usage[1])
@@ -171,6 +171,7 @@ class Writes:
         owners = self._hash_owners(record.hash for record, _ in batch)
         ids: list[str] = []
         duplicates: list[dict[str, str]] = []
+        entries: list[dict[str, Any]] = []  # what happened to each record, in input order
         final: Final = {}
         batch_texts: dict[tuple[str, Scope], str] = {}
         for record, created_given in batch:
@@ -178,17 +179,34 @@ class Writes:
                 final[record.id] = _updated(record, created_given, final, existing, stamp)
                 if record.id not in ids:
                     ids.append(record.id)
+                    entries.append({"id": record.id, "status": "updated"})
                 continue
             owner = _duplicate_owner(record, owners, batch_texts)
             if owner is not None:
                 duplicates.append({"id": record.id, "duplicate_of": owner})
+                entries.append({"id": record.id, "status": "duplicate", "duplicate_of": owner})
                 continue
             record = record.with_changes(created=record.created if created_given else stamp, updated=stamp)
             final[record.id] = (targets[record.id], None, record)
             batch_texts[(record.hash, record.scope)] = record.id
             ids.append(record.id)
+            entries.append({"id": record.id, "status": "new"})
         self._apply_shadowing(final)
-        return RememberResult(ids, duplicates, _persist(final, existing))
+        written = _persist(final, existing)
+        _settle(entries, final, written)
+        return RememberResult(ids, duplicates, len(written), items=self._placed(entries))
+
+    def _placed(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each entry with where its record lives (a duplicate: where the record it repeats
+        lives): the store (a folder, a database file, a server without its password), its
+        backend, and on the files backend the record's file."""
+        located = self.stores.locate((e.get("duplicate_of") or e["id"] for e in entries), synced=False)
+        for entry in entries:
+            found = located.get(entry.get("duplicate_of") or entry["id"])
+            if found is not None:
+                store, item = found
+                entry.update(backend=store.backend, store=store.location, path=store.file_of(item))
+        return entries
 
     def _hash_owners(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
         owners: dict[str, list[tuple[str, Scope]]] = {}
@@ -279,6 +297,19 @@ def _check_unchanged(expected: Record, existing: Located) -> None:
         )
 
 
+def _settle(entries: list[dict[str, Any]], final: Final, written: set[str]) -> None:
+    """Once written: an update that changed nothing is ``unchanged``, and a record that shadowed
+    the one it supersedes (of its own scope) says so."""
+    for entry in entries:
+        if entry["status"] == "updated" and entry["id"] not in written:
+            entry["status"] = "unchanged"
+        if entry["id"] not in final:
+            continue
+        old_id = final[entry["id"]][2].supersedes
+        if old_id and old_id != entry["id"] and old_id in written and final[old_id][2].lifecycle == "shadowed":
+            entry["shadowed"] = old_id
+
+
 def _duplicate_owner(
     record: Record, owners: dict[str, list[tuple[str, Scope]]], batch_texts: dict[tuple[str, Scope], str]
 ) -> str | None:
@@ -300,8 +331,8 @@ def _scope_conflict(record: Record, held: Scope) -> EideticError:
     return user_error(f"the id {record.id!r} is taken by a record outside scope {where}", "choose another id")
 
 
-def _persist(final: Final, existing: Located) -> int:
-    """Write what changed, one atomic write per store; returns the number of records written."""
+def _persist(final: Final, existing: Located) -> set[str]:
+    """Write what changed, one atomic write per store; returns the ids written."""
     by_store: dict[str, tuple[RecordStore, list[tuple[IndexedRecord | None, Record]]]] = {}
     for rid, (store, item, record) in final.items():
         if item is not None and rid in existing:
@@ -316,4 +347,4 @@ def _persist(final: Final, existing: Located) -> int:
         by_store.setdefault(store.key, (store, []))[1].append((item, record))
     for store, items in by_store.values():
         store.write(items)
-    return sum(len(items) for _, items in by_store.values())
+    return {record.id for _, items in by_store.values() for _, record in items}

@@ -100,7 +100,7 @@ def parse_filter(spec: str) -> MetaFilter:
                 example=["priority>=2", "due<=2026-12-31"],
             )
         return MetaFilter(key, op, raw.strip(), number if number is not None else raw.strip())
-    return MetaFilter(key, op, raw, _typed(raw))
+    return MetaFilter(key, op, raw, typed_value(raw))
 
 
 def _compare(left: Any, op: str, right: Any) -> bool:
@@ -109,12 +109,13 @@ def _compare(left: Any, op: str, right: Any) -> bool:
 
 
 def _number(raw: str) -> float | int | None:
-    value = _typed(raw.strip())
+    value = typed_value(raw.strip())
     return value if _is_number(value) else None
 
 
-def _typed(raw: str) -> Any:
-    """JSON scalars keep their type (3, 2.5, true, null, "quoted"); anything else is a string."""
+def typed_value(raw: str) -> Any:
+    """JSON scalars keep their type (3, 2.5, true, null, "quoted"); anything else is a string.
+    How ``--filter`` values and ``remember --meta`` values are read, so they always agree."""
     try:
         value = load_json(raw)
     except ValueError:

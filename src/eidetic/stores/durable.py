@@ -36,6 +36,7 @@ class Folders:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._fds: dict[str, int] = {}
+        self._others: list[int] = []
         self.root_fd = -1
 
     def __enter__(self) -> Self:
@@ -49,9 +50,10 @@ class Folders:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for fd in self._fds.values():
+        for fd in [*self._fds.values(), *self._others]:
             os.close(fd)
         self._fds.clear()
+        self._others.clear()
 
     def open(self, rel_dir: str, create: bool = True) -> int:
         """The descriptor of a folder of the store, made (one level at a time) when missing."""
@@ -78,28 +80,85 @@ class Folders:
         self._fds[rel_dir] = fd
         return fd
 
+    def outside(self, path: Path) -> int:
+        """The descriptor of ``path``, a folder beside the store for its lock and staging (an
+        agent's memory folder must show neither: ``stores.layout``), made private to the user
+        when missing and opened without following a symlink. It must be on the store's file
+        system: staged files are renamed into place."""
+        try:
+            parent_fd = os.open(path.parent, os.O_RDONLY | _DIRECTORY)
+            try:
+                try:
+                    os.mkdir(path.name, 0o700, dir_fd=parent_fd)
+                except FileExistsError:
+                    pass
+                fd = os.open(path.name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=parent_fd)
+            finally:
+                os.close(parent_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise env_error(
+                    f"refusing to write through {path}: it is a symlink or not a folder",
+                    "eidetic keeps its lock and staging there: remove it; nothing of this batch was written",
+                ) from None
+            raise env_error(
+                f"cannot use {path} for eidetic's staging: {exc.strerror}",
+                "check the permissions of the folder holding the memory folder; nothing of this batch was written",
+            ) from None
+        self.adopt(fd)
+        if os.fstat(fd).st_dev != os.fstat(self.root_fd).st_dev:
+            raise env_error(
+                f"{path} is on another file system than {self.root}: staged files cannot be renamed into place",
+                "keep the memory folder and the folder holding it on one file system "
+                "(mount the parent, not the memory folder); nothing of this batch was written",
+            )
+        return fd
+
+    def staging(self, scratch_fd: int, name: str) -> int:
+        """Make and open this batch's staging folder ``name`` in the folder ``scratch_fd``."""
+        os.mkdir(name, 0o700, dir_fd=scratch_fd)
+        return self.adopt(os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=scratch_fd))
+
+    def adopt(self, fd: int) -> int:
+        """Close ``fd`` (a folder outside the store's tree) with the batch's other descriptors."""
+        self._others.append(fd)
+        return fd
+
     def parent_of(self, rel: str, create: bool = True) -> tuple[int, str]:
         """(descriptor of the file's folder, file name) for a store-relative file path."""
         folder, _, name = rel.rpartition("/")
         return self.open(folder, create), name
 
 
-def install(staging_fd: int, places: list[tuple[str, int, str]]) -> OSError | None:
-    """Rename staged file ``<position>`` over each place; on a failure, put back what the
-    renames before it replaced (kept as hard links, else copies) and remove what they created.
-    Returns the failure (None on success); raises if the undo itself fails, naming the files
-    that stay written."""
+def install(
+    staging_fd: int, places: list[tuple[str, int, str]], remove: tuple[int, str] | None = None
+) -> OSError | None:
+    """Rename staged file ``<position>`` over each place, then unlink ``remove`` (a folder
+    descriptor and file name) if given; on a failure, put back what the renames before it
+    replaced (kept as hard links, else copies) and remove what they created. Returns the
+    failure (None on success); raises if the undo itself fails, naming the files that stay
+    written."""
     done: list[tuple[str, int, str, bool]] = []
     for number, (rel, fd, name) in enumerate(places):
         try:
             kept = _keep_old(fd, name, staging_fd, f"{number}.old")
-            os.replace(str(number), name, src_dir_fd=staging_fd, dst_dir_fd=fd)
+            if kept:
+                os.replace(str(number), name, src_dir_fd=staging_fd, dst_dir_fd=fd)
+            else:
+                _place_new(staging_fd, str(number), fd, name)
+        except FileExistsError:
+            appeared = FileExistsError(errno.EEXIST, "a file appeared there meanwhile and was left alone", rel)
+            return _undo(staging_fd, done, appeared)
         except OSError as exc:
-            failure = exc
-            break
+            return _undo(staging_fd, done, exc)
         done.append((rel, fd, name, kept))
-    else:
-        return None
+    failure = _unlink(remove)  # last, so that nothing after it needs the removed file back
+    return None if failure is None else _undo(staging_fd, done, failure)
+
+
+def _undo(staging_fd: int, done: list[tuple[str, int, str, bool]], failure: OSError) -> OSError:
+    """Put back what the renames ``done`` replaced and remove what they created; returns
+    ``failure``, or raises naming the files that stay written when the undo fails too."""
     stuck = []
     for number, (rel, fd, name, kept) in reversed(list(enumerate(done))):
         try:
@@ -116,6 +175,31 @@ def install(staging_fd: int, places: list[tuple[str, int, str]]) -> OSError | No
             failure.filename,
         )
     return failure
+
+
+def _place_new(staging_fd: int, temp: str, fd: int, name: str) -> None:
+    """Put a new file in place without replacing one made since the name was found free (a
+    coding agent or a person writes without eidetic's lock): a hard link fails on a taken
+    name, where a rename would replace it. A rename where the file system has no hard links."""
+    try:
+        os.link(temp, name, src_dir_fd=staging_fd, dst_dir_fd=fd, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        os.replace(temp, name, src_dir_fd=staging_fd, dst_dir_fd=fd)
+
+
+def _unlink(remove: tuple[int, str] | None) -> OSError | None:
+    """Unlink one file through its folder's descriptor; a file already gone is no failure."""
+    if remove is None:
+        return None
+    try:
+        os.unlink(remove[1], dir_fd=remove[0])
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc
+    return None
 
 
 def _keep_old(fd: int, name: str, staging_fd: int, backup: str) -> bool:
@@ -157,7 +241,7 @@ def stage(staging_fd: int, contents: list[str], root: Path) -> None:
             raise OSError(_ctypes_errno(), "syncfs failed")
     elif len(payloads) == 1:
         write_file(payloads[0], sync=True)
-    else:
+    elif payloads:
         with ThreadPoolExecutor(max_workers=min(16, len(payloads))) as pool:
             list(pool.map(write_file, payloads))
 

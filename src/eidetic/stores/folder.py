@@ -4,9 +4,11 @@ concurrency (the folder I/O of the ``files`` backend, ``stores.markdown``).
 A batch of writes is staged in a hidden folder, made durable, then renamed over the record
 files (``durable``), so a reader (or a crash) only ever sees the old or the new complete
 version of each. A batch takes the store lock (``.eidetic.lock``) so that checks such as
-duplicate detection and the writes they guard are one step for concurrent writers. Hidden
-files and folders, ``MEMORY.md`` and non-markdown files are never records; symlinks are not
-followed, so no path outside the store is read or written.
+duplicate detection and the writes they guard are one step for concurrent writers. The lock
+and the staging folders live in the store's root, or in a ``scratch`` folder beside it when
+nothing of eidetic's may show in the store (an agent's memory folder: ``stores.layout``).
+Hidden files and folders, ``MEMORY.md`` and non-markdown files are never records; symlinks are
+not followed, so no path outside the store is read or written.
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ class FileStat(NamedTuple):
 class RecordFolder:
     """A folder of record files. Paths given to and returned by it are relative, '/'-separated."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, scratch: Path | None = None) -> None:
+        """``scratch``: where the lock and staging folders go when not in ``root`` (a folder
+        beside it, on its file system); None keeps them, hidden, in ``root``."""
         self.root = root
         self._root = str(root)
+        self.scratch = scratch
 
     # -- reading -------------------------------------------------------------------------
 
@@ -121,6 +126,13 @@ class RecordFolder:
             pending.extend(subdirs)
             yield rel_dir, mtime, files
 
+    def names(self) -> list[str]:
+        """Every name in the store's root folder, hidden ones too; none when it does not exist."""
+        try:
+            return os.listdir(self._root)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
     def taken(self, rel: str) -> bool:
         """Whether anything at all (a file, a folder, a symlink) is at this path."""
         return os.path.lexists(self.path_of(rel))
@@ -137,59 +149,81 @@ class RecordFolder:
     # -- writing -------------------------------------------------------------------------
 
     def lock(self):  # -> filelock.FileLock (a context manager)
-        """The store-wide writer lock; creates the store folder (writes may, reads never do)."""
+        """The store-wide writer lock; creates the store folder and the scratch folder (writes
+        may, reads never do)."""
         import filelock
 
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
+        _make_folder(self.root, "the store folder")
+        if self.scratch is None:
+            return filelock.FileLock(str(self.root / LOCK_NAME), timeout=LOCK_TIMEOUT_SECONDS)
+        _make_folder(self.scratch, "eidetic's folder beside the store", private=True)
+        if self.scratch.is_symlink():  # the lock would be made wherever it points
             raise env_error(
-                f"cannot create the store folder {self.root}: {exc.strerror}",
-                "check the path and its permissions, or choose another with --memory-dir",
-            ) from None
-        return filelock.FileLock(str(self.root / LOCK_NAME), timeout=LOCK_TIMEOUT_SECONDS)
+                f"refusing to lock through {self.scratch}: it is a symlink", "remove it: eidetic makes a real folder"
+            )
+        return filelock.FileLock(str(self.scratch / LOCK_NAME), timeout=LOCK_TIMEOUT_SECONDS)
 
-    def write_many(self, items: list[tuple[str, str]]) -> dict[str, FileStat]:
-        """Write (relative path, content) pairs as one batch; returns each file's new stat.
+    def write_many(self, items: list[tuple[str, str]], remove: str | None = None) -> dict[str, FileStat]:
+        """Write (relative path, content) pairs as one batch, in order, then delete the file
+        ``remove`` if given; returns each written file's new stat.
 
         Every file is first written into one hidden staging folder of this batch and made
         durable (one ``syncfs``, or fsyncs in parallel threads) before the first rename into
         place, so a crash leaves each record either old or new, never half-written, and what a
-        killed writer leaves behind is one folder that the next writer removes. A rename that
-        fails (a folder where the file should go, a permission) undoes the renames before it:
-        the batch is all or nothing. Folders are opened one level at a time without following
-        symlinks, so a write never lands outside the store. The caller holds the lock.
+        killed writer leaves behind is one folder that the next writer removes. A rename (or
+        the deletion) that fails (a folder where the file should go, a permission) undoes the
+        renames before it: the batch is all or nothing. Folders are opened one level at a time
+        without following symlinks, so a write never lands outside the store. The caller holds
+        the lock.
         """
-        if not items:
+        if not items and remove is None:
             return {}
+        for rel in [rel for rel, _ in items] + ([remove] if remove is not None else []):
+            self.path_of(rel)  # refuses a path outside the store before anything is made
         with Folders(self.root) as folders:
+            scratch_fd = folders.root_fd if self.scratch is None else folders.outside(self.scratch)
             staging = f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
             try:
-                os.mkdir(staging, dir_fd=folders.root_fd)
-                staging_fd = folders.open(staging, create=False)
-                places = [(rel, *folders.parent_of(rel)) for rel, _ in items if self.path_of(rel)]
+                staging_fd = folders.staging(scratch_fd, staging)
+                places = [(rel, *folders.parent_of(rel)) for rel, _ in items]
+                removal = self._removal(folders, remove)
             except OSError as exc:
-                remove_staging(folders.root_fd, staging)
+                remove_staging(scratch_fd, staging)
                 raise self._write_error(exc) from None
             try:
                 stage(staging_fd, [content for _, content in items], self.root)
-                failed = install(staging_fd, places)
+                failed = install(staging_fd, places, removal)
                 if failed is not None:
                     raise failed
-                for fd in {fd for _, fd, _ in places} | {folders.root_fd}:
+                touched = {fd for _, fd, _ in places} | {folders.root_fd}
+                for fd in touched | ({removal[0]} if removal is not None else set()):
                     fsync_fd(fd)
                 return {rel: _stat_at(fd, name) for rel, fd, name in places}
             except OSError as exc:
                 raise self._write_error(exc) from None
             finally:
-                remove_staging(folders.root_fd, staging)
+                remove_staging(scratch_fd, staging)
+
+    def _removal(self, folders: Folders, rel: str | None) -> tuple[int, str] | None:
+        """(folder descriptor, name) of the file a batch deletes; None when there is none."""
+        if rel is None:
+            return None
+        try:
+            return folders.parent_of(rel, create=False)
+        except FileNotFoundError:
+            return None
 
     def _write_error(self, exc: OSError) -> EideticError:
         if isinstance(exc, Outside):
             return env_error(
-                f"refusing to write through {self.root}/{exc.filename}: {exc.strerror}",
+                f"refusing to write through {os.path.join(self._root, exc.filename)}: {exc.strerror}",
                 "eidetic writes only inside the store: replace it with a real folder; "
                 "nothing of this batch was written",
+            )
+        if isinstance(exc, FileExistsError):
+            return env_error(
+                f"cannot write {os.path.join(self._root, exc.filename)}: {exc.strerror}",
+                "run the command again (the record then gets another name); nothing of this batch was written",
             )
         return env_error(
             f"cannot write to the store {self.root}: {exc.strerror or exc}"
@@ -197,37 +231,38 @@ class RecordFolder:
             "check free disk space and permissions; nothing of this batch was written",
         )
 
-    def delete(self, rel: str) -> None:
-        """Remove one record file for good (``forget --purge``); the caller holds the lock."""
-        self.path_of(rel)  # refuses a path outside the store
-        with Folders(self.root) as folders:
-            try:
-                fd, name = folders.parent_of(rel, create=False)
-            except FileNotFoundError:
-                return
-            except OSError as exc:
-                raise self._write_error(exc) from None
-            try:
-                os.unlink(name, dir_fd=fd)
-            except FileNotFoundError:
-                return
-            fsync_fd(fd)
+    def delete(self, rel: str, also: list[tuple[str, str]] | None = None) -> None:
+        """Remove one record file for good (``forget --purge``), with the files ``also`` (say,
+        the folder's MEMORY.md without its line) written first in the same batch: all or
+        nothing. The caller holds the lock."""
+        self.write_many(also or [], remove=rel)
 
     def remove_abandoned_staging(self) -> int:
         """Remove staging folders of writers that died (their process is gone): what a crash
         mid-batch leaves. The caller holds the lock, so no live eidetic writer owns them."""
         removed = 0
+        where = str(self.scratch or self.root)
         try:
-            entries = [e.name for e in os.scandir(self._root) if e.name.startswith(STAGING_PREFIX)]
+            entries = [e.name for e in os.scandir(where) if e.name.startswith(STAGING_PREFIX)]
         except OSError:
             return 0
         for name in entries:
             pid = name[len(STAGING_PREFIX) :].split("-", 1)[0]
             if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
                 continue
-            shutil.rmtree(os.path.join(self._root, name), ignore_errors=True)
+            shutil.rmtree(os.path.join(where, name), ignore_errors=True)
             removed += 1
         return removed
+
+
+def _make_folder(folder: Path, what: str, private: bool = False) -> None:
+    try:
+        folder.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise env_error(
+            f"cannot create {what} {folder}: {exc.strerror}",
+            "check the path and its permissions, or choose another with --memory-dir",
+        ) from None
 
 
 def _stat_at(fd: int, name: str) -> FileStat:

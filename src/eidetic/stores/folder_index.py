@@ -23,11 +23,15 @@ from .. import frontmatter
 from ..errors import env_error
 from ..index import schema
 from ..index.database import RecordDatabase
+from ..progress import no_steps
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..settings import DEFAULT_ANN_THRESHOLD, DEFAULT_VERIFY_FILES
 from ..sqlite_db import chunks as _chunks
 from .folder import FileStat, RecordFolder
 from .folder_changes import Changes, find_changes, folder_of, is_racy
+
+READ_STEP = 100  # files read between two progress steps
+LONG_READ = 1000  # from this many files to read, a sync shows progress: ~2 s at the ~570 files/s measured here
 
 
 @dataclass
@@ -191,8 +195,16 @@ class FolderIndex(RecordDatabase):
         for rel in changes.drop:
             touched_ids.update(self._drop_file(rel))
             report.removed += 1
-        for rel, listed in changes.read:
+        total = len(changes.read)
+        step = (
+            self.progress.start(f"reading {total} record files of {self.folder.root}", "file", total)
+            if total >= LONG_READ
+            else no_steps
+        )
+        for done, (rel, listed) in enumerate(changes.read, start=1):
             touched_ids.update(self._read_file(rel, listed, changes.now_ns, report))
+            if done % READ_STEP == 0 or done == total:
+                step(done)
         for rel_dir in changes.gone:
             conn.execute("DELETE FROM dirs WHERE path=?", (rel_dir,))
         conn.executemany("INSERT OR REPLACE INTO dirs VALUES(?,?,?,?)", changes.dirs)

@@ -5,7 +5,6 @@ sync and can be dropped at any time."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -15,32 +14,38 @@ from typing import Any
 from .. import frontmatter
 from ..errors import user_error
 from ..locations import index_path_for, store_key
+from ..progress import Progress
 from ..ranking.access import Access
 from ..ranking.filters import Filters
-from ..records import Record, record_path
+from ..records import Record
 from ..settings import Settings
 from ..usage import UsageState
 from .base import FieldsRow, IndexedRecord, RecordStore
 from .folder import RecordFolder
 from .folder_index import FolderIndex, SyncReport
 from .indexed import IndexedStore
+from .layout import layout_for
 
 
 class MarkdownStore(IndexedStore):
-    """The ``files`` backend: a folder of markdown record files and its derived index."""
+    """The ``files`` backend: a folder of markdown record files, laid out as eidetic's own or
+    as a coding agent's memory folder (``stores.layout``, chosen when the store opens), and
+    its derived index."""
 
     backend = "files"
     index: FolderIndex
 
-    def __init__(self, root: Path, usage: UsageState, settings: Settings) -> None:
+    def __init__(self, root: Path, usage: UsageState, settings: Settings, progress: Progress | None = None) -> None:
         self.root = root
-        self.folder = RecordFolder(root)
+        self.layout = layout_for(root)
+        self.folder = RecordFolder(root, self.layout.scratch)
         index = FolderIndex(
             self.folder,
             index_path_for(root, settings.cache_dir),
             verify_files=settings.verify_files,
             ann_threshold=settings.ann_threshold,
         )
+        index.progress = progress or index.progress
         super().__init__(index, store_key(root), str(root), usage)
 
     def exists(self) -> bool:
@@ -68,34 +73,24 @@ class MarkdownStore(IndexedStore):
             return item.record
 
     def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
-        """Each record to its file (new ids to a fresh path), files and index written together."""
-        placed = [
-            (old.path if old is not None and old.path else self._new_path(record.id), record) for old, record in items
-        ]
+        """Each record to its file (new ids to a fresh path from the layout), files and index
+        written together. What the layout adds (MEMORY.md) is written first in the same batch,
+        so running a killed batch again completes both."""
+        fresh = iter(self.layout.new_paths([r for old, r in items if old is None or not old.path], self.folder))
+        placed = [(old.path if old is not None and old.path else next(fresh), record) for old, record in items]
+        changes = [(old, rel, record) for (old, _), (rel, record) in zip(items, placed)]
 
         def write_files() -> dict:
-            return self.folder.write_many([(rel, frontmatter.render(record)) for rel, record in placed])
+            files = self.layout.index_files(self.folder, changes)  # read here: under the lock, just in time
+            files += [(rel, self.layout.render(record)) for rel, record in placed]
+            return self.folder.write_many(files)
 
         self.index.apply_writes(placed, write_files)
-
-    def _new_path(self, rid: str) -> str:
-        """The path for a new id; a hash-suffixed name if something (a hand-written file, a
-        folder) is already there."""
-        path = record_path(rid)
-        if not self.folder.taken(path):
-            return path
-        shard, _, name = path.partition("/")
-        alt = f"{shard}/{name[:-3].split('~')[0][:60]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}.md"
-        if not self.folder.taken(alt):
-            return alt
-        raise user_error(
-            f"cannot find a free file name for id {rid!r}", f"move or rename the file {path} in {self.root}"
-        )
 
     def delete(self, item: IndexedRecord) -> None:
         assert item.path is not None
         with self.folder.lock():
-            self.folder.delete(item.path)
+            self.folder.delete(item.path, self.layout.index_files(self.folder, [(item, item.path, None)]))
             self.index.sync()
 
     def file_of(self, item: IndexedRecord) -> str | None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..index.store_database import StoreDatabase
 from ..locations import store_key
+from ..progress import Progress
 from ..records import Record
 from ..settings import Settings
 from ..usage import UsageState
@@ -43,10 +44,11 @@ class SqliteStore(IndexedStore):
     backend = "sqlite"
     index: StoreDatabase
 
-    def __init__(self, database: Path, usage: UsageState, settings: Settings) -> None:
+    def __init__(self, database: Path, usage: UsageState, settings: Settings, progress: Progress | None = None) -> None:
         self.database = database.expanduser().absolute()
         derived = derived_path_for(self.database, settings.cache_dir)
         index = StoreDatabase(self.database, derived, settings.ann_threshold)
+        index.progress = progress or index.progress
         super().__init__(index, store_key(self.database), str(self.database), usage)
 
     def exists(self) -> bool:
