@@ -59,23 +59,18 @@ class Recall:
         self.stores = stores
         self.embedding = embedding
 
-    def run(self, query: RecallQuery) -> RecallResult:
+    def run(self, query: RecallQuery, prior: _Run | None = None) -> RecallResult:
         """Primary hits are the top ``top_k`` after scope, lifecycle and filters; then records
         reached through ``links``/``supersedes`` up to ``depth`` hops (at most ``max_nodes``),
         under the same rules at every hop. The hits a reader used (``ranking.reinforce``) have
-        their usage bumped, unless ``query.record`` is False."""
+        their usage bumped, unless ``query.record`` is False. ``prior``: a run of the same
+        words whose synced stores and query vector this one reuses."""
         run = _Run(query, query.access(), query.filter_set(), query.now or now_utc())
         result = RecallResult(query.text, query.mode, [])
         engine = self.ENGINES[query.mode]
         if engine == "semantic":
-            run.embedder, why = self.embedding.embedder()
-            if run.embedder is None:
-                result.warnings.append(f"semantic recall unavailable ({why}); {query.mode} ranks by keyword only")
-                engine = "lexical"
-            else:
-                result.embedder_model, result.embedder_online = run.embedder.name, True
-                run.query_vector = self.embedding.query(run.embedder, query.text)  # meanwhile: the stores
-        run.stores = self.stores.synced(result.warnings)
+            engine = self._embedded(run, result, prior)
+        run.stores = prior.stores if prior is not None else self.stores.synced(result.warnings)
         hits = None
         if engine == "semantic":
             try:
@@ -92,16 +87,34 @@ class Recall:
         if query.record and not query.browse and result.items:  # browsing a type reads nothing in particular
             _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
         if not result.items:
-            result.hidden = self._hidden(query)
+            result.hidden = self._hidden(run)
         return result
 
-    def _hidden(self, query: RecallQuery) -> dict[str, int]:
+    def _embedded(self, run: _Run, result: RecallResult, prior: _Run | None) -> str:
+        """The engine a semantic mode runs on: ``semantic`` with the query being embedded
+        meanwhile (or its vector from ``prior``), else ``lexical``, said in the warnings."""
+        if prior is not None:
+            run.embedder, run.query_vector = prior.embedder, prior.query_vector
+        else:
+            run.embedder, why = self.embedding.embedder()
+            if run.embedder is None:
+                result.warnings.append(f"semantic recall unavailable ({why}); {run.query.mode} ranks by keyword only")
+                return "lexical"
+            run.query_vector = self.embedding.query(run.embedder, run.query.text)  # meanwhile: the stores
+        if run.embedder is None:
+            return "lexical"
+        result.embedder_model, result.embedder_online = run.embedder.name, True
+        return "semantic"
+
+    def _hidden(self, run: _Run) -> dict[str, int]:
         """Nothing matched: how many archived or shadowed records would have (of the top k, as
-        the caller may see them), so the answer can name the flag that shows them."""
+        the caller may see them), so the answer can name the flag that shows them. The same
+        stores and query vector serve: nothing is synced or embedded twice."""
+        query = run.query
         if query.include_archived and query.include_shadowed:
             return {}
         wider = replace(query, record=False, depth=0, explain=False, include_archived=True, include_shadowed=True)
-        found = self.run(wider).items
+        found = self.run(wider, prior=run).items
         shown = query.access().lifecycles()
         return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
 
