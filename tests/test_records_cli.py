@@ -111,6 +111,20 @@ def test_show_names_the_database_not_a_file_on_sqlite(cli, env, monkeypatch):
     assert f"sqlite store  {db}" in cli("show", "n", "--backend", "sqlite", "--db", str(db)).out
 
 
+def test_show_names_the_server_without_its_password(cli, env, monkeypatch, postgres_dsn):
+    from conftest import fresh_database
+    from psycopg.conninfo import make_conninfo
+
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    dsn = make_conninfo(fresh_database(postgres_dsn, "t_show_password"), password="hunter2secret")
+    server = ["--backend", "postgres", "--dsn", dsn]
+    assert cli("remember", *server, '{"id": "n1", "text": "on the server"}').code == 0
+    view = cli("show", "n1", *server, "--json")
+    assert view.json["store"]["backend"] == "postgres" and view.json["path"] is None
+    text = cli("show", "n1", *server).out
+    assert "postgres store" in text and "hunter2secret" not in view.out + text
+
+
 # -- list ---------------------------------------------------------------------------------------
 
 
