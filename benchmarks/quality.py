@@ -61,35 +61,37 @@ def ranked_ids(memory: Memory, query: str, mode: str, alpha: float) -> list[str]
     return [hit.record.id for hit in result.items]
 
 
-def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
+def locomo_samples(data: Path) -> tuple[dict[str, list[dict]], list[dict]]:
+    """LoCoMo's turns as records per conversation, and its queries."""
     turns: dict[str, list[dict]] = defaultdict(list)
     for line in (data / "locomo" / "turns_public.jsonl").open():
         turn = json.loads(line)
-        turns[turn["sample_id"]].append(turn)
-    queries = [json.loads(line) for line in (data / "locomo" / "queries_public.jsonl").open()]
+        when = datetime.strptime(turn["session_date_time"], "%I:%M %p on %d %B, %Y")
+        text = f"{turn['speaker']}: {turn['text']}"
+        if turn.get("blip_caption"):
+            text += f" [image: {turn['blip_caption']}]"
+        turns[turn["sample_id"]].append(
+            {
+                "id": turn["id"],
+                "text": text,
+                "type": "turn",
+                "created": when.replace(tzinfo=timezone.utc).isoformat(),
+                "metadata": {
+                    "source": "locomo",
+                    "thread": turn["sample_id"],
+                    "session": turn["session"],
+                    "speaker": turn["speaker"],
+                },
+            }
+        )
+    return turns, [json.loads(line) for line in (data / "locomo" / "queries_public.jsonl").open()]
+
+
+def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
+    turns, queries = locomo_samples(data)
     scores: dict[str, dict[str, list]] = {mode: defaultdict(list) for mode in modes}
-    for sample, sample_turns in turns.items():
+    for sample, records in turns.items():
         with open_store(work / f"locomo-{sample}") as memory:
-            records = []
-            for turn in sample_turns:
-                when = datetime.strptime(turn["session_date_time"], "%I:%M %p on %d %B, %Y")
-                text = f"{turn['speaker']}: {turn['text']}"
-                if turn.get("blip_caption"):
-                    text += f" [image: {turn['blip_caption']}]"
-                records.append(
-                    {
-                        "id": turn["id"],
-                        "text": text,
-                        "type": "turn",
-                        "created": when.replace(tzinfo=timezone.utc).isoformat(),
-                        "metadata": {
-                            "source": "locomo",
-                            "thread": sample,
-                            "session": turn["session"],
-                            "speaker": turn["speaker"],
-                        },
-                    }
-                )
             memory.remember(records)  # (identical turns are reported as duplicates, not stored)
             for query in (q for q in queries if q["sample_id"] == sample and q["relevant_ids"]):
                 for mode in modes:

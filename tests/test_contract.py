@@ -357,3 +357,71 @@ def test_eight_writers_and_four_recallers_lose_nothing(cli, backend):
         assert [h.record.id for h in found] == ["w5-r99"]
         [hot] = memory.recall("walrus", mode="keyword", record=False).items
         assert hot.recall_count == 40
+
+
+# -- listing (RecordStore.listing): the same order, filters, pages and scope on every backend ------
+
+
+def _listed(memory, **options):
+    result = memory.list_records(**options)
+    return [item.record.id for item in result.items], result.total
+
+
+def test_listing_sorts_filters_and_pages_alike(backend):
+    from datetime import datetime, timezone
+
+    def at(day):
+        return datetime(2026, 3, day, tzinfo=timezone.utc)
+
+    batches = [
+        (
+            1,
+            {
+                "id": "b",
+                "text": "zeta",
+                "name": "banana",
+                "created": "2025-03-01",
+                "metadata": {"source": "chat", "n": 2},
+            },
+        ),
+        (2, {"id": "a", "text": "Alpha text", "type": "lesson", "created": "2025-01-01T00:00:00+00:00"}),
+        (3, {"id": "c", "text": "third", "name": "Émile", "created": "date-unknown", "links": ["a"]}),
+        (4, {"id": "d", "text": "fourth", "name": "apple", "created": "2025-02-01", "metadata": {"n": 1}}),
+        (5, {"id": "e", "text": "replaces d", "name": "Apple two", "supersedes": "d", "created": "2025-04-01"}),
+    ]
+    with Memory.open() as memory:
+        for day, record in batches:
+            memory.remember([record], now=at(day), embed=False)
+        memory.remember([{"id": "p", "text": "alice only", "name": "aardvark"}], scope="alice", visibility="private")
+        memory.set_lifecycle("b", "archived")
+        store = memory.stores()[0]
+        store.bump_usage({"c": 3, "a": 1}, "2026-03-10T00:00:00+00:00")
+        assert _listed(memory) == (["e", "c", "a"], 3)  # newest write first; b archived, d shadowed
+        # a lifecycle change is no write of the content: b keeps its place
+        assert _listed(memory, include_archived=True, include_shadowed=True) == (["e", "d", "c", "a", "b"], 5)
+        every = {"include_archived": True, "include_shadowed": True}
+        assert _listed(memory, sort="created", **every)[0] == ["e", "b", "d", "a", "c"]  # unknown date: oldest
+        assert _listed(memory, sort="created", reverse=True, **every)[0] == ["c", "a", "d", "b", "e"]
+        # name (else text), ASCII letters folded: "Apple two" after "apple", "Émile" after every ASCII letter
+        assert _listed(memory, sort="name", **every)[0] == ["a", "d", "e", "b", "c"]
+        assert _listed(memory, sort="recalled")[0] == ["c", "a", "e"]
+        assert _listed(memory, sort="name", limit=2, offset=1, **every) == (["d", "e"], 5)
+        assert _listed(memory, types=["lesson"]) == (["a"], 1)
+        assert _listed(memory, filters=["n>=1"], **every) == (["d", "b"], 2)
+        assert _listed(memory, source="chat", include_archived=True) == (["b"], 1)
+        assert _listed(memory, since="2025-02-01", until="2025-03-31", **every) == (["d", "b"], 2)
+        # private records: only their own scope, private, sees them, and nobody else counts them
+        assert _listed(memory, scope="bob", visibility="private")[1] == 3
+        assert _listed(memory, scope="alice", visibility="private") == (["p", "e", "c", "a"], 4)
+        assert _listed(memory, scope="alice", visibility="private", scope_only=True) == (["p"], 1)
+        assert memory.list_records(types=["none"]).hidden == {}
+        assert memory.list_records(source="chat").hidden == {"archived": 1}
+        everything = memory.access(include_archived=True, include_shadowed=True)
+        from eidetic.listing import Order
+        from eidetic.ranking.filters import Filters
+
+        rows, total = store.listing(everything, Filters(), Order("name", False), None, refers_to="a")
+        assert [rid for _, rid, _ in rows] == ["c"] and total == 1
+        rows, _ = store.listing(everything, Filters(), Order("name", False), None, refers_to="d")
+        assert [rid for _, rid, _ in rows] == ["e"]
+        assert store.listing(everything, Filters(), Order(), 10, 0, refers_to="p")[1] == 0

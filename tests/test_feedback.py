@@ -76,6 +76,9 @@ def test_rebuilds_and_migrate_say_what_they_are_doing(cli, env, monkeypatch):
 # Every verb that takes --memory-dir, with the arguments it needs; a new verb must be added here.
 READERS = {
     "recall": ("recall", "x"),
+    "list": ("list",),
+    "show": ("show", "x"),
+    "edit": ("edit", "x"),
     "overview": ("overview",),
     "doctor": ("doctor",),
     "sweep": ("sweep",),

@@ -39,6 +39,9 @@ def cases(env: Path) -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
         ("sweep",): (["--dry-run"], ["--now", "yesterday"]),
         ("forget",): (["n1"], ["no-such-id"]),
         ("restore",): (["n1"], ["no-such-id"]),
+        ("list",): (["--sort", "name"], ["--limit", "0"]),
+        ("show",): (["n1"], ["no-such-id"]),
+        ("edit",): (["n1"], ["no-such-id"]),  # the editor: `true` (the seeded fixture), which changes nothing
         ("overview",): ([], ["--visibility", "secret"]),
         ("doctor",): ([], ["--visibility", "secret"]),
         ("import",): ([str(dump)], [str(env / "missing.ndjson")]),
@@ -77,6 +80,8 @@ def check_stderr(err: str) -> list[dict]:
 @pytest.fixture
 def seeded(cli, store, monkeypatch):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")  # hybrid falls back with a warning: warnings are JSON too
+    monkeypatch.setenv("EDITOR", "true")  # eidetic edit: an editor that saves the file unchanged
+    monkeypatch.delenv("VISUAL", raising=False)
     assert cli("remember", '{"id": "seed", "text": "json seeds"}').code == 0
     return store
 

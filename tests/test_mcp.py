@@ -126,6 +126,9 @@ def test_mcp_server_over_stdio(server_env, cli):
             assert record["id"] == "priv-1" and record["scope"] == {"name": "a", "visibility": "private"}
             listed = await _read(session, "eidetic://records")
             assert {r["id"] for r in listed["items"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
+            # reading a record, or the list, is not a recall: no usage counted
+            unread = await _call(session, "recall", query="rotates monthly", mode="keyword", depth=0, record=False)
+            assert [(i["id"], i["recall_count"]) for i in unread["items"]] == [("priv-1", 0)]
 
             assert "top_k must be an integer >= 1" in await _error(session, "recall", query="tuesday", top_k=0)
             assert "nothing was written" in await _error(session, "remember", records={"text": ""})

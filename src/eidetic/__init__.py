@@ -16,6 +16,7 @@ for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 from .errors import EideticError  # noqa: E402
+from .listing import ListQuery  # noqa: E402
 from .query import MODES, RecallQuery  # noqa: E402
 from .ranking.access import Access  # noqa: E402
 from .records import Record, Scope  # noqa: E402
@@ -23,7 +24,10 @@ from .results import (
     Check,
     DoctorReport,
     Hit,
+    ListedRecord,
+    ListResult,
     RecallResult,
+    RecordView,
     RememberResult,  # noqa: E402
     StoreOverview,
     SweepReport,
@@ -32,12 +36,16 @@ from .results import (
 __all__ = [
     "Memory",
     "RecallQuery",
+    "ListQuery",
     "MODES",
     "Access",
     "Record",
     "Scope",
     "Hit",
     "RecallResult",
+    "ListResult",
+    "ListedRecord",
+    "RecordView",
     "RememberResult",
     "SweepReport",
     "DoctorReport",

@@ -24,7 +24,6 @@ import inspect
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from itertools import islice
 from dataclasses import fields
 from typing import Annotated, Any, Literal, TypeVar, get_origin, get_type_hints
 from urllib.parse import quote
@@ -36,6 +35,7 @@ from pydantic import Field, ValidationError
 
 from . import __version__
 from .errors import EideticError, env_error, user_error
+from .listing import ListQuery
 from .mcp_errors import error_text, invalid_arguments, unknown_arguments
 from .memory import Memory
 from .query import MODES, RecallQuery, exposed_options
@@ -135,9 +135,11 @@ def _record_json(session: Session, rid: str) -> str:
 
 
 def _records_json(session: Session) -> str:
-    """The active records the session may see, as an index of ids and resource addresses."""
-    visible = session.memory.iter_records(Access(session.scope))
-    records = [record for _, record in islice(visible, RECORDS_LISTED + 1)]
+    """The active records the session may see, newest first, as an index of ids and resource
+    addresses (a listing: never counted as a recall)."""
+    found = session.memory.list_records(
+        ListQuery(scope=session.scope.name, visibility=session.scope.visibility, limit=RECORDS_LISTED)
+    )
     listed = [
         {
             "id": record.id,
@@ -147,10 +149,10 @@ def _records_json(session: Session) -> str:
             "scope": record.scope.to_dict(),
             "uri": RECORD_URI.replace("{id}", quote(record.id, safe="")),
         }
-        for record in records[:RECORDS_LISTED]
+        for record in (item.record for item in found.items)
     ]
     return json.dumps(
-        {"scope": session.scope.to_dict(), "truncated": len(records) > RECORDS_LISTED, "items": listed},
+        {"scope": session.scope.to_dict(), "truncated": found.total > RECORDS_LISTED, "items": listed},
         ensure_ascii=False,
     )
 

@@ -19,51 +19,58 @@ from .ranking.filters import Filters
 from .settings import MODES, Settings
 
 
-def _option(
-    default: Any, help: str, *, flag: str | None = None, metavar: str | None = None, exposed: bool = True
+def option(
+    default: Any,
+    help: str,
+    *,
+    flag: str | None = None,
+    metavar: str | None = None,
+    exposed: bool = True,
+    choices: tuple[str, ...] | None = None,
 ) -> Any:
     """A query field with what an interface needs to offer it: help text, the CLI flag (default
-    ``--`` plus the field name with dashes), whether interfaces show it at all."""
-    return field(default=default, metadata={"help": help, "flag": flag, "metavar": metavar, "exposed": exposed})
+    ``--`` plus the field name with dashes), whether interfaces show it at all, its choices."""
+    return field(
+        default=default,
+        metadata={"help": help, "flag": flag, "metavar": metavar, "exposed": exposed, "choices": choices},
+    )
 
 
 @dataclass(frozen=True)
 class RecallQuery:
     """Everything a recall asks: what to find, how to rank it, who asks, what to leave out."""
 
-    text: str = _option("", "what to look for (fields mode: may be empty with types, to browse)")
-    mode: str = _option(
+    text: str = option("", "what to look for (fields mode: may be empty with types, to browse)")
+    mode: str = option(
         "hybrid",
         "exact substring, BM25 keyword, vector, their blend (default), or the "
         "transparent fields ranking of markdown memory folders",
     )
-    top_k: int = _option(5, "number of primary hits, >= 1 (default 5)")
-    alpha: float = _option(0.5, "hybrid weight of the semantic signal, 0..1 (default 0.5)")
-    case_sensitive: bool = _option(False, "exact mode: match case")
-    filters: tuple[str, ...] = _option(
+    top_k: int = option(5, "number of primary hits, >= 1 (default 5)")
+    alpha: float = option(0.5, "hybrid weight of the semantic signal, 0..1 (default 0.5)")
+    case_sensitive: bool = option(False, "exact mode: match case")
+    filters: tuple[str, ...] = option(
         (), "metadata facet KEY=VALUE (typed), KEY>=V, KEY<=V (repeatable)", flag="--filter", metavar="KEY=VALUE"
     )
-    source: str | None = _option(None, "only records whose metadata.source is this")
-    types: tuple[str, ...] = _option((), "only records of this type (repeatable)", flag="--type", metavar="TYPE")
-    since: str | None = _option(None, "only records created on or after this ISO date")
-    until: str | None = _option(None, "only records created on or before this ISO date")
-    scope: str | None = _option(None, "query scope name (default: default)")
-    visibility: str | None = _option(
-        None, "public (default) or private: private also sees that scope's private records"
-    )
-    scope_only: bool = _option(False, "only records whose scope name is the query's")
-    include_shadowed: bool = _option(False, "include superseded records")
-    include_archived: bool = _option(False, "include archived records")
-    min_score: float | None = _option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
-    depth: int = _option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
-    max_nodes: int = _option(20, "at most this many linked records (default 20)")
-    stale_months: float = _option(
+    source: str | None = option(None, "only records whose metadata.source is this")
+    types: tuple[str, ...] = option((), "only records of this type (repeatable)", flag="--type", metavar="TYPE")
+    since: str | None = option(None, "only records created on or after this ISO date")
+    until: str | None = option(None, "only records created on or before this ISO date")
+    scope: str | None = option(None, "query scope name (default: default)")
+    visibility: str | None = option(None, "public (default) or private: private also sees that scope's private records")
+    scope_only: bool = option(False, "only records whose scope name is the query's")
+    include_shadowed: bool = option(False, "include superseded records")
+    include_archived: bool = option(False, "include archived records")
+    min_score: float | None = option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
+    depth: int = option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
+    max_nodes: int = option(20, "at most this many linked records (default 20)")
+    stale_months: float = option(
         DEFAULT_STALE_MONTHS,
         f"fields mode: months over which the recency factor falls from 1.5 to 0.5 (default {DEFAULT_STALE_MONTHS:g})",
     )
-    explain: bool = _option(False, "show how each score was computed")
-    record: bool = _option(True, "count this recall in the records' usage", flag="--no-record")
-    now: datetime | None = _option(None, "the time freshness is judged at (default: now)", exposed=False)
+    explain: bool = option(False, "show how each score was computed")
+    record: bool = option(True, "count this recall in the records' usage", flag="--no-record")
+    now: datetime | None = option(None, "the time freshness is judged at (default: now)", exposed=False)
 
     def __post_init__(self) -> None:
         for name in ("filters", "types"):  # any iterable given; kept as a tuple (hashable, frozen)
@@ -85,11 +92,7 @@ class RecallQuery:
 
     def with_access_defaults(self, settings: Settings) -> RecallQuery:
         """This query with the settings' scope and visibility where it names none."""
-        return replace(
-            self,
-            scope=self.scope if self.scope is not None else settings.scope,
-            visibility=self.visibility if self.visibility is not None else settings.visibility,
-        )
+        return with_access_defaults(self, settings)
 
     @property
     def browse(self) -> bool:
@@ -97,19 +100,49 @@ class RecallQuery:
         return self.mode == "fields" and not self.text.strip() and bool(self.types)
 
     def access(self) -> Access:
-        return Access.of(
-            self.scope,
-            self.visibility,
-            scope_only=self.scope_only,
-            include_shadowed=self.include_shadowed,
-            include_archived=self.include_archived,
-        )
+        return access_of(self)
 
     def filter_set(self) -> Filters:
-        return Filters.build(list(self.filters), self.source, list(self.types), self.since, self.until)
+        return filters_of(self)
 
 
 _FIELD_DEFAULTS = {f.name: f.default for f in fields(RecallQuery)}
+SELECTION = (
+    "types",
+    "filters",
+    "source",
+    "since",
+    "until",
+    "scope",
+    "visibility",
+    "scope_only",
+    "include_shadowed",
+    "include_archived",
+)
+
+
+def access_of(query: Any) -> Access:
+    """The access of a query (a recall or a listing): its scope, visibility and lifecycle flags."""
+    return Access.of(
+        query.scope,
+        query.visibility,
+        scope_only=query.scope_only,
+        include_shadowed=query.include_shadowed,
+        include_archived=query.include_archived,
+    )
+
+
+def filters_of(query: Any) -> Filters:
+    return Filters.build(list(query.filters), query.source, list(query.types), query.since, query.until)
+
+
+def with_access_defaults(query: Any, settings: Settings) -> Any:
+    """``query`` with the settings' scope and visibility where it names none."""
+    return replace(
+        query,
+        scope=query.scope if query.scope is not None else settings.scope,
+        visibility=query.visibility if query.visibility is not None else settings.visibility,
+    )
 
 
 def exposed_options() -> list[Any]:

@@ -413,12 +413,12 @@ def _stored_problem(data: dict[str, Any], text: str) -> str | None:
     return None
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """YAML can hold dates and other types JSON cannot; turn them into JSON values."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if hasattr(value, "isoformat"):
@@ -432,7 +432,7 @@ def _stored_str(data: dict[str, Any], key: str) -> str | None:
         return None
     if isinstance(value, (dict, list)):
         raise ValueError(f"'{key}' must be a plain value")
-    return _jsonable(value) if not isinstance(value, str) else value
+    return jsonable(value) if not isinstance(value, str) else value
 
 
 def _stored_scope(raw_scope: Any, default_scope: Scope) -> Scope:
@@ -458,7 +458,7 @@ def record_from_stored(
     Hand-written files (coding agents' memory folders) carry only name/description/type: the
     id then comes from the file name and the scope defaults to the store's default.
     """
-    data = _jsonable(data)
+    data = jsonable(data)
     problem = _stored_problem(data, text)
     if problem:
         raise ValueError(problem)

@@ -24,19 +24,19 @@ class Hit:
     parent: str | None = None
     store: str = ""
     explain: dict[str, Any] | None = None
-    path: str | None = None  # the record's file (files stores); not part of the JSON contract
+    path: str | None = None  # the record's file, absolute (files backend); None elsewhere
 
     def to_dict(self) -> dict[str, Any]:
         data = self.record.to_dict()
-        count = self.recall_count
         data.update(
             {
-                "recall_count": int(count) if float(count).is_integer() else count,
+                "recall_count": whole(self.recall_count),
                 "last_recall": self.last_recall,
                 "score": self.score,  # full precision: a caller may sort, compare or blend them
                 "signal": self.signal,
                 "tier": self.tier,
                 "depth": self.depth,
+                "path": self.path,
             }
         )
         if self.tier == "traversal":
@@ -45,6 +45,11 @@ class Hit:
         if self.explain is not None:
             data["explain"] = self.explain
         return data
+
+
+def whole(count: float) -> float:
+    """A recall count as JSON shows it: 3, not 3.0 (linked records add halves)."""
+    return int(count) if float(count).is_integer() else count
 
 
 @dataclass
@@ -56,15 +61,78 @@ class RecallResult:
     embedder_model: str | None = None
     embedder_online: bool = False
     warnings: list[str] = field(default_factory=list)
+    # when nothing matched: how many archived / shadowed records would have (of the top k), by
+    # lifecycle, counting only what the caller may see
+    hidden: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "query": self.query,
             "mode": self.mode,
             "truncated": self.truncated,
             "embedder": {"model": self.embedder_model, "online": self.embedder_online},
             "items": [hit.to_dict() for hit in self.items],
         }
+        if self.hidden:
+            data["hidden"] = self.hidden
+        return data
+
+
+@dataclass
+class ListedRecord:
+    """One record of a listing: the record, its usage and where it lives."""
+
+    record: Record
+    recall_count: float = 0
+    last_recall: str | None = None
+    store: str = ""
+    path: str | None = None  # the record's file, absolute (files backend); None elsewhere
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.record.to_dict()
+        data.update({"recall_count": whole(self.recall_count), "last_recall": self.last_recall, "path": self.path})
+        return data
+
+
+@dataclass
+class ListResult:
+    """A page of a listing, and how many records match in all (for the next page)."""
+
+    items: list[ListedRecord]
+    total: int
+    hidden: dict[str, int] = field(default_factory=dict)  # as in RecallResult, when nothing matched
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"items": [item.to_dict() for item in self.items], "total": self.total}
+        if self.hidden:
+            data["hidden"] = self.hidden
+        return data
+
+
+@dataclass
+class RecordView:
+    """One record as ``show`` presents it: every field, usage, where it lives and its
+    connections. A connection is ``{"id", "found", "type", "name", "lifecycle"}``; a link to a
+    record the caller may not see reads as not found, exactly like a missing one."""
+
+    item: ListedRecord
+    backend: str
+    location: str  # the store: a folder, a database file, a server without its password
+    links_out: list[dict[str, Any]]  # the record's links, in order
+    links_in: list[dict[str, Any]]  # records whose links name it
+    supersedes: dict[str, Any] | None  # the record it supersedes
+    superseded_by: list[dict[str, Any]]  # records that supersede it (and shadow it, in its scope)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.item.to_dict()
+        data["store"] = {"backend": self.backend, "location": self.location}
+        data["connections"] = {
+            "links_out": self.links_out,
+            "links_in": self.links_in,
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+        }
+        return data
 
 
 @dataclass

@@ -22,6 +22,7 @@ DEFAULT_ANN_THRESHOLD = 20_000
 DEFAULT_VERIFY_FILES = 500
 DEFAULT_EMBED_TIMEOUT = 10.0
 BORROWED_KEYS = ("COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")  # keys the HTTP embedder may borrow
+TERMINAL = ("NO_COLOR", "TERM", "VISUAL", "EDITOR")  # the conventions of terminal programs, as set
 
 
 def _text(raw: str, name: str) -> str:
@@ -171,6 +172,7 @@ class Settings:
         key="verify-files",
     )
     borrowed_keys: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    terminal: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # TERMINAL's values
     origins: Mapping[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
     config_files: Mapping[str, Path | None] = field(default_factory=dict, compare=False)  # "user", "repository"
@@ -199,6 +201,7 @@ class Settings:
         return cls(
             **values,
             borrowed_keys=borrowed,
+            terminal={name: env[name] for name in TERMINAL if name in env},
             origins=origins,
             warnings=tuple(warnings),
             config_files={"user": mine, "repository": repo},
@@ -216,6 +219,17 @@ class Settings:
     @cached_property
     def state_dir(self) -> Path:
         return self.state_dir_override or _platform_dir("state")
+
+    @property
+    def colour_allowed(self) -> bool:
+        """Whether output to a terminal may be coloured: ``NO_COLOR`` unset or empty (no-color.org)
+        and ``TERM`` not ``dumb``."""
+        return not self.terminal.get("NO_COLOR") and self.terminal.get("TERM") != "dumb"
+
+    @property
+    def editor(self) -> str:
+        """The command that edits a file: ``$VISUAL``, else ``$EDITOR``, else ``vi``."""
+        return (self.terminal.get("VISUAL") or "").strip() or (self.terminal.get("EDITOR") or "").strip() or "vi"
 
     @property
     def semantic_off(self) -> bool:

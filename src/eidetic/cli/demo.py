@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
     from ..locations import plan_stores
     from ..usage import UsageState
-    from .recall import render_text
+    from .recall_output import render_text
 
     with tempfile.TemporaryDirectory(prefix="eidetic-demo-") as tmp:
         base = Path(tmp)

@@ -21,6 +21,8 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "scope": "who sees which records: public, private, scope-only",
     "lifecycle": "active, shadowed, archived: what recall leaves out",
     "freshness": "the freshness signal: age and usage move a score",
+    "usage": "what counts as a recall: which hits' usage grows",
+    "formats": "table, text, markdown or json output, and when there is colour",
     "traversal": "linked records: links, supersedes, depth",
     "vocabulary": "the names every interface uses for the same things",
     "errors": "exit codes, error and warning output",
@@ -32,10 +34,11 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 `recall` them verbatim, by keyword or by meaning: ranked, each hit with a score, a freshness
 signal and full metadata. Records are markdown files; the search index is derived.
 
-Verbs: remember, recall, sweep, forget, restore, overview, doctor, audit, import, export, migrate,
-index, watch, mcp, skills, completion, explain, demo; and the `memory-recall` command.
-Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness, traversal,
-vocabulary, errors. Run `eidetic explain TOPIC` for any of them, `eidetic explain` for the list.""",
+Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
+export, migrate, index, watch, mcp, skills, completion, explain, demo; and the `memory-recall`
+command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness,
+usage, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
+`eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
 argument (it starts with `{`; one that does not parse is an error, never a note), or NDJSON on
@@ -58,13 +61,57 @@ Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (
 `--case-sensitive`, `--filter KEY=VALUE` (typed; `KEY>=V`, `KEY<=V` for numbers and ISO dates),
 `--source S`, `--type T`, `--since DATE`, `--until DATE`, `--scope NAME`, `--visibility`,
 `--scope-only`, `--include-shadowed`, `--include-archived`, `--min-score S`, `--depth N`,
-`--max-nodes N`, `--explain`, `--no-record`, `--json`.
+`--max-nodes N`, `--explain`, `--no-record`, `--format table|text|markdown|json`, `--json`.
 Output: `{"query", "mode", "truncated", "embedder": {"model", "online"}, "items": [...]}`; every
-item has all record fields plus recall_count, last_recall, score, signal, tier, depth (and via,
-parent for linked records). `--explain` adds how each score was made, in every mode and for
-linked records (the text output says what the number means). The first semantic recall after
-a `--no-embed` remember or an import embeds the texts it lacks, once, with a progress bar on a
-terminal. See also: modes, scope, freshness, traversal.""",
+item has all record fields plus recall_count, last_recall, score, signal, tier, depth, path (the
+record's file on the files backend, else null) (and via, parent for linked records). `--explain`
+adds how each score was made, in every mode and for linked records (the text output says what
+the number means). The first semantic recall after a `--no-embed` remember or an import embeds
+the texts it lacks, once, with a progress bar on a terminal. When nothing matched but archived or
+shadowed records would have, `hidden` counts them and the text names the flag that shows them.
+See also: modes, scope, freshness, usage, traversal, formats.""",
+    "list": """# eidetic list
+The records your scope may see, newest write first, a page at a time; not a recall (no usage is
+counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
+`--since`, `--until`, `--scope`, `--visibility`, `--scope-only`, `--include-archived`,
+`--include-shadowed`. `--sort updated|created|recalled|name` (`--reverse` flips it; name sorts
+A to Z by the name, else the text), `--limit N` (default 50), `--offset N`.
+Output: a table on a terminal (id, type, name or first words, updated, recalls), `--format
+markdown`, or `--json`: `{"items": [...], "total": N}`, each item the record with recall_count,
+last_recall and path (its file on the files backend). Stores are merged in sort order; an id in
+an earlier store hides later copies you may see.""",
+    "show": """# eidetic show ID
+One record in full: every field and its whole text, its file (files backend) or its store (the
+database file; the server, without a password), its usage, the records it links to and that link
+to it, what it supersedes and what supersedes (and shadows) it. A link to a record you may not see
+reads `not found`, like a missing one; a missing id and one out of your scope give the same
+error. Not a recall. `--json` gives one object: the record, `recall_count`, `last_recall`,
+`path`, `store` `{"backend", "location"}` and `connections` `{"links_out", "links_in",
+"supersedes", "superseded_by"}`.""",
+    "edit": """# eidetic edit ID
+Opens the record in `$VISUAL`, else `$EDITOR`, else `vi`, as a markdown file with front matter
+(the files backend's format, on every backend). Your editor works on a private temporary copy:
+the store is not locked while it is open. On save the file is checked as `remember` checks input
+and written atomically, only if nobody changed the record meanwhile; an unchanged file changes
+nothing. The id and the lifecycle cannot be changed by editing (use remember, forget, restore);
+`updated` is set by the save. A refused edit is never lost: on a terminal you are offered to
+edit it again, otherwise the error names the file it is kept in; `--from FILE` starts from it.""",
+    "usage": """# What counts as a recall
+`recall_count` and `last_recall` count what a reader used, and feed the freshness signal.
+- exact and keyword: a primary hit counts (+1) when its score is at least half the best hit's.
+- approximate and hybrid: only the best hit counts; they always fill the top k, and counting an
+  unrelated tail would make it look fresh.
+- A linked record counts (0.5^depth) only when the hit it was reached from counts.
+- Browsing is not recalling: `list`, `show`, `memory-recall --type T` without words, and the MCP
+  resources `eidetic://records` and `eidetic://record/{id}` count nothing.
+- `--no-record` (MCP: `record: false`) counts nothing.
+docs/benchmarks.md has the measurements behind the rule.""",
+    "formats": """# Output formats
+`recall` and `list` take `--format`: `table` (the default on a terminal: columns fit its width,
+long cells end in an ellipsis), `text` (recall's default in a pipe: every field in full),
+`markdown`, `json` (the same as `--json`). Colour only on a terminal, never in a pipe, and not
+when `NO_COLOR` is set or `TERM=dumb`. Control characters in a record are shown as escapes, so a
+record can never drive your terminal.""",
     "modes": """# Recall modes
 - `exact`: case-insensitive substring; score = min(1, len(query) / len(text)); shortest first.
 - `keyword`: BM25 over stemmed words (stop words dropped); fields name, description, text and
@@ -150,8 +197,9 @@ access_bonus = min(0.5, recall_count * 0.05); age_factor = 1 / (1 + days_since_c
 staleness = days_since_last_recall * 0.01;
 signal = clamp((0.5 - staleness + access_bonus) * age_factor, 0, 1);
 score = raw_score * (1 + 0.25 * (signal - 0.5)). Undated, never-recalled records are not blended.
-Every recall adds 1 to each primary hit's recall_count (0.5^depth to linked records) in a
-per-user state database; record files are never rewritten by recall. `--no-record` skips it.""",
+A recall adds 1 to the recall_count of each primary hit it counts as used (0.5^depth to linked
+records; see: usage) in a per-user state database; record files are never rewritten by recall.
+`--no-record` skips it.""",
     "traversal": """# Linked records
 After the primary hits, recall follows `links` then `supersedes` breadth first, `--depth` hops
 (default 1; 0 = none), at most `--max-nodes` records (default 20). Scope, lifecycle flags and

@@ -17,9 +17,11 @@ from ..errors import EideticError, env_error, user_error
 from ..settings import Settings
 from . import (
     audit,
+    browse,
     completion,
     config,
     demo,
+    edit,
     explain,
     index,
     inspect,
@@ -38,6 +40,8 @@ from .stores import check_memory_dirs
 VERBS = (
     remember,
     recall,
+    browse,
+    edit,
     lifecycle,
     inspect,
     port,
@@ -138,7 +142,9 @@ def configure(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    wants_json = any(a == "--json" or a.startswith("--json=") for a in args_list)
+    wants_json = any(a == "--json" or a.startswith("--json=") or a == "--format=json" for a in args_list) or any(
+        a == "--format" and b == "json" for a, b in zip(args_list, args_list[1:])
+    )
     try:
         parser = build_parser()
         if not args_list:
@@ -148,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "verb", None):
             parser.print_help()
             return 0
+        if getattr(args, "format", None) == "json":  # the same as --json, for every message too
+            args.json = True
         args.settings = configure(args)
         check_backend(args.settings.backend)
         check_memory_dirs(args)

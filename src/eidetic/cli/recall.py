@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
 from .output import emit_json, emit_text, warn
+from .render import add_format
 from .stores import open_memory
 
 
@@ -18,6 +19,7 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument("query", nargs="?", default="", help=_help("text"))
     for option in query_options():
         add_option(parser, option)
+    add_format(parser, ("table", "text", "markdown", "json"), "text")
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -37,15 +39,16 @@ def _help(name: str) -> str:
     return next(f.metadata["help"] for f in fields(RecallQuery) if f.name == name)
 
 
-def add_option(parser: argparse.ArgumentParser, option) -> None:
-    """One ``RecallQuery`` field as a flag: booleans are switches (``--no-record`` turns a true
-    default off), tuples repeat, numbers are checked as the query checks them."""
+def add_option(parser: argparse.ArgumentParser, option, owner: type | None = None) -> None:
+    """One field of a query (``owner``: RecallQuery, or ListQuery) as a flag: booleans are
+    switches (``--no-record`` turns a true default off), tuples repeat, numbers are checked as
+    the query checks them."""
     from typing import get_args, get_type_hints
 
     from ..query import MODES, RecallQuery
 
     flag = option.metadata["flag"] or "--" + option.name.replace("_", "-")
-    kind = get_type_hints(RecallQuery)[option.name]
+    kind = get_type_hints(owner or RecallQuery)[option.name]
     base = next((t for t in get_args(kind) if t is not type(None)), kind)
     common = {"dest": option.name, "help": option.metadata["help"]}
     if kind is bool and option.default:  # a switch that turns a true default off
@@ -61,7 +64,7 @@ def add_option(parser: argparse.ArgumentParser, option) -> None:
             type=convert,
             default=None if option.name in ("mode", "top_k") else option.default,  # None: the settings'
             metavar=option.metadata["metavar"],
-            choices=MODES if option.name == "mode" else None,
+            choices=MODES if option.name == "mode" else option.metadata["choices"],
             **common,
         )
 
@@ -88,49 +91,22 @@ def _float(value: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from . import recall_output
+    from .render import Style, chosen_format, inert, terminal_width
+
+    shape = chosen_format(args, "text")
     with open_memory(args) as memory:
         result = memory.recall(query_from(args, args.query))
     for message in result.warnings:
         warn(message, args.json)
-    if args.json:
-        emit_json(result.to_dict())
+    bundle = result.to_dict()
+    if shape == "json":
+        emit_json(bundle)
+    elif shape == "text":
+        text = recall_output.render_text(bundle)
+        emit_text(inert(text) if sys.stdout.isatty() else text)
+    elif shape == "markdown":
+        emit_text(recall_output.render_markdown(bundle))
     else:
-        emit_text(render_text(result.to_dict()))
+        emit_text(recall_output.render_table(bundle, Style.for_stdout(args.settings), terminal_width()))
     return 0
-
-
-def render_text(bundle: dict) -> str:
-    online = "online" if bundle["embedder"]["online"] else "offline"
-    lines = [
-        f"query: {bundle['query']}  mode: {bundle['mode']}  "
-        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}",
-        "",
-    ]
-    if not bundle["items"]:
-        lines.append("(no results)")
-    for item in bundle["items"]:
-        via = f" via={item['via']} parent={item['parent']}" if item["tier"] == "traversal" else ""
-        lines.append(f"[{item['tier']} depth={item['depth']}{via}] id: {item['id']}")
-        lines.append(
-            f"score: {item['score']:.4f}  signal: {item['signal']:.3f}  "
-            f"type: {item['type']}  scope: {item['scope']['name']}/{item['scope']['visibility']}"
-            f"  lifecycle: {item['lifecycle']}"
-        )
-        if item.get("name"):
-            lines.append(f"name: {item['name']}")
-        if item.get("description"):
-            lines.append(f"description: {item['description']}")
-        lines.append(f"text: {item['text']}")
-        lines.append(
-            f"created: {item['created']}  recalled: {item['recall_count']}x"
-            + (f", last {item['last_recall']}" if item["last_recall"] else "")
-        )
-        for key, value in item["metadata"].items():
-            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            lines.append(f"  {key}: {shown}")
-        if item.get("explain"):
-            from .score_text import explain_lines
-
-            lines += ["  explain: " + line for line in explain_lines(item["explain"], item["score"])]
-        lines.append("")
-    return "\n".join(lines).rstrip("\n")

@@ -24,6 +24,7 @@ class Dialect(ABC):
     mark: str  # a parameter
     path: str  # the record's file (a folder index's relative path), or NULL where records have none
     by_length: str  # what follows ``FROM <table> d`` in a shortest-first walk (an index hint, or nothing)
+    no_limit: Any  # LIMIT's parameter that means no limit
 
     def marks(self, n: int) -> str:
         return ",".join([self.mark] * n)
@@ -52,6 +53,11 @@ class Dialect(ABC):
     @abstractmethod
     def json(self, value: Any) -> Any:
         """A JSON column's value as Python data."""
+
+    @abstractmethod
+    def links_hold(self) -> str:
+        """The condition (over the docs table, not aliased) that a record's links name the next
+        parameter."""
 
     def text_contains(self, query: str, case_sensitive: bool) -> tuple[str, str]:
         """The condition that a record's text contains ``query``, and its parameter."""
@@ -91,8 +97,14 @@ class Sqlite(Dialect):
     def ordered(self, column: str) -> str:
         return column  # BINARY, SQLite's default
 
+    no_limit = -1
+
     def json(self, value: Any) -> Any:
         return json.loads(value)
+
+    def links_hold(self) -> str:
+        # ``links <> '[]'`` as written: the partial index docs_linking holds only records with links
+        return "links <> '[]' AND EXISTS (SELECT 1 FROM json_each(links) WHERE json_each.value = ?)"
 
     def text_contains(self, query: str, case_sensitive: bool) -> tuple[str, str]:
         if case_sensitive or query.isascii():
@@ -127,8 +139,13 @@ class Postgres(Dialect):
     def ordered(self, column: str) -> str:
         return f'{column} COLLATE "C"'
 
+    no_limit = None
+
     def json(self, value: Any) -> Any:
         return value  # the session decodes json columns (``connection.Session``)
+
+    def links_hold(self) -> str:
+        return "links @> jsonb_build_array(%s::text)"  # the GIN index eidetic_docs_links answers it
 
 
 SQLITE = Sqlite()

@@ -15,13 +15,27 @@ from pathlib import Path
 
 from ..errors import env_error
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 
 # The sqlite backend logs each dropped doc (with what its keyword entry and its thread
 # neighbours' need), in the transaction that drops it: every cache folder's keyword index
 # catches up from this log, whichever process made the change. A files store does not use it.
 DROPPED = """CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL,
     partition TEXT NOT NULL, thread_key TEXT, thread_order TEXT)"""
+
+# A listing's sort keys (``docsql.listing``), in order: a page of the newest records is read
+# from the front of an index, not sorted out of the whole table. Each also holds what the scope
+# rule reads, so the planner walks it whatever the records' size; the first holds the column
+# filters too, so counting what a caller may see reads only it. The last two find the records
+# that name one (``show``'s links in) without reading every row.
+_ADMITTED = "id, visibility, lifecycle, scope, winner"
+LISTING = f"""
+CREATE INDEX IF NOT EXISTS docs_updated ON docs(coalesce(updated, nullif(created, 'date-unknown'), ''), {_ADMITTED},
+    type, source, created_ts);
+CREATE INDEX IF NOT EXISTS docs_created ON docs(coalesce(created_ts, -1e300), {_ADMITTED});
+CREATE INDEX IF NOT EXISTS docs_name ON docs(lower(substr(coalesce(name, text), 1, 32)), {_ADMITTED});
+CREATE INDEX IF NOT EXISTS docs_supersedes ON docs(supersedes) WHERE supersedes IS NOT NULL;
+CREATE INDEX IF NOT EXISTS docs_linking ON docs(doc) WHERE links <> '[]'"""
 
 SCHEMA = (
     """
@@ -49,6 +63,8 @@ CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
 """
     + DROPPED
     + ";"
+    + LISTING
+    + ";"
 )
 
 # Upgrades of a database that is the store, from each old schema version to the next. A change
@@ -61,6 +77,8 @@ MIGRATIONS: dict[str, tuple[str, str]] = {  # from version -> (to version, SQL s
         DROPPED + ";DELETE FROM meta WHERE key='keyword_pending'"
         ";INSERT OR REPLACE INTO meta VALUES('change', lower(hex(randomblob(16))))",
     ),
+    # 12: indexes for listings by last write, creation and name
+    "11": ("12", LISTING),
 }
 
 

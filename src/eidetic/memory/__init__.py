@@ -5,6 +5,8 @@
   (``ranked``, ``fields_mode``), linked records and usage;
 - ``writes``: validate, decide under the locks, write, shadow, embed (``embedding``);
 - ``curation``: one record by id, forget/restore/purge, the sweep rules;
+- ``browse``: listings and one record with its connections (never counted as recalls);
+- ``editing``: one record as a markdown file a person edits, read back as remember input;
 - ``health``: overview, doctor, audit, index status.
 
 Data flow of a recall: query -> each store's index (synced with its files; scope, lifecycle and
@@ -29,11 +31,13 @@ from ..ranking import fields
 from ..ranking.access import Access
 from ..records import Record
 from ..settings import Settings
-from ..results import DoctorReport, RecallResult, RememberResult, StoreOverview, SweepReport
+from ..listing import ListQuery
+from ..results import DoctorReport, ListResult, RecallResult, RecordView, RememberResult, StoreOverview, SweepReport
 from ..stores.base import BACKENDS, RecordStore
 from ..timeutil import now_utc
 from ..usage import UsageState
-from . import health
+from . import editing, health
+from .browse import Browse
 from .curation import Curation
 from .embedding import Embedding
 from .recall import Recall
@@ -85,6 +89,7 @@ class Memory:
         self._recall = Recall(self._stores, self._embedding)
         self._writes = Writes(self._stores, self._embedding)
         self._curation = Curation(self._stores, self._writes)
+        self._browse = Browse(self._stores, self._curation)
 
     @classmethod
     def open(
@@ -189,6 +194,47 @@ class Memory:
         elif options:
             raise TypeError("give options in the RecallQuery, not beside it")
         return self._recall.run(query.with_access_defaults(self.settings))
+
+    # -- browsing and editing (never counted as recalls) -----------------------------------
+
+    def list_records(self, query: ListQuery | None = None, **options: Any) -> ListResult:
+        """A page of the records the caller may see, in an order (a :class:`ListQuery`, or its
+        fields as keywords: ``types``, ``filters``, ``scope``, ``sort``, ``limit``, ...), and
+        how many match in all."""
+        if query is None:
+            query = ListQuery(**options)
+        elif options:
+            raise TypeError("give options in the ListQuery, not beside it")
+        return self._browse.listing(query.with_access_defaults(self.settings))
+
+    def show(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> RecordView:
+        """One record with its usage, where it lives and its connections both ways; a missing
+        and an out-of-scope id give the same error."""
+        return self._browse.show(rid, self.access(scope, visibility))
+
+    def save_edit(
+        self,
+        original: Record,
+        text: str,
+        *,
+        scope: str | None = None,
+        visibility: str | None = None,
+        embed: bool = True,
+    ) -> RememberResult:
+        """Save an edit of ``original`` (``text``: the markdown file of
+        :func:`~eidetic.memory.editing.edit_text`, changed): checked as remember checks input,
+        written only if the record is still stored as ``original`` was."""
+        access = self.access(scope, visibility)
+        raw = editing.edited_input(text, original)
+        batch = validate(
+            [("the edited record", raw)],
+            original.scope.name,
+            original.scope.visibility,
+            None,
+            access,
+            self.settings.max_text_bytes,
+        )
+        return self._writes.remember(batch, now_utc(), embed, expected=original)
 
     # -- one record, lifecycle -------------------------------------------------------------
 

@@ -90,9 +90,10 @@ def _hits(
     records = records_of(stores, [(store, doc) for _, _, store, doc, *_ in scored])
     hits = []
     for value, _, store, doc, breakdown, (count, last), path in scored:
-        record = records.get((store.key, doc))
-        if record is None:  # rewritten by another writer since it was scored
+        found = records.get((store.key, doc))
+        if found is None:  # rewritten by another writer since it was scored
             continue
+        record = found[0]
         hit = Hit(
             record=record,
             score=value,

@@ -72,7 +72,7 @@ def _with_records(
         records = records_of(stores, [(store, doc) for store, doc, _, _ in batch])
         for store, doc, hit, raw in batch:
             if (store.key, doc) in records:
-                hit.record = records[store.key, doc]
+                hit.record, hit.path = records[store.key, doc]
                 out.append((hit, raw, doc))
     return out
 

@@ -8,15 +8,16 @@ keyword ranking, and say so, when no embedder answers.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from ..embed import Embedder
 from ..errors import ENV_ERROR, EideticError
 from ..query import RecallQuery
-from ..ranking import fields, freshness, fusion, traverse
+from ..ranking import fields, freshness, fusion, reinforce, traverse
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record
@@ -61,8 +62,8 @@ class Recall:
     def run(self, query: RecallQuery) -> RecallResult:
         """Primary hits are the top ``top_k`` after scope, lifecycle and filters; then records
         reached through ``links``/``supersedes`` up to ``depth`` hops (at most ``max_nodes``),
-        under the same rules at every hop. Each primary hit's usage grows by 1, each reached
-        record's by 0.5^depth, unless ``query.record`` is False."""
+        under the same rules at every hop. The hits a reader used (``ranking.reinforce``) have
+        their usage bumped, unless ``query.record`` is False."""
         run = _Run(query, query.access(), query.filter_set(), query.now or now_utc())
         result = RecallResult(query.text, query.mode, [])
         engine = self.ENGINES[query.mode]
@@ -83,14 +84,26 @@ class Recall:
                 if exc.code != ENV_ERROR:
                     raise
                 result.warnings.append(f"semantic recall failed ({exc.message}); {query.mode} ranks by keyword only")
-                result.embedder_online = False
+                result.embedder_online, engine = False, "lexical"
         if hits is None:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
-        if query.record and result.items:
-            _bump_usage(run.stores, result.items, run.now)
+        if query.record and not query.browse and result.items:  # browsing a type reads nothing in particular
+            _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
+        if not result.items:
+            result.hidden = self._hidden(query)
         return result
+
+    def _hidden(self, query: RecallQuery) -> dict[str, int]:
+        """Nothing matched: how many archived or shadowed records would have (of the top k, as
+        the caller may see them), so the answer can name the flag that shows them."""
+        if query.include_archived and query.include_shadowed:
+            return {}
+        wider = replace(query, record=False, depth=0, explain=False, include_archived=True, include_shadowed=True)
+        found = self.run(wider).items
+        shown = query.access().lifecycles()
+        return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
 
     def _lexical(self, run: _Run) -> list[Hit]:
         """exact (substring, shortest text first) or keyword (BM25), read page by page."""
@@ -180,6 +193,7 @@ class Recall:
     def _traverse(self, run: _Run, hits: list[Hit]) -> tuple[list[Hit], bool]:
         """Records linked to the hits (``ranking.traverse``), scored half their parent's."""
         where: dict[str, RecordStore] = {}
+        paths: dict[str, str | None] = {}
 
         def fetch(ids: Iterable[str]) -> dict[str, Record]:
             found: dict[str, Record] = {}
@@ -189,6 +203,7 @@ class Recall:
                     if run.access.can_serve(item.record.scope):
                         found[rid] = item.record
                         where[rid] = store
+                        paths[rid] = store.file_of(item)
             return found
 
         def admits(candidate: Record) -> bool:
@@ -216,6 +231,7 @@ class Recall:
                 via=node.via,
                 parent=node.parent,
                 store=where[node.record.id].key,
+                path=paths[node.record.id],
             )
             if run.query.explain:
                 hit.explain = explain.reached(hit, scores[node.parent])
@@ -223,12 +239,12 @@ class Recall:
         return reached, walk.truncated
 
 
-def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime) -> None:
-    """Each primary hit's recall count grows by 1, a reached record's by 0.5^depth."""
+def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime, best_only: bool) -> None:
+    """The hits a reader used (``ranking.reinforce``; ``best_only`` for a semantic ranking)
+    grow: a primary hit by 1, a reached record by 0.5^depth."""
     by_key = {store.key: store for store in stores}
     amounts: dict[str, dict[str, float]] = {}
-    for hit in items:
-        per_store = amounts.setdefault(hit.store, {})
-        per_store[hit.record.id] = per_store.get(hit.record.id, 0.0) + traverse.DECAY**hit.depth
+    for (key, rid), amount in reinforce.used(items, best_only=best_only).items():
+        amounts.setdefault(key, {})[rid] = amount
     for key, per_store in amounts.items():
         by_key[key].bump_usage(per_store, format_ts(now))

@@ -127,14 +127,18 @@ class StoreSet:
         return out
 
 
-def records_of(stores: list[RecordStore], hits: list[tuple[RecordStore, int]]) -> dict[tuple[str, int], Record]:
-    """(store key, doc) -> record for these hits: one lookup per store that has any, not one
-    per hit (a round trip each on postgres)."""
-    records: dict[tuple[str, int], Record] = {}
+def records_of(
+    stores: list[RecordStore], hits: list[tuple[RecordStore, int]]
+) -> dict[tuple[str, int], tuple[Record, str | None]]:
+    """(store key, doc) -> (record, its file or None) for these hits: one lookup per store that
+    has any, not one per hit (a round trip each on postgres)."""
+    records: dict[tuple[str, int], tuple[Record, str | None]] = {}
     for store in stores:
         docs = [doc for owner, doc in hits if owner is store]
         if docs:
-            records.update(((store.key, doc), item.record) for doc, item in store.by_docs(docs).items())
+            records.update(
+                ((store.key, doc), (item.record, store.file_of(item))) for doc, item in store.by_docs(docs).items()
+            )
     return records
 
 

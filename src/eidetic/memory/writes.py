@@ -69,14 +69,20 @@ class Writes:
         self.stores = stores
         self.embedding = embedding
 
-    def remember(self, batch: Batch, now: datetime, embed: bool) -> RememberResult:
-        """Upsert a validated batch; with ``embed``, compute the new texts' vectors now."""
+    def remember(self, batch: Batch, now: datetime, embed: bool, expected: Record | None = None) -> RememberResult:
+        """Upsert a validated batch; with ``embed``, compute the new texts' vectors now.
+        ``expected``: a record the batch replaces (an edit), which must still be stored as it
+        was, checked under the locks: a concurrent change is never overwritten."""
         if not batch:
             return RememberResult([], [])
         stamp = format_ts(now)
-        result = self._locked(
-            batch, lambda decided, existing: self._decide(batch, decided, existing, stamp), also=self._shadow_stores
-        )
+
+        def decide(decided: dict[str, RecordStore], existing: Located) -> RememberResult:
+            if expected is not None:
+                _check_unchanged(expected, existing)
+            return self._decide(batch, decided, existing, stamp)
+
+        result = self._locked(batch, decide, also=self._shadow_stores)
         if embed and result.ids:
             self._embed(result, batch)
         return result
@@ -278,6 +284,17 @@ def _updated(
     if merged.content_key() != old.content_key() or merged.created != old.created:
         merged = merged.with_changes(updated=stamp)
     return store, item, merged
+
+
+def _check_unchanged(expected: Record, existing: Located) -> None:
+    found = existing.get(expected.id)
+    current = found[0].current(found[1]) if found is not None else None
+    state = (expected.content_key(), expected.created, expected.lifecycle)
+    if current is None or (current.content_key(), current.created, current.lifecycle) != state:
+        raise user_error(
+            f"record {expected.id!r} changed (or went) while it was being edited; nothing was saved",
+            f"see it with 'eidetic show {expected.id}', then edit it again",
+        )
 
 
 def _settle(entries: list[dict[str, Any]], final: Final, written: set[str]) -> None:

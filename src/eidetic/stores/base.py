@@ -17,13 +17,15 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from ..docsql.listing import Listed
 from ..docsql.rows import IndexedRecord
 from ..docsql.searches import FieldsRow
+from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
 
-__all__ = ["BACKENDS", "FieldsRow", "IndexedRecord", "RecordStore"]  # FieldsRow, IndexedRecord: from docsql
+__all__ = ["BACKENDS", "FieldsRow", "IndexedRecord", "Listed", "RecordStore"]  # all but RecordStore: from docsql
 
 BACKENDS = ("files", "sqlite", "postgres")
 
@@ -108,6 +110,20 @@ class RecordStore(Protocol):
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
         """Records containing any term (lower-cased substring) in name, description or text;
         all admitted records when ``terms`` is empty."""
+
+    def listing(
+        self,
+        access: Access,
+        filters: Filters,
+        order: Order,
+        limit: int | None,
+        offset: int = 0,
+        refers_to: str | None = None,
+    ) -> tuple[list[Listed], int]:
+        """One page of the records ``access`` admits (scope, lifecycle) that pass ``filters``,
+        as (doc, id, sort key) in ``order`` (``docsql.listing``: the keys of several stores
+        compare as their SQL ordered them), and how many there are in all. ``limit`` None:
+        every one. ``refers_to``: only records whose ``links`` or ``supersedes`` name this id."""
 
     # -- vectors ---------------------------------------------------------------------------
 

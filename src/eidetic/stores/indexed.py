@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ..docsql.listing import Join, Listed, listing
 from ..index.database import RecordDatabase
 from ..index.searches import RecordSearches
+from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Scope
@@ -74,6 +76,29 @@ class IndexedStore:
 
     def fields_candidates(self, terms: list[str], access: Access, filters: Filters) -> list[FieldsRow]:
         return self.search.fields_candidates(terms, access, filters)
+
+    def listing(
+        self,
+        access: Access,
+        filters: Filters,
+        order: Order,
+        limit: int | None,
+        offset: int = 0,
+        refers_to: str | None = None,
+    ) -> tuple[list[Listed], int]:
+        usage = self._usage_join() if order.sort == "recalled" else None
+        admission = self.search.admission(access, filters)
+        return listing(self.index, admission, order, limit, offset, usage, refers_to)
+
+    def _usage_join(self) -> Join | None:
+        """The per-user usage state attached to the record database, to sort by recall counts
+        (None when nothing was ever recalled: a read never creates it)."""
+        if not self._usage.path.is_file():
+            return None
+        conn = self.index.conn
+        if "usage_state" not in {row[1] for row in conn.execute("PRAGMA database_list")}:
+            conn.execute("ATTACH DATABASE ? AS usage_state", (str(self._usage.path),))
+        return "LEFT JOIN usage_state.usage u ON u.store = ? AND u.id = d.id", [self.key]
 
     # -- vectors ---------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from ...errors import env_error
 if TYPE_CHECKING:
     from .connection import Session
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Advisory lock keys (any bigint; these spell "eidetic" + a purpose in their low bytes).
 SCHEMA_LOCK = 0x6569_6465_7469_6301  # migrations
 WRITE_LOCK = 0x6569_6465_7469_6302  # transactions changing records or keyword entries: docs number in commit order
@@ -89,6 +89,22 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     # backends. Facets are matched in Python, so no jsonb operator is lost. Rows written before
     # keep their (already normalised) values. Links are strings only, which jsonb keeps as given.
     (3, ["ALTER TABLE eidetic_docs ALTER COLUMN metadata TYPE json USING metadata::json"]),
+    # A listing's sort keys (``docsql.listing``: the expressions must stay those), so a page is
+    # read from the front of an index (the first also holds what a count of the admitted reads);
+    # and what finds the records that name one (links in).
+    (
+        4,
+        [
+            "CREATE INDEX eidetic_docs_updated ON eidetic_docs "
+            "((coalesce(updated, nullif(created, 'date-unknown'), '') COLLATE \"C\"), (id COLLATE \"C\")) "
+            "INCLUDE (visibility, lifecycle, scope, type, source, created_ts)",
+            'CREATE INDEX eidetic_docs_created ON eidetic_docs ((coalesce(created_ts, -1e300)), (id COLLATE "C"))',
+            "CREATE INDEX eidetic_docs_name ON eidetic_docs "
+            '((lower(substr(coalesce(name, text), 1, 32) COLLATE "C")), (id COLLATE "C"))',
+            "CREATE INDEX eidetic_docs_supersedes ON eidetic_docs(supersedes) WHERE supersedes IS NOT NULL",
+            "CREATE INDEX eidetic_docs_links ON eidetic_docs USING gin (links jsonb_path_ops)",
+        ],
+    ),
 ]
 
 

@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ...docsql.listing import Join, Listed, listing
 from ...docsql.lookups import Lookups
 from ...docsql.searches import DocSearches
+from ...listing import Order
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from ...records import Record, Scope
@@ -132,6 +134,21 @@ class PostgresStore:
         return self._docs.count(access) if self._ready() else 0
 
     # -- search ------------------------------------------------------------------------------
+
+    @guarded
+    def listing(
+        self,
+        access: Access,
+        filters: Filters,
+        order: Order,
+        limit: int | None,
+        offset: int = 0,
+        refers_to: str | None = None,
+    ) -> tuple[list[Listed], int]:
+        if not self._schema.ensure(create=False):
+            return [], 0
+        usage: Join = ("LEFT JOIN eidetic_usage u ON u.id = d.id", [])
+        return listing(self._session, self._searches.admission(access, filters), order, limit, offset, usage, refers_to)
 
     def first_page(self, top_k: int) -> int:
         """Small: the exact BM25 below scores more candidates the deeper a page reaches."""

@@ -1,0 +1,122 @@
+"""How ``eidetic recall`` prints a result (the JSON of :class:`~eidetic.results.RecallResult`):
+a table (a terminal's default), text with every field in full (a pipe's default, which agents
+read), or markdown."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .render import Column, Style, count, inert, markdown_table, no_results, one_line, table
+
+
+def render_text(bundle: dict[str, Any]) -> str:
+    """Every field of every hit, the text in full."""
+    online = "online" if bundle["embedder"]["online"] else "offline"
+    lines = [
+        f"query: {bundle['query']}  mode: {bundle['mode']}  "
+        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}",
+        "",
+    ]
+    if not bundle["items"]:
+        lines.append(no_results(bundle.get("hidden", {})))
+    for item in bundle["items"]:
+        via = f" via={item['via']} parent={item['parent']}" if item["tier"] == "traversal" else ""
+        lines.append(f"[{item['tier']} depth={item['depth']}{via}] id: {item['id']}")
+        lines.append(
+            f"score: {item['score']:.4f}  signal: {item['signal']:.3f}  "
+            f"type: {item['type']}  scope: {item['scope']['name']}/{item['scope']['visibility']}"
+            f"  lifecycle: {item['lifecycle']}"
+        )
+        if item.get("name"):
+            lines.append(f"name: {item['name']}")
+        if item.get("description"):
+            lines.append(f"description: {item['description']}")
+        lines.append(f"text: {item['text']}")
+        lines.append(
+            f"created: {item['created']}  recalled: {item['recall_count']}x"
+            + (f", last {item['last_recall']}" if item["last_recall"] else "")
+        )
+        if item.get("path"):
+            lines.append(f"path: {item['path']}")
+        for key, value in item["metadata"].items():
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            lines.append(f"  {key}: {shown}")
+        if item.get("explain"):
+            from .score_text import explain_lines
+
+            lines += ["  explain: " + line for line in explain_lines(item["explain"], item["score"])]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
+def _rank(item: dict[str, Any], number: int) -> str:
+    return str(number) if item["tier"] == "primary" else f"->{item['depth']}"
+
+
+def _label(item: dict[str, Any]) -> str:
+    """A hit's name, else the start of its text, marked when not active."""
+    label = one_line(item.get("name") or item["text"])
+    return label if item["lifecycle"] == "active" else f"[{item['lifecycle']}] {label}"
+
+
+def _numbered(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    ranks, number = [], 0
+    for item in items:
+        number += item["tier"] == "primary"
+        ranks.append((_rank(item, number), item))
+    return ranks
+
+
+def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str:
+    """One row per hit: rank (linked records: ->depth), score, id, type, name or text, recalls."""
+    if not bundle["items"]:
+        return no_results(bundle.get("hidden", {}))
+    columns = [
+        Column("#", right=True),
+        Column("SCORE", right=True, style=("green",)),
+        Column("ID", least=8, style=("cyan",)),
+        Column("TYPE", least=4),
+        Column("NAME / TEXT", least=12),
+        Column("RECALLS", right=True, style=("dim",)),
+    ]
+    rows = [
+        [
+            rank,
+            f"{item['score']:.3f}",
+            one_line(item["id"]),
+            one_line(item["type"]),
+            _label(item),
+            count(item["recall_count"]),
+        ]
+        for rank, item in _numbered(bundle["items"])
+    ]
+    online = "online" if bundle["embedder"]["online"] else "offline"
+    footer = style(f"{bundle['mode']}, embedder {online}" + (", truncated" if bundle["truncated"] else ""), "dim")
+    return table(columns, rows, width, style) + "\n" + footer
+
+
+def render_markdown(bundle: dict[str, Any]) -> str:
+    """A section per hit with its facts and its whole text, as a quote."""
+    if not bundle["items"]:
+        return no_results(bundle.get("hidden", {}))
+    out = []
+    for rank, item in _numbered(bundle["items"]):
+        via = f" (via {item['via']} from `{item['parent']}`)" if item["tier"] == "traversal" else ""
+        out.append(f"### {rank}. `{one_line(item['id'])}`{via}")
+        out.append("")
+        facts = [
+            ("score", f"{item['score']:.4f}"),
+            ("type", item["type"]),
+            ("name", item.get("name")),
+            ("scope", f"{item['scope']['name']}/{item['scope']['visibility']}"),
+            ("lifecycle", item["lifecycle"]),
+            ("created", item["created"]),
+            ("recalled", f"{count(item['recall_count'])}x"),
+            ("path", item.get("path")),
+        ]
+        out.append(markdown_table([k for k, v in facts if v], [[one_line(str(v)) for _, v in facts if v]]))
+        out.append("")
+        out.extend("> " + inert(line) for line in item["text"].splitlines())
+        out.append("")
+    return "\n".join(out).rstrip("\n")
