@@ -59,11 +59,12 @@ class Recall:
         self.stores = stores
         self.embedding = embedding
 
-    def run(self, query: RecallQuery) -> RecallResult:
+    def run(self, query: RecallQuery, synced: list[RecordStore] | None = None) -> RecallResult:
         """Primary hits are the top ``top_k`` after scope, lifecycle and filters; then records
         reached through ``links``/``supersedes`` up to ``depth`` hops (at most ``max_nodes``),
         under the same rules at every hop. The hits a reader used (``ranking.reinforce``) have
-        their usage bumped, unless ``query.record`` is False."""
+        their usage bumped, unless ``query.record`` is False. ``synced``: stores already caught
+        up by this recall (a second look at them need not check their files again)."""
         run = _Run(query, query.access(), query.filter_set(), query.now or now_utc())
         result = RecallResult(query.text, query.mode, [])
         engine = self.ENGINES[query.mode]
@@ -75,7 +76,7 @@ class Recall:
             else:
                 result.embedder_model, result.embedder_online = run.embedder.name, True
                 run.query_vector = self.embedding.query(run.embedder, query.text)  # meanwhile: the stores
-        run.stores = self.stores.synced(result.warnings)
+        run.stores = synced if synced is not None else self.stores.synced(result.warnings)
         hits = None
         if engine == "semantic":
             try:
@@ -92,16 +93,16 @@ class Recall:
         if query.record and not query.browse and result.items:  # browsing a type reads nothing in particular
             _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
         if not result.items:
-            result.hidden = self._hidden(query)
+            result.hidden = self._hidden(query, run.stores)
         return result
 
-    def _hidden(self, query: RecallQuery) -> dict[str, int]:
+    def _hidden(self, query: RecallQuery, synced: list[RecordStore]) -> dict[str, int]:
         """Nothing matched: how many archived or shadowed records would have (of the top k, as
         the caller may see them), so the answer can name the flag that shows them."""
         if query.include_archived and query.include_shadowed:
             return {}
         wider = replace(query, record=False, depth=0, explain=False, include_archived=True, include_shadowed=True)
-        found = self.run(wider).items
+        found = self.run(wider, synced).items
         shown = query.access().lifecycles()
         return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
 
