@@ -152,9 +152,14 @@ def compare(args: argparse.Namespace) -> dict:
             "new": args.new,
             "machine": machine(),
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-            "p50_ms": {name: {m: round(pct(spent[name][m], 50), 2) for m in MODES} for name in trees},
         }
-        result["new_over_old"] = {m: round(result["p50_ms"]["new"][m] / result["p50_ms"]["old"][m], 3) for m in MODES}
+        for kind, column in (("p50_ms", 0), ("cpu_p50_ms", 1)):
+            result[kind] = {
+                name: {m: round(pct([s[column] for s in spent[name][m]], 50), 2) for m in MODES} for name in trees
+            }
+            result[f"new_over_old_{kind}"] = {
+                m: round(result[kind]["new"][m] / result[kind]["old"][m], 3) for m in MODES
+            }
         return result
     finally:
         for proc in workers.values():
