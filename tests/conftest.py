@@ -34,6 +34,17 @@ class Run:
         return json.loads(self.err.strip().splitlines()[-1])
 
 
+def ndjson(*records: dict) -> str:
+    """Records as NDJSON, one JSON object a line, as remember and import read them."""
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def ids(run: Run) -> list[str]:
+    """The ids of a succeeded ``--json`` run's items, in order."""
+    assert run.code == 0, run.err
+    return [item["id"] for item in run.json["items"]]
+
+
 @pytest.fixture
 def env(tmp_path, monkeypatch):
     home = tmp_path / "home"

@@ -10,14 +10,7 @@ from pathlib import Path
 import pytest
 
 from eidetic.settings import Settings
-
-
-def ndjson(*records):
-    return "\n".join(json.dumps(r) for r in records) + "\n"
-
-
-def ids(run):
-    return [item["id"] for item in run.json["items"]]
+from conftest import ndjson, ids
 
 
 @pytest.fixture

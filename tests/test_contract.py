@@ -18,15 +18,7 @@ from eidetic.stores.base import RecordStore
 from eidetic.stores.markdown import MarkdownStore
 from eidetic.stores.postgres import PostgresStore
 from eidetic.stores.sqlite import SqliteStore
-
-
-def ndjson(*records):
-    return "".join(json.dumps(r) + "\n" for r in records)
-
-
-def ids(run):
-    assert run.code == 0, run.err
-    return [item["id"] for item in run.json["items"]]
+from conftest import ndjson, ids
 
 
 CORPUS = (

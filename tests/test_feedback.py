@@ -7,16 +7,12 @@ import json
 import os
 
 import pytest
-from conftest import rec
+from conftest import ndjson, rec
 from terminal import run_in_terminal
 
 from eidetic.cli.main import build_parser
 from eidetic.index import database
 from eidetic.stores import folder_index
-
-
-def ndjson(*records) -> str:
-    return "".join(json.dumps(r) + "\n" for r in records)
 
 
 NOTES = ndjson(*({"id": f"n{i}", "text": f"deploy note number {i} about the {i % 7} servers"} for i in range(70)))

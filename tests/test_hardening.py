@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import rec, run_process
+from conftest import ids, ndjson, rec, run_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,15 +21,6 @@ from eidetic.errors import EideticError
 from eidetic.memory import Memory
 from eidetic.records import MAX_NESTING, MAX_VALUES, DEFAULT_SCOPE, record_from_input
 from eidetic.stores.folder import RecordFolder
-
-
-def ndjson(*records):
-    return "".join(json.dumps(r) + "\n" for r in records)
-
-
-def ids(run):
-    assert run.code == 0, run.err
-    return [item["id"] for item in run.json["items"]]
 
 
 # -- 1. a bad record file costs one record ----------------------------------------------------

@@ -6,18 +6,9 @@ import time
 
 import pytest
 
-from conftest import rec
+from conftest import ids, ndjson, rec
 
 from eidetic.stores.folder import RecordFolder
-
-
-def ndjson(*records):
-    return "".join(json.dumps(r) + "\n" for r in records)
-
-
-def ids(run):
-    assert run.code == 0, run.err
-    return [item["id"] for item in run.json["items"]]
 
 
 def hand_write(path, text):

@@ -3,17 +3,12 @@ lifecycle, dates and usage; idempotently; and the two stores then answer recalls
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import fresh_database
+from conftest import fresh_database, ndjson
 
 PAIRS = [("files", "sqlite"), ("sqlite", "files"), ("files", "postgres"), ("postgres", "sqlite")]
-
-
-def ndjson(*records):
-    return "".join(json.dumps(r) + "\n" for r in records)
 
 
 def _location(kind: str, env, request, tag: str) -> list[str]:

@@ -3,11 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import rec
-
-
-def ndjson(*records):
-    return "".join(json.dumps(r) + "\n" for r in records)
+from conftest import ids, ndjson, rec
 
 
 @pytest.fixture
@@ -26,11 +22,6 @@ def corpus(cli, store):
     )
     assert run.code == 0, run.err
     return store
-
-
-def ids(run):
-    assert run.code == 0, run.err
-    return [item["id"] for item in run.json["items"]]
 
 
 def test_exact_is_case_insensitive_and_scores_coverage(cli, corpus):

@@ -11,7 +11,7 @@ import tempfile
 import textwrap
 
 import pytest
-from conftest import rec, snapshot
+from conftest import ndjson, rec, snapshot
 from terminal import run_on_terminal
 
 from eidetic import Memory
@@ -20,10 +20,6 @@ from eidetic.records import Record
 from eidetic.results import Hit
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def ndjson(*records):
-    return "".join(json.dumps(r) + "\n" for r in records)
 
 
 @pytest.fixture

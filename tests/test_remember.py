@@ -4,7 +4,7 @@ import json
 import os
 
 import pytest
-from conftest import rec, snapshot
+from conftest import ndjson, rec, snapshot
 
 from eidetic import Memory
 from eidetic.frontmatter import parse
@@ -18,10 +18,6 @@ def postgres_password_dsn(backend):
     from psycopg.conninfo import make_conninfo
 
     return make_conninfo(os.environ["EIDETIC_PG_DSN"], password="s3cret-pw")
-
-
-def ndjson(*records):
-    return "".join(json.dumps(r) + "\n" for r in records)
 
 
 def test_remember_one_json_argument(cli, store):
