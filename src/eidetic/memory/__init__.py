@@ -170,8 +170,8 @@ class Memory:
         vectors now (else at the first recall that needs them). ``writer`` confines the batch to
         scopes it may read (an MCP session)."""
         items = records.lines if isinstance(records, NdjsonLines) else labelled(records)
-        scope, visibility = scope or self.settings.scope, visibility or self.settings.visibility
-        batch = validate(items, scope, visibility, added_by, writer, self.settings.max_text_bytes)
+        default_scope = self.access(scope, visibility).scope
+        batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes)
         return self._writes.remember(batch, now or now_utc(), embed)
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
@@ -228,8 +228,7 @@ class Memory:
         raw = editing.edited_input(text, original)
         batch = validate(
             [("the edited record", raw)],
-            original.scope.name,
-            original.scope.visibility,
+            original.scope,
             None,
             access,
             self.settings.max_text_bytes,

@@ -33,15 +33,14 @@ Usage = tuple[float, "str | None"]
 
 def validate(
     items: Iterable[tuple[str, Any]],
-    scope: str | None,
-    visibility: str | None,
+    default_scope: Scope,
     added_by: str | None,
     writer: Access | None = None,
     limit: int = DEFAULT_MAX_TEXT_BYTES,
 ) -> Batch:
     """Every (label, raw record) checked before anything is written; an error names its label.
-    ``writer`` confines the batch to scopes it may read; ``limit`` is the largest text in bytes."""
-    default_scope = Access.of(scope, visibility).scope
+    ``default_scope`` is for records that name none; ``writer`` confines the batch to scopes it
+    may read; ``limit`` is the largest text in bytes."""
     nick = added_by if added_by is not None else culture_nick()
     batch: Batch = []
     for label, raw in items:
