@@ -78,11 +78,16 @@ class Session:
             )
         return wanted
 
+    async def call(self, work: Callable[[], T]) -> T:
+        """``work()`` on the worker thread: every call into this ``Memory``, from MCP tools and
+        from the web viewer's pages alike, runs there, one at a time."""
+        return await asyncio.wrap_future(self._worker.submit(work))
+
     async def run(self, work: Callable[[], T], failure: type[Exception] = ToolError) -> T:
         """``work()`` on the worker thread; an eidetic error becomes ``failure`` (a tool or
         resource error), which the SDK sends back to the client without ending the server."""
         try:
-            return await asyncio.wrap_future(self._worker.submit(work))
+            return await self.call(work)
         except EideticError as exc:
             raise failure(error_text(exc)) from None
         except OSError as exc:  # as the CLI reports it (disk, permissions)

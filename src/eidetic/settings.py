@@ -148,6 +148,9 @@ class Settings:
     embed_url: str = _setting("", "EIDETIC_EMBED_URL", _text, "an OpenAI-compatible endpoint", key="embed-url")
     embed_model: str = _setting("", "EIDETIC_EMBED_MODEL", _text, "the endpoint's model", key="embed-model")
     embed_api_key: str = _setting("", "EIDETIC_EMBED_API_KEY", _text, "the endpoint's key (environment only)")
+    serve_token: str = _setting(
+        "", "EIDETIC_SERVE_TOKEN", _text, "`eidetic serve`'s token (environment only; else one is made)"
+    )
     embed_timeout: float = _setting(
         DEFAULT_EMBED_TIMEOUT, "EIDETIC_EMBED_TIMEOUT", _seconds, "seconds per request", key="embed-timeout"
     )
@@ -242,7 +245,7 @@ class Settings:
             value = getattr(self, spec.name)
             if spec.name in ("cache_dir_override", "state_dir_override"):
                 value = self.cache_dir if spec.name == "cache_dir_override" else self.state_dir
-            elif spec.name == "embed_api_key":
+            elif spec.name in ("embed_api_key", "serve_token"):
                 value = "(set)" if value else ""  # a secret: never shown
             rows.append(
                 {

@@ -31,6 +31,7 @@ from . import (
     port,
     recall,
     remember,
+    serve,
     skills,
     watch,
 )
@@ -53,6 +54,7 @@ VERBS = (
     explain,
     demo,
     mcp,
+    serve,
     skills,
     completion,
 )

@@ -1,0 +1,87 @@
+"""``eidetic serve``: the web viewer and MCP over streamable HTTP, for one session scope."""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import socket
+import sys
+
+from .stores import open_memory
+
+
+def add_parser(sub, add_common) -> None:
+    parser = sub.add_parser(
+        "serve",
+        help="a web viewer for people and MCP over HTTP (at /mcp) for agents, on one warm store",
+        description="Serve the store to a browser and to MCP clients (streamable HTTP at /mcp) for "
+        "one session scope, as `eidetic mcp` does on stdio. On loopback (the default) no token is "
+        "needed; on any other address a token is: EIDETIC_SERVE_TOKEN, else one is made and printed "
+        "once, in the URL to open.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one, printed)")
+    parser.add_argument(
+        "--token",
+        action="store_true",
+        help="require a token on loopback too (EIDETIC_SERVE_TOKEN, else a new one)",
+    )
+    parser.add_argument("--scope", help="the session's scope name (default: your configured scope)")
+    parser.add_argument(
+        "--visibility", help="public (default) or private: private also sees that scope's private records"
+    )
+    add_common(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the web stack, the SDK and the store are heavy; `eidetic --help` stays fast.
+    import uvicorn
+
+    from ..mcp_server import Session
+    from ..web.app import create_app
+    from ..web.guard import is_loopback
+
+    listener = _listen(args.host, args.port)
+    host, port = args.host, listener.getsockname()[1]
+    token = None
+    if args.token or not is_loopback(host):
+        token = args.settings.serve_token or secrets.token_urlsafe(32)
+    with open_memory(args, progress=False) as memory:
+        session = Session(memory, memory.access(args.scope, args.visibility).scope)
+        try:
+            app = create_app(session, host=host, port=port, token=token)
+            shown = f"[{host}]" if ":" in host else host
+            url = f"http://{shown}:{port}/"
+            opened = f"{url}?token={token}" if token and not args.settings.serve_token else url
+            sys.stderr.write(
+                f"eidetic serves {session.scope.name}/{session.scope.visibility} at {opened}\n"
+                f"MCP (streamable HTTP): {url}mcp{'  (Authorization: Bearer <token>)' if token else ''}\n"
+                "Ctrl-C stops it.\n"
+            )
+            sys.stderr.flush()
+            config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+            uvicorn.Server(config).run(sockets=[listener])
+        finally:
+            session.close()
+    return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is printed: the URL names the real port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        from ..errors import env_error
+
+        listener.close()
+        raise env_error(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            "choose another --port (0 picks a free one) or --host",
+        ) from None
+    listener.listen(128)
+    listener.set_inheritable(True)
+    return listener

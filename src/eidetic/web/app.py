@@ -1,0 +1,43 @@
+"""The ASGI app of ``eidetic serve``: the viewer's pages, its static files and MCP over
+streamable HTTP at ``/mcp``, all over one ``Session`` (one ``Memory``, one worker thread)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import BaseRoute, Mount
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from ..mcp_server import Session, build_server
+from . import pages
+from .guard import Guard
+
+HERE = Path(__file__).resolve().parent
+MCP_PATH = "/mcp"
+
+
+def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> Starlette:
+    """The app for one session scope. ``host`` and ``port`` are where it listens (the Host
+    check needs them); ``token`` is required beyond loopback (``eidetic serve`` makes one)."""
+    mcp = build_server(session)
+    mcp_routes = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host).routes
+    routes: list[BaseRoute] = [
+        *pages.routes(),
+        *mcp_routes,
+        Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():  # the MCP transport's sessions live as long as the app
+            yield
+
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(Guard, token=token, host=host, port=port)])
+    app.state.session = session
+    app.state.templates = Jinja2Templates(directory=HERE / "templates")  # autoescaped: records are text
+    return app

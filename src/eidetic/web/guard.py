@@ -1,0 +1,103 @@
+"""Who may ask the server anything.
+
+Three checks, before any page or MCP call runs:
+
+- **Host**: on loopback without a token, a request must name the address the server listens on
+  (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``). A web page elsewhere cannot read the
+  memory by pointing a name it controls at 127.0.0.1 (DNS rebinding).
+- **Token**: when the server has one (always, beyond loopback), each request carries it as
+  ``Authorization: Bearer TOKEN`` (agents) or in the cookie a browser gets from the start-up
+  URL's ``?token=``; that URL is answered with a redirect to the same page without it, so the
+  token stays out of history, bookmarks and the address bar. Anything else gets 401.
+- **Origin**: a form post (a change) must come from the server's own pages: a foreign page
+  cannot make a browser forget a record (cross-site request forgery).
+"""
+
+from __future__ import annotations
+
+import hmac
+from urllib.parse import urlencode
+
+from starlette.datastructures import URL, QueryParams
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+COOKIE = "eidetic_token"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK
+
+
+class Guard:
+    """ASGI middleware: the Host, token and Origin checks of this module's docstring."""
+
+    def __init__(self, app: ASGIApp, *, token: str | None, host: str, port: int) -> None:
+        self.app = app
+        self.token = token
+        self.port = port
+        names = ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) else []
+        self.hosts = {f"{name}:{port}" for name in names}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self.refusal(scope, headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+        host = headers.get("host", "")
+        if self.hosts and host not in self.hosts:
+            return PlainTextResponse("eidetic serves this address only by its own name", status_code=421)
+        if self.token is not None:
+            url = URL(scope=scope)
+            given = QueryParams(url.query).get("token")
+            if given is not None and scope["method"] == "GET" and self._matches(given):
+                return self._welcome(url)
+            if not self._authorized(headers):
+                return self._unauthorized(scope["path"])
+        if scope["method"] in UNSAFE and not scope["path"].startswith("/mcp"):
+            origin = headers.get("origin")
+            if origin is not None and origin.split("://", 1)[-1] != host:
+                return PlainTextResponse("a change must come from eidetic's own pages", status_code=403)
+        return None
+
+    def _matches(self, given: str) -> bool:
+        assert self.token is not None
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        bearer = headers.get("authorization", "")
+        if bearer.lower().startswith("bearer ") and self._matches(bearer[7:].strip()):
+            return True
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == COOKIE and self._matches(value):
+                return True
+        return False
+
+    def _welcome(self, url: URL) -> Response:
+        """The start-up URL: the cookie set, the token taken out of the address."""
+        rest = [(k, v) for k, v in QueryParams(url.query).multi_items() if k != "token"]
+        target = url.path + (f"?{urlencode(rest)}" if rest else "")
+        response = RedirectResponse(target, status_code=303)
+        assert self.token is not None
+        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        return response
+
+    @staticmethod
+    def _unauthorized(path: str) -> Response:
+        message = "this eidetic server needs its token"
+        hint = "open the URL `eidetic serve` printed, or send Authorization: Bearer TOKEN"
+        if path.startswith("/mcp"):
+            return JSONResponse(
+                {"error": message, "hint": hint}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+            )
+        return PlainTextResponse(f"{message}: {hint}", status_code=401, headers={"WWW-Authenticate": "Bearer"})
