@@ -1,0 +1,162 @@
+"""Server-side time of every page of ``eidetic serve``'s viewer, at one store size.
+
+    python benchmarks/serve_pages.py sqlite 100000
+    python benchmarks/serve_pages.py files 100000 --requests 100
+
+The store is built once (``remember --no-embed``, vectors planted as in ``speed.py``; one record in
+ten links to the one before it, so record pages have links both ways), then opened the way
+``eidetic serve`` opens it: one ``Memory`` behind one session. Each page is asked for in-process
+(Starlette's test client: the app's whole request handling and rendering, no network), with a
+different query or record on each request, after one warm-up request per page. The target is a
+p50 of at most 100 ms per page at 100k records; the results go to
+``benchmarks/results/serve-pages-BACKEND-N.json`` and docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from corpus import keyword_queries, records  # noqa: E402
+from measure import machine  # noqa: E402
+
+PORT = 8000  # the Host the test client sends; nothing listens on it
+
+
+def build(backend: str, n: int, work: Path) -> list[dict]:
+    """A store of ``n`` records at ``work``, configured through the environment (as a user's
+    shell would), with the vectors of every text in the cache."""
+    from eidetic.embed import local
+    from eidetic.embed.cache import VectorCache
+    from eidetic.records import text_hash
+    from semantic import clustered
+
+    os.environ.update(
+        {
+            "HOME": str(work / "home"),
+            "EIDETIC_DATA_DIR": str(work / "store"),
+            "EIDETIC_CACHE_DIR": str(work / "cache"),
+            "EIDETIC_STATE_DIR": str(work / "state"),
+            "EIDETIC_BACKEND": backend,
+            "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite"),
+        }
+    )
+    chunk = records(n, seed=7)
+    for i, record in enumerate(chunk):
+        if i % 10 == 9:
+            record["links"] = [chunk[i - 1]["id"]]
+    path = work / "chunk.ndjson"
+    path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
+    with path.open() as stdin:
+        subprocess.run(
+            [sys.executable, "-m", "eidetic", "remember", "--json", "--no-embed"],
+            stdin=stdin,
+            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+            check=True,
+            capture_output=True,
+        )
+    cache = VectorCache(work / "cache" / "vectors.sqlite")
+    cache.put(local.MODEL_NAME, ((text_hash(r["text"]), v) for r, v in zip(chunk, clustered(len(chunk), seed=99))))
+    cache.close()
+    return chunk
+
+
+def pages(chunk: list[dict], count: int) -> dict[str, list[str]]:
+    """Each page with ``count`` different URLs (queries and records drawn from the store)."""
+    from urllib.parse import quote
+
+    rng = random.Random(5)
+    words = keyword_queries(chunk, count, seed=21)
+    exact = [" ".join(chunk[rng.randrange(len(chunk))]["text"].split()[2:4]) for _ in range(count)]
+    ids = [quote(chunk[rng.randrange(len(chunk))]["id"]) for _ in range(count)]
+    types = ["lesson", "decision", "note", "reference"]
+    return {
+        "search keyword": [f"/?q={quote(q)}&mode=keyword" for q in words],
+        "search hybrid": [f"/?q={quote(q)}&mode=hybrid" for q in words],
+        "search exact": [f"/?q={quote(q)}&mode=exact" for q in exact],
+        "search keyword, filtered": [
+            f"/?q={quote(q)}&mode=keyword&types=lesson&filters=priority%3E%3D2" for q in words
+        ],
+        "record": [f"/record?id={i}" for i in ids],
+        "edit form": [f"/record/edit?id={i}" for i in ids],
+        "browse": [f"/browse?offset={50 * rng.randrange(100)}" for _ in range(count)],
+        "browse by type, by name": [f"/browse?types={types[k % 4]}&sort=name" for k in range(count)],
+        "overview": ["/overview"] * count,
+    }
+
+
+def measure(urls: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+    from starlette.testclient import TestClient
+
+    from eidetic import Memory
+    from eidetic.mcp_server import Session
+    from eidetic.web.app import create_app
+
+    memory = Memory.open()
+    session = Session(memory, memory.access().scope)
+    results: dict[str, dict[str, float]] = {}
+    with TestClient(create_app(session, port=PORT), base_url=f"http://127.0.0.1:{PORT}") as client:
+        for page, batch in urls.items():
+            client.get(batch[0])  # warm: indexes opened, model loaded, templates compiled
+            spent = []
+            for url in batch:
+                started = time.perf_counter()
+                response = client.get(url)
+                spent.append((time.perf_counter() - started) * 1000)
+                if response.status_code != 200:
+                    raise SystemExit(f"{url}: {response.status_code}\n{response.text[:500]}")
+            spent.sort()
+            results[page] = {
+                "p50_ms": round(statistics.median(spent), 2),
+                "p95_ms": round(spent[int(0.95 * (len(spent) - 1))], 2),
+                "requests": len(spent),
+            }
+            print(
+                f"{page:28} p50 {results[page]['p50_ms']:8.2f} ms   p95 {results[page]['p95_ms']:8.2f} ms", flush=True
+            )
+    session.close()
+    memory.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("backend", choices=("files", "sqlite"))
+    parser.add_argument("n", type=int)
+    parser.add_argument("--requests", type=int, default=50, help="requests per page (default 50)")
+    parser.add_argument("--pages", help="only the pages whose names contain this (e.g. search)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="eidetic-serve-pages-"))
+    try:
+        print(f"building a {args.backend} store of {args.n:,} records", flush=True)
+        chunk = build(args.backend, args.n, work)
+        result = {
+            "backend": args.backend,
+            "records": args.n,
+            "machine": machine(),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            "pages": measure({k: v for k, v in pages(chunk, args.requests).items() if (args.pages or "") in k}),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    saved = HERE / "results" / f"serve-pages-{args.backend}-{args.n}.json"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
