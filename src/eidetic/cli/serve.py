@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     token = None
     if args.token or not is_loopback(host):
         token = args.settings.serve_token or secrets.token_urlsafe(32)
-    with open_memory(args, progress=False) as memory:
+    with listener, open_memory(args, progress=False) as memory:  # the socket closes on any error too
         session = Session(memory, memory.access(args.scope, args.visibility).scope)
         try:
             app = create_app(session, host=host, port=port, token=token)
