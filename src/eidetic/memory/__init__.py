@@ -130,6 +130,11 @@ class Memory:
             return cls(backend=backend, location=dsn, settings=settings)
         return cls(backend=backend, settings=settings)  # raises: unknown backend
 
+    def twin(self) -> "Memory":
+        """Another ``Memory`` on the same stores, with the same settings: for a thread of its
+        own (a store's connections belong to the thread that opened them)."""
+        return type(self)(self.plan, backend=self.backend, location=self.location, settings=self.settings)
+
     def close(self) -> None:
         self.progress.close()
         self._embedding.close()

@@ -14,7 +14,9 @@ from starlette.staticfiles import StaticFiles
 
 from ..mcp_server import Session, build_server
 from . import pages
+from .browse_pages import gather
 from .guard import Guard
+from .overview_report import Reports
 from .respond import ERRORS
 from .templating import templates
 
@@ -33,10 +35,15 @@ def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, toke
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
 
+    reports = Reports(session.scope, session.memory.twin, gather)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():  # the MCP transport's sessions live as long as the app
-            yield
+        try:
+            async with mcp.session_manager.run():  # the MCP transport's sessions live as long as the app
+                yield
+        finally:
+            reports.close()
 
     app = Starlette(
         routes=routes,
@@ -45,5 +52,6 @@ def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, toke
         exception_handlers=ERRORS,
     )
     app.state.session = session
+    app.state.reports = reports
     app.state.templates = templates()  # autoescaped: records are text
     return app

@@ -5,7 +5,9 @@ listed nor counted. Neither is a recall."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from contextlib import suppress
 from dataclasses import fields
 from typing import Any
 
@@ -16,14 +18,16 @@ from starlette.responses import Response
 from ..errors import option_error
 from ..listing import SORTS, ListQuery
 from ..mcp_server import Session
+from ..memory import Memory
 from ..ranking.access import Access
-from ..records import LIFECYCLES
+from ..records import LIFECYCLES, Scope
 from ..results import ListResult
 from .params import options_of, scope_of
 from .respond import render, session_of
 
 MAX_LIMIT = 500  # a page, not an export
 TOP = 10  # records in each of the overview's lists
+WAIT = 0.25  # seconds a visit waits for a report still being made (a small store's is ready by then)
 READ_ELSEWHERE = ("scope", "visibility", "scope_only")
 
 
@@ -51,14 +55,20 @@ def listing(session: Session, params: QueryParams) -> tuple[ListQuery, ListResul
 
 
 async def overview(request: Request) -> Response:
-    session = session_of(request)
-    report = await session.call(lambda: gather(session))
-    return render(request, "overview.html", **report)
+    """The latest report (``overview_report``): made within this request when that is quick,
+    else the one before, or a page that says it is counting and reloads itself."""
+    snapshot, running = request.app.state.reports.latest()
+    if running is not None and snapshot.report is None:
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(running)), timeout=WAIT)
+        snapshot, _ = request.app.state.reports.latest()
+    if snapshot.report is None and snapshot.error is not None:
+        raise snapshot.error
+    return render(request, "overview.html", snapshot=snapshot, **(snapshot.report or {}))
 
 
-def gather(session: Session) -> dict[str, Any]:
-    """Everything the overview shows, as the session sees it."""
-    memory, scope = session.memory, session.scope
+def gather(memory: Memory, scope: Scope) -> dict[str, Any]:
+    """Everything the overview shows, as ``scope`` sees it."""
 
     def top(**order: Any) -> list[Any]:
         return memory.list_records(ListQuery(scope=scope.name, visibility=scope.visibility, limit=TOP, **order)).items

@@ -70,6 +70,7 @@ async def _lifecycle(request: Request, state: str, change: str) -> Response:
     await lookup(
         request, lambda: session.memory.set_lifecycle(rid, state, scope=scope.name, visibility=scope.visibility)
     )
+    request.app.state.reports.changed()
     return moved(record_url(rid))
 
 
@@ -104,6 +105,7 @@ async def edit_save(request: Request) -> Response:
         record = await session.call(lambda: visible(session, rid))
         status = 409 if isinstance(exc, Changed) else 400
         return render(request, "edit.html", status, r=record, text=text, original=original, error=exc)
+    request.app.state.reports.changed()
     return moved(record_url(rid))
 
 
@@ -140,4 +142,5 @@ async def supersede_save(request: Request) -> Response:
     except EideticError as exc:
         record = await session.call(lambda: visible(session, rid))
         return render(request, "supersede.html", 400, r=record, text=text, name=name, new_id=new_id, error=exc)
+    request.app.state.reports.changed()
     return moved(record_url(new))
