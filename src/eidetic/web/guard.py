@@ -8,7 +8,9 @@ Three checks, before any page or MCP call runs:
 - **Token**: when the server has one (always, beyond loopback), each request carries it as
   ``Authorization: Bearer TOKEN`` (agents) or in the cookie a browser gets from the start-up
   URL's ``?token=``; that URL is answered with a redirect to the same page without it, so the
-  token stays out of history, bookmarks and the address bar. Anything else gets 401.
+  token stays out of history, bookmarks and the address bar. The cookie opens the pages only:
+  MCP at ``/mcp`` takes the header, so no web page can drive an agent's tools through a
+  person's browser. Anything else gets 401.
 - **Origin**: a form post (a change) must come from the server's own pages: a foreign page
   cannot make a browser forget a record (cross-site request forgery).
 """
@@ -61,7 +63,7 @@ class Guard:
             given = QueryParams(url.query).get("token")
             if given is not None and scope["method"] == "GET" and self._matches(given):
                 return self._welcome(url)
-            if not self._authorized(headers):
+            if not self._authorized(headers, cookie_ok=not scope["path"].startswith("/mcp")):
                 return self._unauthorized(scope["path"])
         if scope["method"] in UNSAFE and not scope["path"].startswith("/mcp"):
             origin = headers.get("origin")
@@ -73,11 +75,11 @@ class Guard:
         assert self.token is not None
         return hmac.compare_digest(given.encode(), self.token.encode())
 
-    def _authorized(self, headers: dict[str, str]) -> bool:
+    def _authorized(self, headers: dict[str, str], *, cookie_ok: bool) -> bool:
         bearer = headers.get("authorization", "")
         if bearer.lower().startswith("bearer ") and self._matches(bearer[7:].strip()):
             return True
-        for part in headers.get("cookie", "").split(";"):
+        for part in headers.get("cookie", "").split(";") if cookie_ok else ():
             name, _, value = part.strip().partition("=")
             if name == COOKIE and self._matches(value):
                 return True
