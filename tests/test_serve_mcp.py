@@ -249,6 +249,29 @@ def test_without_the_token_nothing_is_served(servers):
     failing_client(servers.bob, token="not-" + BOB_TOKEN)
 
 
+def test_behind_a_reverse_proxy_the_token_guards_any_host_name(servers):
+    """A team host runs ``eidetic serve --token`` on loopback behind a TLS proxy that passes the
+    public name on: with a token the Host check against DNS rebinding is not needed (a page on a
+    rebound name has no token), so pages and MCP answer under that name."""
+    proxied = {"Host": "memory.example.org", "X-Forwarded-Proto": "https"}
+    with httpx.Client(timeout=30, headers=proxied) as http:
+        assert http.get(servers.bob.base + "/").status_code == 401
+        page = http.get(servers.bob.base + "/?q=tuesdays", headers={"Authorization": f"Bearer {BOB_TOKEN}"})
+        assert page.status_code == 200 and "bob-note" in page.text
+
+    async def work() -> None:
+        headers = {**proxied, "Authorization": f"Bearer {BOB_TOKEN}"}
+        async with (
+            create_mcp_http_client(headers=headers) as client,
+            streamable_http_client(servers.bob.base + "/mcp", http_client=client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            assert ids(await call(session, "recall", query="bob", mode="keyword")) == {"bob-note"}
+
+    run(work)
+
+
 def test_two_agents_share_one_warm_server(servers):
     answers: dict[str, list[set[str]]] = {"a": [], "b": []}
 

@@ -40,7 +40,8 @@ class Guard:
         self.app = app
         self.token = token
         self.port = port
-        names = ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) else []
+        # With a token a rebound name gets nothing anyway, and a reverse proxy may pass its own name on.
+        names = ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) and token is None else []
         self.hosts = {f"{name}:{port}" for name in names}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
