@@ -11,7 +11,7 @@ from eidetic.cli.main import build_parser, verbs
 def seed(cli):
     cli("remember", '{"id": "a", "text": "alpha", "links": ["b"], "metadata": {"author": "ana"}}', "--added-by", "bot")
     cli("remember", '{"id": "b", "text": "beta"}')
-    cli("remember", '{"id": "c", "text": "gamma", "supersedes": "b"}')
+    cli("remember", '{"id": "c", "text": "gamma", "supersedes": "b", "type": "lesson"}')
     cli("remember", '{"id": "p", "text": "private one"}', "--scope", "me", "--visibility", "private")
     cli("remember", '{"id": "q", "text": "theirs"}', "--scope", "them", "--visibility", "private")
 
@@ -28,13 +28,14 @@ def test_overview_counts_only_what_the_caller_may_see(cli, store):
         2,
         1,
     )
-    assert scope["contributors"] == ["ana", "bot"]
+    assert scope["contributors"] == ["ana", "bot"] and scope["types"] == {"lesson": 1, "note": 2}
     assert stores[0]["connections"] == {"links": 1, "supersedes": 1}
     assert "them" not in json.dumps(stores) and "me" not in [s["name"] for s in stores[0]["scopes"]]
     mine = cli("overview", "--scope", "me", "--visibility", "private", "--json").json["stores"][0]
     assert [(s["name"], s["total"]) for s in mine["scopes"]] == [("default", 3), ("me", 1)]
     text = cli("overview").out
     assert "default/public: 3 (active 2, shadowed 1)" in text and "contributors: ana, bot" in text
+    assert "types: lesson 1, note 2" in text
 
 
 def test_export_round_trips_through_remember(cli, store, env, monkeypatch):

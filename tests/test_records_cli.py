@@ -11,7 +11,7 @@ import tempfile
 import textwrap
 
 import pytest
-from conftest import ndjson, rec, snapshot
+from conftest import ids, ndjson, rec, snapshot
 from terminal import run_on_terminal
 
 from eidetic import Memory
@@ -163,6 +163,20 @@ def test_no_results_names_the_flag_that_shows_them(cli, notes):
     assert "hidden" not in cli("recall", "alice", "--mode", "keyword", "--json").json
     mine = cli("recall", "alice", "--mode", "keyword", "--scope", "alice", "--visibility", "private", "--json")
     assert mine.json["hidden"] == {"archived": 1}
+
+
+def test_list_by_lifecycle_lists_only_those_states(cli, notes):
+    cli("forget", "b")
+    assert ids(cli("list", "--lifecycle", "archived", "--json")) == ["b"]  # what was forgotten, alone
+    assert ids(cli("list", "--lifecycle", "shadowed", "--json")) == ["old"]
+    both = cli("list", "--lifecycle", "archived", "--lifecycle", "active", "--sort", "name", "--json").json
+    assert [i["id"] for i in both["items"]] == ["a", "b"] and both["total"] == 2
+    assert (
+        cli("list", "--lifecycle", "archived", "--scope", "alice", "--visibility", "private", "--json").json["total"]
+        == 1
+    )  # still only what the scope may see: alice's private record is active, b is public
+    bad = cli("list", "--lifecycle", "deleted", "--json")
+    assert bad.code == 1 and "lifecycle must be active, shadowed, archived (got 'deleted')" in bad.err
 
 
 def test_list_merges_stores_in_order_and_keeps_precedence(cli, env, monkeypatch):

@@ -7,12 +7,13 @@ recall: it shows what is stored, not what a reader needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .errors import option_error
 from .query import RecallQuery, access_of, filters_of, option, with_access_defaults
 from .ranking.access import Access
+from .records import LIFECYCLES
 from .ranking.filters import Filters
 from .settings import Settings
 
@@ -51,6 +52,12 @@ class ListQuery:
     scope_only: bool = _shared("scope_only")
     include_shadowed: bool = _shared("include_shadowed")
     include_archived: bool = _shared("include_archived")
+    lifecycle: tuple[str, ...] = option(
+        (),
+        "only records in this lifecycle state: active, shadowed or archived (repeatable; "
+        "default: active, plus what --include-shadowed and --include-archived add)",
+        metavar="STATE",
+    )
     sort: str = option(
         "updated",
         "order by: updated (default), created, recalled (most recalled first) or name (A to Z)",
@@ -61,9 +68,12 @@ class ListQuery:
     offset: int = option(0, "skip this many first (for the next page)")
 
     def __post_init__(self) -> None:
-        for name in ("filters", "types"):
+        for name in ("filters", "types", "lifecycle"):
             value = getattr(self, name)
             object.__setattr__(self, name, tuple(value) if value is not None else ())
+        wrong = [state for state in self.lifecycle if state not in LIFECYCLES]
+        if wrong:
+            raise option_error("lifecycle", f"must be {', '.join(LIFECYCLES)} (got {wrong[0]!r})", example=["archived"])
         if self.sort not in SORTS:
             raise option_error("sort", f"must be one of {', '.join(SORTS)} (got {self.sort!r})", example="updated")
         for name, least, example in (("limit", 1, DEFAULT_LIMIT), ("offset", 0, DEFAULT_LIMIT)):
@@ -77,7 +87,7 @@ class ListQuery:
         return Order(self.sort, (self.sort != "name") != self.reverse)
 
     def access(self) -> Access:
-        return access_of(self)
+        return replace(access_of(self), states=tuple(dict.fromkeys(self.lifecycle)))
 
     def filter_set(self) -> Filters:
         return filters_of(self)

@@ -74,7 +74,8 @@ See also: modes, scope, freshness, usage, traversal, formats.""",
 The records your scope may see, newest write first, a page at a time; not a recall (no usage is
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
 `--since`, `--until`, `--scope`, `--visibility`, `--scope-only`, `--include-archived`,
-`--include-shadowed`. `--sort updated|created|recalled|name` (`--reverse` flips it; name sorts
+`--include-shadowed`; `--lifecycle archived` (repeatable) lists only records in that state.
+`--sort updated|created|recalled|name` (`--reverse` flips it; name sorts
 A to Z by the name, else the text), `--limit N` (default 50), `--offset N`.
 Output: a table on a terminal (id, type, name or first words, updated, recalls), `--format
 markdown`, or `--json`: `{"items": [...], "total": N}`, each item the record with recall_count,
@@ -265,7 +266,7 @@ Optional: watches the stores with the operating system's file events and indexes
 at once, including files edited in place in large stores (which recall otherwise finds within a
 bounded number of calls). Runs in the foreground until Ctrl-C.""",
     "overview": """# eidetic overview
-Per store: records you may see by scope and lifecycle, contributors (added_by and
+Per store: records you may see by scope, lifecycle and type, contributors (added_by and
 metadata.author), link connections, index and embedder state. `--scope`/`--visibility` as for
 recall; others' private scopes are not even counted.""",
     "doctor": """# eidetic doctor

@@ -53,6 +53,7 @@ def run_overview(args: argparse.Namespace) -> int:
         for scope in store["scopes"]:
             states = ", ".join(f"{k} {scope[k]}" for k in ("active", "shadowed", "archived") if scope[k])
             lines.append(f"  - {scope['name']}/{scope['visibility']}: {scope['total']} ({states})")
+            lines.append(f"    types: {', '.join(f'{t} {n}' for t, n in scope['types'].items())}")
             lines.append(f"    contributors: {', '.join(scope['contributors']) or '(none)'}")
     emit_text("\n".join(lines) or "no stores")
     return 0

@@ -115,14 +115,19 @@ def _scopes(records: list[Record]) -> list[dict[str, Any]]:
                 "active": 0,
                 "shadowed": 0,
                 "archived": 0,
+                "types": Counter(),
                 "contributors": set(),
             },
         )
         entry["total"] += 1
         entry[record.lifecycle] += 1
+        entry["types"][record.type] += 1
         author = record.metadata.get("author")
         entry["contributors"].update(c for c in (record.added_by, author) if isinstance(c, str) and c)
-    return [dict(v, contributors=sorted(v["contributors"])) for _, v in sorted(scopes.items())]
+    return [
+        dict(v, types=dict(sorted(v["types"].items())), contributors=sorted(v["contributors"]))
+        for _, v in sorted(scopes.items())
+    ]
 
 
 def _connections(records: list[Record]) -> dict[str, int]:

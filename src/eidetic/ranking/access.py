@@ -9,6 +9,7 @@ query's own scope name. Shadowed and archived records are hidden unless asked fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..records import DEFAULT_SCOPE, Scope, check_scope
 
@@ -19,14 +20,19 @@ class Access:
     scope_only: bool = False
     include_shadowed: bool = False
     include_archived: bool = False
+    # exactly these lifecycle states, when given (a listing by lifecycle); else active plus the
+    # states the two flags add
+    states: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, scope: str | None = None, visibility: str | None = None, **flags: bool) -> "Access":
+    def of(cls, scope: str | None = None, visibility: str | None = None, **flags: Any) -> "Access":
         """The caller's access from a scope name and visibility as given (None: the defaults),
         validated."""
         return cls(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility), **flags)
 
     def lifecycles(self) -> tuple[str, ...]:
+        if self.states:
+            return self.states
         states = ["active"]
         if self.include_shadowed:
             states.append("shadowed")

@@ -12,11 +12,12 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 
 from ..mcp_server import Session, build_server
 from . import pages
 from .guard import Guard
+from .respond import ERRORS
+from .templating import templates
 
 HERE = Path(__file__).resolve().parent
 MCP_PATH = "/mcp"
@@ -41,7 +42,12 @@ def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, toke
         async with mcp.session_manager.run():  # the MCP transport's sessions live as long as the app
             yield
 
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(Guard, token=token, host=host, port=port)])
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(Guard, token=token, host=host, port=port)],
+        exception_handlers=ERRORS,
+    )
     app.state.session = session
-    app.state.templates = Jinja2Templates(directory=HERE / "templates")  # autoescaped: records are text
+    app.state.templates = templates()  # autoescaped: records are text
     return app

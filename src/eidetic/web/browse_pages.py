@@ -1,0 +1,86 @@
+"""``GET /browse`` (records by type, scope, lifecycle and date, sorted, a page at a time: a
+listing, ``Memory.list_records``) and ``GET /overview`` (counts, usage, audit grades, recent
+changes). Both show only what the session may see: other scopes' private records are neither
+listed nor counted. Neither is a recall."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import fields
+from typing import Any
+
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..errors import option_error
+from ..listing import SORTS, ListQuery
+from ..mcp_server import Session
+from ..ranking.access import Access
+from ..records import LIFECYCLES
+from ..results import ListResult
+from .params import options_of, scope_of
+from .respond import render, session_of
+
+MAX_LIMIT = 500  # a page, not an export
+TOP = 10  # records in each of the overview's lists
+READ_ELSEWHERE = ("scope", "visibility", "scope_only")
+
+
+async def browse(request: Request) -> Response:
+    session = session_of(request)
+    params = request.query_params
+    query, result = await session.call(lambda: listing(session, params))
+    return render(request, "browse.html", params=params, query=query, result=result, sorts=SORTS)
+
+
+def listing(session: Session, params: QueryParams) -> tuple[ListQuery, ListResult]:
+    """The page the address asks for. ``scope=NAME`` lists that scope's records only (its
+    public ones, or the session's own private ones too); ``lifecycle=all`` every state."""
+    scope = scope_of(session, params)
+    names = [spec.name for spec in fields(ListQuery) if spec.name not in READ_ELSEWHERE]
+    options = options_of(params, ListQuery, names)
+    states = options.get("lifecycle", ())
+    options["lifecycle"] = LIFECYCLES if "all" in states else states
+    if isinstance(options.get("limit"), int) and options["limit"] > MAX_LIMIT:
+        raise option_error("limit", f"must be at most {MAX_LIMIT} (got {options['limit']})", "page with offset")
+    query = ListQuery(
+        scope=scope.name, visibility=scope.visibility, scope_only=bool(params.get("scope", "").strip()), **options
+    )
+    return query, session.memory.list_records(query)
+
+
+async def overview(request: Request) -> Response:
+    session = session_of(request)
+    report = await session.call(lambda: gather(session))
+    return render(request, "overview.html", **report)
+
+
+def gather(session: Session) -> dict[str, Any]:
+    """Everything the overview shows, as the session sees it."""
+    memory, scope = session.memory, session.scope
+
+    def top(**order: Any) -> list[Any]:
+        return memory.list_records(ListQuery(scope=scope.name, visibility=scope.visibility, limit=TOP, **order)).items
+
+    stores = memory.overview(Access(scope))
+    audit = memory.audit(Access(scope))
+    entries = [entry for store in stores for entry in store.scopes]
+    return {
+        "stores": stores,
+        "types": _summed(entry["types"] for entry in entries),
+        "states": {state: sum(entry[state] for entry in entries) for state in LIFECYCLES},
+        "most_recalled": [item for item in top(sort="recalled") if item.recall_count > 0],
+        "never_recalled": [item for item in top(sort="recalled", reverse=True) if not item.recall_count],
+        "never_total": sum(1 for item in audit["items"] if not item["recall_count"]),
+        "audit": audit,
+        "graded": [item for item in audit["items"] if item["grade"] != "fresh"][: TOP * 2],
+        "recent": top(sort="updated", lifecycle=LIFECYCLES),  # a forgotten record changed too
+    }
+
+
+def _summed(counts: Any) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for each in counts:
+        total.update(each)
+    return dict(sorted(total.items()))

@@ -1,0 +1,86 @@
+"""What every page handler shares: the session, a template rendered with the headers every page
+carries, and an error as a page (its message and hint, and a status a client can act on)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from ..errors import ENV_ERROR, EideticError, env_error
+from ..mcp_server import Session
+
+T = TypeVar("T")
+
+# Record text is untrusted: scripts only from this server, no frames, no outside fetches, no
+# referrer (a record's id is in the address), nothing kept in a shared cache.
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Vary": "HX-Request, HX-Target",
+}
+
+
+class NotFound(Exception):
+    """An id the session may not see, or that does not exist: one page (404) for both."""
+
+    def __init__(self, error: EideticError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def session_of(request: Request) -> Session:
+    return request.app.state.session
+
+
+def render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
+    """A page, or a fragment of one (each template is whole: a fragment is its own template)."""
+    context.update(request=request, session_scope=session_of(request).scope)
+    response = request.app.state.templates.TemplateResponse(request, template, context, status_code=status_code)
+    response.headers.update(HEADERS)
+    return response
+
+
+def moved(url: str) -> Response:
+    """After a change: the page to see it on (303, so a reload does not post again)."""
+    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+
+
+async def lookup(request: Request, work: Callable[[], T]) -> T:
+    """``work`` (which finds a record by id) on the worker thread; its error is a 404."""
+    try:
+        return await session_of(request).call(work)
+    except EideticError as exc:
+        raise NotFound(exc) from None
+
+
+def is_fragment(request: Request) -> bool:
+    """An htmx request for the results only (a history restore wants the whole page)."""
+    headers = request.headers
+    return headers.get("hx-target") == "results" and not headers.get("hx-history-restore-request")
+
+
+def failure(request: Request, error: EideticError, status: int | None = None) -> Response:
+    """An eidetic error as a page (or, for htmx, as the results): 400 for bad input, 500 for
+    the environment, or ``status``."""
+    code = status or (500 if error.code == ENV_ERROR else 400)
+    return render(request, "alert.html" if is_fragment(request) else "error.html", status_code=code, error=error)
+
+
+async def on_error(request: Request, exc: Exception) -> Response:
+    """The app's handler for what a page raises: eidetic errors, missing records, disk trouble."""
+    if isinstance(exc, NotFound):
+        return failure(request, exc.error, 404)
+    if isinstance(exc, EideticError):
+        return failure(request, exc)
+    assert isinstance(exc, OSError)
+    problem = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    return failure(request, env_error(problem, "check the path, free disk space and permissions"))
+
+
+ERRORS: dict[Any, Callable[..., Any]] = {NotFound: on_error, EideticError: on_error, OSError: on_error}

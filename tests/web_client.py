@@ -1,0 +1,47 @@
+"""The viewer in-process: the app of ``eidetic serve`` over a real ``Memory``, driven through
+Starlette's ``TestClient`` (real HTTP semantics, no socket), and its pages read by the
+contract's CSS selectors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bs4 import BeautifulSoup
+from starlette.testclient import TestClient
+
+from eidetic import Memory
+from eidetic.mcp_server import Session
+from eidetic.records import Scope
+from eidetic.web.app import create_app
+
+PORT = 8765
+ORIGIN = f"http://127.0.0.1:{PORT}"
+
+
+@contextmanager
+def served(
+    name: str = "default", visibility: str = "public", *, token: str | None = None, memory: Memory | None = None
+) -> Iterator[TestClient]:
+    """A client of the app for one session scope, over ``memory`` (default: ``Memory.open()``,
+    the store the environment names). Redirects are not followed: tests look at them."""
+    memory = memory or Memory.open()
+    session = Session(memory, Scope(name, visibility))
+    app = create_app(session, host="127.0.0.1", port=PORT, token=token)
+    try:
+        yield TestClient(app, base_url=ORIGIN, follow_redirects=False)
+    finally:
+        session.close()
+        memory.close()
+
+
+def page(response) -> BeautifulSoup:
+    return BeautifulSoup(response.text, "html.parser")
+
+
+def hit_ids(response) -> list[str]:
+    return [li["data-id"] for li in page(response).select("li.hit")]
+
+
+def row_ids(response) -> list[str]:
+    return [tr["data-id"] for tr in page(response).select("table#records tr.record")]
