@@ -268,3 +268,26 @@ def test_pages_follow_hand_edits_and_other_writers_without_a_restart(notes):
         assert page(client.get("/record?id=by-hand")).select_one("dd.lifecycle").text == "archived"
         path.write_text("---\nid: by-hand\ntype: note\nlifecycle: archived\n---\n\nThe glaze cracked\n")
         assert "glaze cracked" in page(client.get("/record?id=by-hand")).select_one("div.text").text
+
+
+def test_searching_by_meaning_with_the_real_model(store):
+    with Memory.open() as memory:
+        memory.remember(
+            [
+                {"id": "cat", "text": "The cat sat on the mat."},
+                {"id": "stocks", "text": "The stock market fell sharply after the rate announcement."},
+            ]
+        )
+    with served() as client:
+        approx = page(client.get("/?q=a kitten lying on a carpet&mode=approximate&depth=0"))
+        assert [li["data-id"] for li in approx.select("li.hit")] == ["cat", "stocks"]
+        assert approx.select("mark") == [] and approx.select(".warning") == []  # by meaning: no words to mark
+        hybrid = page(client.get("/?q=cat on a rug&mode=hybrid&depth=0"))
+        assert hybrid.select_one("li.hit")["data-id"] == "cat"
+        assert [m.text for m in hybrid.select("li.hit mark")] == ["cat"]
+
+
+def test_without_an_embedder_the_page_says_so(notes):
+    with served() as client:
+        warned = page(client.get("/?q=deploy&mode=hybrid"))
+        assert "semantic recall unavailable" in warned.select_one("p.warning").text and warned.select("li.hit")

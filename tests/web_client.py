@@ -36,7 +36,14 @@ def served(
 
 
 def page(response) -> BeautifulSoup:
-    return BeautifulSoup(response.text, "html.parser")
+    """A response (or its text) parsed, for CSS selectors."""
+    return BeautifulSoup(response if isinstance(response, str) else response.text, "html.parser")
+
+
+def typed_text(textarea) -> str:
+    """A textarea's value as a browser reads it: one newline right after the tag is dropped."""
+    text = textarea.text
+    return text[1:] if text.startswith("\n") else text
 
 
 def hit_ids(response) -> list[str]:

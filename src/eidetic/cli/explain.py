@@ -35,7 +35,7 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 signal and full metadata. Records are markdown files; the search index is derived.
 
 Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
-export, migrate, index, watch, mcp, skills, completion, explain, demo; and the `memory-recall`
+export, migrate, index, watch, mcp, serve, skills, completion, explain, demo; and the `memory-recall`
 command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness,
 usage, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
@@ -252,6 +252,21 @@ resources (`eidetic://record/{id}`, `eidetic://records`). Start it for one sessi
 (`--scope`, `--visibility`); a call may read public records of any scope but private ones only
 of the session's own scope, and `remember` writes only into scopes the session may read.
 Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
+    "serve": """# eidetic serve
+A web viewer for people and MCP over streamable HTTP (at `/mcp`) for agents, from one warm process,
+for one session scope (`--scope`, `--visibility`, as for `mcp`). Prints the URL on stderr.
+`--host` (default 127.0.0.1), `--port` (default a free one); store flags as for every verb.
+Pages: search (`/`: every recall option, matched words marked; not counted as a recall unless the
+address says `record=1`), a record (`/record?id=ID`: text as markdown, fields, file, links both
+ways, supersedes chain, usage), browse (`/browse`: by type, scope, lifecycle, date; sorted,
+paged), overview (`/overview`: counts, most and never recalled, audit grades, recent changes).
+Changes: edit (checked as remember checks input, refused if the record changed meanwhile),
+forget/restore (after a confirmation), supersede; only records and scopes the session may see.
+Access: on loopback only the server's own address (`127.0.0.1:PORT`, `localhost:PORT`) is
+answered; beyond loopback (and with `--token`) every request needs the token
+(`EIDETIC_SERVE_TOKEN`, else one is made and printed once in the URL to open; that URL sets a
+cookie and drops the token from the address; agents send `Authorization: Bearer TOKEN`). A change
+from another site's page is refused. See docs/viewer.md.""",
     "skills": """# eidetic skills install [DIR]
 Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
 `DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every

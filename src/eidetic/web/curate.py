@@ -34,7 +34,8 @@ def visible(session: Session, rid: str) -> Record:
 
 
 def digest(text: str) -> str:
-    """What an edit started from, as the form carries it (newlines as a browser sends them)."""
+    """What an edit started from, as the form carries it: a digest of the file as shown (the
+    record itself is read again on save, under the same check)."""
     return hashlib.sha256(typed(text).encode()).hexdigest()
 
 

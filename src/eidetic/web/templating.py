@@ -11,7 +11,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.datastructures import QueryParams
 from starlette.templating import Jinja2Templates
 
-from ..cli.render import count, when
+from ..timeutil import DATE_UNKNOWN
 from .highlight import highlight
 from .markdown_text import to_html
 
@@ -24,6 +24,16 @@ def templates() -> Jinja2Templates:
     found.env.filters.update(when=when, count=count, markdown=to_html)
     found.env.globals.update(highlight=highlight, record_url=record_url, url_with=url_with)
     return found
+
+
+def when(stamp: str | None) -> str:
+    """An ISO time to the minute (the record page shows it in full)."""
+    return "-" if not stamp or stamp == DATE_UNKNOWN else stamp[:16].replace("T", " ")
+
+
+def count(value: float) -> str:
+    """A recall count: whole, or with one decimal (a linked record counts a fraction)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
 def record_url(rid: str, page: str = "/record") -> str:
