@@ -86,6 +86,7 @@ READERS = {
     "watch": ("watch",),
     "config": ("config",),
     "mcp": ("mcp",),
+    "serve": ("serve",),
 }
 WRITERS = {"remember": ("remember", "a new note"), "import": ("import",)}
 
