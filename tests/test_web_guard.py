@@ -44,7 +44,9 @@ def test_a_token_is_asked_for_and_the_start_up_url_sets_a_cookie(notes):
         welcome = client.get(f"/browse?sort=name&token={TOKEN}")
         assert welcome.status_code == 303 and welcome.headers["location"] == "/browse?sort=name"  # the token is gone
         cookie = welcome.headers["set-cookie"]
-        assert cookie.startswith(f"eidetic_token={TOKEN};") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+        assert (
+            cookie.startswith(f"eidetic_token_{PORT}={TOKEN};") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+        )
         shown = client.get("/record?id=n1")  # the client keeps the cookie, as a browser does
         assert shown.status_code == 200 and page(shown).select_one("article.record")["data-id"] == "n1"
         assert TOKEN not in shown.text
@@ -74,3 +76,12 @@ def test_a_change_must_come_from_the_servers_own_pages(notes):
         own = client.post("/record/forget", data={"id": "n1", "confirm": "yes"}, headers={"Origin": ORIGIN})
         assert own.status_code == 303
         assert client.get("/record/forget").status_code == 405  # a change is never a GET
+
+
+def test_a_cookie_opens_only_the_server_on_its_own_port(notes):
+    """Two servers on one host: a browser keeps both cookies, by host name alone."""
+    with served(token=TOKEN) as client:
+        client.cookies.set(f"eidetic_token_{PORT + 1}", TOKEN)  # the other server's
+        assert client.get("/").status_code == 401
+        client.cookies.set(f"eidetic_token_{PORT}", TOKEN)
+        assert client.get("/").status_code == 200

@@ -31,6 +31,7 @@ def served(
     try:
         yield TestClient(app, base_url=ORIGIN, follow_redirects=False)
     finally:
+        app.state.reports.close()  # the overview's thread and its Memory (no lifespan runs here)
         session.close()
         memory.close()
 

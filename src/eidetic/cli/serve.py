@@ -6,8 +6,12 @@ import argparse
 import secrets
 import socket
 import sys
+from typing import TYPE_CHECKING
 
 from .stores import open_memory
+
+if TYPE_CHECKING:
+    from ..records import Scope
 
 
 def add_parser(sub, add_common) -> None:
@@ -42,29 +46,34 @@ def run(args: argparse.Namespace) -> int:
     from ..web.app import create_app
     from ..web.guard import is_loopback
 
-    listener = _listen(args.host, args.port)
-    host, port = args.host, listener.getsockname()[1]
-    token = None
-    if args.token or not is_loopback(host):
-        token = args.settings.serve_token or secrets.token_urlsafe(32)
-    with listener, open_memory(args, progress=False) as memory:  # the socket closes on any error too
+    with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
         session = Session(memory, memory.access(args.scope, args.visibility).scope)
         try:
-            app = create_app(session, host=host, port=port, token=token)
-            shown = f"[{host}]" if ":" in host else host
-            url = f"http://{shown}:{port}/"
-            opened = f"{url}?token={token}" if token and not args.settings.serve_token else url
-            sys.stderr.write(
-                f"eidetic serves {session.scope.name}/{session.scope.visibility} at {opened}\n"
-                f"MCP (streamable HTTP): {url}mcp{'  (Authorization: Bearer <token>)' if token else ''}\n"
-                "Ctrl-C stops it.\n"
-            )
-            sys.stderr.flush()
-            config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-            uvicorn.Server(config).run(sockets=[listener])
+            with _listen(args.host, args.port) as listener:
+                host, port = args.host, listener.getsockname()[1]
+                token = None
+                if args.token or not is_loopback(host):
+                    token = args.settings.serve_token or secrets.token_urlsafe(32)
+                app = create_app(session, host=host, port=port, token=token)
+                _announce(session.scope, host, port, token, shown=token is not None and not args.settings.serve_token)
+                config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+                uvicorn.Server(config).run(sockets=[listener])
         finally:
             session.close()
     return 0
+
+
+def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: bool) -> None:
+    """Where it serves, on stderr: the token only once, in the URL to open, and only if it was
+    made here (a token given in the environment is never printed)."""
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+    opened = f"{url}?token={token}" if shown else url
+    sys.stderr.write(
+        f"eidetic serves {scope.name}/{scope.visibility} at {opened}\n"
+        f"MCP (streamable HTTP): {url}mcp{'  (Authorization: Bearer <token>)' if token else ''}\n"
+        "Ctrl-C stops it.\n"
+    )
+    sys.stderr.flush()
 
 
 def _listen(host: str, port: int) -> socket.socket:

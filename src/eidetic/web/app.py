@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount
@@ -28,7 +29,10 @@ def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, toke
     """The app for one session scope. ``host`` and ``port`` are where it listens (the Host
     check needs them); ``token`` is required beyond loopback (``eidetic serve`` makes one)."""
     mcp = build_server(session)
-    mcp_routes = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host).routes
+    # The SDK checks Host and Origin on loopback itself; with a token the Guard's token check
+    # stands in (and a reverse proxy in front may pass its own host name on).
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if token else None
+    mcp_routes = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=security).routes
     routes: list[BaseRoute] = [
         *pages.routes(),
         *mcp_routes,

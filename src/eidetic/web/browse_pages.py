@@ -55,10 +55,11 @@ def listing(session: Session, params: QueryParams) -> tuple[ListQuery, ListResul
 
 
 async def overview(request: Request) -> Response:
-    """The latest report (``overview_report``): made within this request when that is quick,
-    else the one before, or a page that says it is counting and reloads itself."""
+    """The latest report (``overview_report``). A first one, or one made again after a change
+    through the server, is waited for briefly (a small store's is ready by then); else the one
+    before is shown, or a page that says it is counting and reloads itself."""
     snapshot, running = request.app.state.reports.latest()
-    if running is not None and snapshot.report is None:
+    if running is not None and (snapshot.report is None or snapshot.behind):
         with suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(running)), timeout=WAIT)
         snapshot, _ = request.app.state.reports.latest()

@@ -8,9 +8,12 @@ Three checks, before any page or MCP call runs:
 - **Token**: when the server has one (always, beyond loopback), each request carries it as
   ``Authorization: Bearer TOKEN`` (agents) or in the cookie a browser gets from the start-up
   URL's ``?token=``; that URL is answered with a redirect to the same page without it, so the
-  token stays out of history, bookmarks and the address bar. Anything else gets 401.
-- **Origin**: a form post (a change) must come from the server's own pages: a foreign page
-  cannot make a browser forget a record (cross-site request forgery).
+  token stays out of history, bookmarks and the address bar. The cookie opens the pages only:
+  MCP at ``/mcp`` takes the header, so no web page can drive an agent's tools through a
+  person's browser. Anything else gets 401.
+- **Origin**: a form post (a change) must come from the server's own pages, as the browser
+  tells (``Sec-Fetch-Site``, else ``Origin``): a foreign page cannot make a browser forget a
+  record (cross-site request forgery).
 """
 
 from __future__ import annotations
@@ -22,9 +25,14 @@ from starlette.datastructures import URL, QueryParams
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-COOKIE = "eidetic_token"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def cookie_name(port: int) -> str:
+    """The token's cookie: one per port, since a browser keeps cookies by host name alone and
+    two servers on one host must not overwrite each other's."""
+    return f"eidetic_token_{port}"
 
 
 def is_loopback(host: str) -> bool:
@@ -38,7 +46,8 @@ class Guard:
         self.app = app
         self.token = token
         self.port = port
-        names = ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) else []
+        # With a token a rebound name gets nothing anyway, and a reverse proxy may pass its own name on.
+        names = ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) and token is None else []
         self.hosts = {f"{name}:{port}" for name in names}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,25 +70,23 @@ class Guard:
             given = QueryParams(url.query).get("token")
             if given is not None and scope["method"] == "GET" and self._matches(given):
                 return self._welcome(url)
-            if not self._authorized(headers):
+            if not self._authorized(headers, cookie_ok=not scope["path"].startswith("/mcp")):
                 return self._unauthorized(scope["path"])
-        if scope["method"] in UNSAFE and not scope["path"].startswith("/mcp"):
-            origin = headers.get("origin")
-            if origin is not None and origin.split("://", 1)[-1] != host:
-                return PlainTextResponse("a change must come from eidetic's own pages", status_code=403)
+        if scope["method"] in UNSAFE and not scope["path"].startswith("/mcp") and _cross_site(headers, host):
+            return PlainTextResponse("a change must come from eidetic's own pages", status_code=403)
         return None
 
     def _matches(self, given: str) -> bool:
         assert self.token is not None
         return hmac.compare_digest(given.encode(), self.token.encode())
 
-    def _authorized(self, headers: dict[str, str]) -> bool:
+    def _authorized(self, headers: dict[str, str], *, cookie_ok: bool) -> bool:
         bearer = headers.get("authorization", "")
         if bearer.lower().startswith("bearer ") and self._matches(bearer[7:].strip()):
             return True
-        for part in headers.get("cookie", "").split(";"):
+        for part in headers.get("cookie", "").split(";") if cookie_ok else ():
             name, _, value = part.strip().partition("=")
-            if name == COOKIE and self._matches(value):
+            if name == cookie_name(self.port) and self._matches(value):
                 return True
         return False
 
@@ -89,7 +96,7 @@ class Guard:
         target = url.path + (f"?{urlencode(rest)}" if rest else "")
         response = RedirectResponse(target, status_code=303)
         assert self.token is not None
-        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(cookie_name(self.port), self.token, httponly=True, samesite="strict", path="/")
         return response
 
     @staticmethod
@@ -101,3 +108,14 @@ class Guard:
                 {"error": message, "hint": hint}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
             )
         return PlainTextResponse(f"{message}: {hint}", status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+def _cross_site(headers: dict[str, str], host: str) -> bool:
+    """A request a browser sent for another site's page. Browsers say so in ``Sec-Fetch-Site``;
+    it comes first because ``Origin`` is ``null`` even on the page's own forms when the page
+    sends no referrer (as the viewer's pages do). A client that sends neither is no browser."""
+    site = headers.get("sec-fetch-site")
+    if site is not None:
+        return site not in ("same-origin", "none")  # none: typed or bookmarked by the person
+    origin = headers.get("origin")
+    return origin is not None and origin.split("://", 1)[-1] != host

@@ -31,6 +31,7 @@ class Snapshot:
     report: dict[str, Any] | None  # None until the first one is made
     made: str | None  # when, ISO 8601
     updating: bool  # a newer one is being made
+    behind: bool = False  # ... because of a change made through the server: worth a short wait
     error: EideticError | None = None  # why the last one failed
 
 
@@ -48,17 +49,19 @@ class Reports:
         self._error: EideticError | None = None
         self._pending: Future[None] | None = None
         self._stale = True
+        self._behind = False  # the run under way was started by a change
 
     def latest(self) -> tuple[Snapshot, Future[None] | None]:
         """The latest report, and the run making a newer one (started here if it is due)."""
         with self._lock:
             due = self._stale or self._latest is None or time.monotonic() - self._latest[1] > MAX_AGE
             if due and (self._pending is None or self._pending.done()):
-                self._stale = False
+                self._behind, self._stale = self._stale and self._latest is not None, False
                 self._pending = self._worker.submit(self._run)
             running = self._pending if self._pending is not None and not self._pending.done() else None
             report, _, made = self._latest if self._latest is not None else (None, 0.0, None)
-            return Snapshot(report, made, running is not None, self._error), running
+            behind = running is not None and self._behind
+            return Snapshot(report, made, running is not None, behind, self._error), running
 
     def changed(self) -> None:
         """A change was made through the server: the next visit starts a new report."""
