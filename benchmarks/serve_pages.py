@@ -2,6 +2,7 @@
 
     python benchmarks/serve_pages.py sqlite 100000
     python benchmarks/serve_pages.py files 100000 --requests 100
+    python benchmarks/serve_pages.py postgres 100000          # starts its own PostgreSQL
 
 The store is built once (``remember --no-embed``, vectors planted as in ``speed.py``; one record in
 ten links to the one before it, so record pages have links both ways), then opened the way
@@ -31,6 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import keyword_queries, records  # noqa: E402
 from measure import machine  # noqa: E402
@@ -138,12 +140,18 @@ def measure(urls: dict[str, list[str]]) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", choices=("files", "sqlite"))
+    parser.add_argument("backend", choices=("files", "sqlite", "postgres"))
     parser.add_argument("n", type=int)
     parser.add_argument("--requests", type=int, default=50, help="requests per page (default 50)")
     parser.add_argument("--pages", help="only the pages whose names contain this (e.g. search)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="eidetic-serve-pages-"))
+    stop = None
+    if args.backend == "postgres":
+        from pg_server import start_postgres
+
+        dsn, stop = start_postgres(work)
+        os.environ["EIDETIC_PG_DSN"] = dsn
     try:
         print(f"building a {args.backend} store of {args.n:,} records", flush=True)
         chunk = build(args.backend, args.n, work)
@@ -155,6 +163,8 @@ def main() -> None:
             "pages": measure({k: v for k, v in pages(chunk, args.requests).items() if (args.pages or "") in k}),
         }
     finally:
+        if stop is not None:
+            stop()
         shutil.rmtree(work, ignore_errors=True)
     saved = HERE / "results" / f"serve-pages-{args.backend}-{args.n}.json"
     saved.parent.mkdir(parents=True, exist_ok=True)
