@@ -58,6 +58,7 @@ def cases(env: Path) -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
         ("skills", "install"): ([str(env / "skills-here")], [str(env / "no-such-folder")]),
         ("watch",): (None, ["--memory-dir", str(env / "nothing-here")]),  # succeeding: a process, below
         ("mcp",): (None, ["--visibility", "secret"]),  # succeeding: the protocol, below
+        ("serve",): (None, ["--visibility", "secret"]),  # succeeding: a server (tests/test_web_*.py)
     }
 
 
