@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import env_error, user_error
+from .http import is_loopback
 from .sentence_config import CONFIG_FILES
 
 if TYPE_CHECKING:
@@ -72,14 +73,17 @@ def _download(model: str, target: Path, settings: Settings) -> None:
     host = httpx.URL(settings.model_endpoint).host or settings.model_endpoint
     sys.stderr.write(f"downloading model {model} from {host} (once) ...\n")
     try:
-        with httpx.Client(timeout=settings.embed_timeout, follow_redirects=True) as client:
+        # A loopback mirror is reached directly, never through a proxy from *_PROXY (as http.py).
+        transport = httpx.HTTPTransport() if is_loopback(host) else None
+        with httpx.Client(timeout=settings.embed_timeout, follow_redirects=True, transport=transport) as client:
             for name in dict.fromkeys((*CONFIG_FILES, *REQUIRED)):
                 _fetch(client, f"{settings.model_endpoint.rstrip('/')}/{model}/resolve/main/{name}", partial / name)
         missing = [name for name in REQUIRED if not (partial / name).exists()]
         if missing:
             raise env_error(
                 f"model {model} has no {', '.join(missing)} at {host}",
-                "eidetic runs BERT-family models with safetensors weights and tokenizer.json (docs/models.md)",
+                "check the id (eidetic needs model.safetensors and tokenizer.json: docs/models.md), "
+                "or put its files in a folder and set EIDETIC_MODEL to it",
             )
         (partial / COMPLETE).touch()
         _move_into_place(partial, target)
