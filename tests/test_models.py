@@ -217,6 +217,7 @@ def test_recall_with_an_unavailable_model_warns_by_name_and_ranks_by_keyword(cli
 def test_switching_model_re_embeds_lazily_and_never_mixes(cli, backend, env, folders, monkeypatch):
     """The vector cache and each backend's vector index keep one model's vectors apart."""
     monkeypatch.delenv("EIDETIC_EMBEDDER")
+
     def cached() -> dict[str, int]:
         rows = sqlite3.connect(env / "cache" / "vectors.sqlite").execute(
             "SELECT model, count(*) FROM vectors GROUP BY model"
@@ -239,3 +240,13 @@ def test_switching_model_re_embeds_lazily_and_never_mixes(cli, backend, env, fol
     assert all(abs(theirs[i] - mine[i]) > 1e-3 for i in mine)  # the other model's own cosines
     monkeypatch.delenv("EIDETIC_MODEL")
     assert cosines() == (default, mine) and cached() == {default: 3, name: 3}  # back: nothing re-embedded
+
+
+def test_a_config_naming_only_its_bert_architecture_is_accepted(tmp_path):
+    import numpy as np
+
+    folder = write_model(tmp_path / "no-type")
+    config = json.loads((folder / "config.json").read_text())
+    del config["model_type"]
+    (folder / "config.json").write_text(json.dumps({**config, "architectures": ["BertModel"]}))
+    assert np.array_equal(encoder(folder, tmp_path).embed(TEXTS[:1]), local.load(cache=tmp_path).embed(TEXTS[:1]))

@@ -275,7 +275,8 @@ def _bert_config(folder: Path, label: str) -> dict[str, Any]:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise env_error(f"model {label}: no readable config.json ({exc})", "see docs/models.md") from None
-    kind = config.get("model_type")
+    architectures = config.get("architectures") or []
+    kind = config.get("model_type") or ("bert" if any(str(a).startswith("Bert") for a in architectures) else None)
     act = config.get("hidden_act", "gelu")
     position = config.get("position_embedding_type", "absolute")
     if kind != "bert" or act != "gelu" or position != "absolute":
