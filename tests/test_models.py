@@ -185,7 +185,7 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.parametrize("how", ["offline", "unreachable", "absent", "interrupted"])
+@pytest.mark.parametrize("how", ["offline", "unreachable", "absent", "interrupted", "malformed"])
 def test_a_model_that_cannot_be_had_is_an_error_naming_it_and_leaves_nothing(published, tmp_path, how):
     with hub(published) as endpoint:
         Hub.fail = "model.safetensors" if how == "interrupted" else None
@@ -194,12 +194,14 @@ def test_a_model_that_cannot_be_had_is_an_error_naming_it_and_leaves_nothing(pub
             "unreachable": {"model_endpoint": f"http://127.0.0.1:{closed_port()}"},
             "absent": {"model_endpoint": endpoint + "/nothing-here"},
             "interrupted": {"model_endpoint": endpoint},
+            "malformed": {"model_endpoint": "ftp://user:secret@[::1"},
         }[how]
         with pytest.raises(EideticError) as info:
             model_files.locate(settings(tmp_path, model="acme/tiny-bert", **values))
         if how == "offline":
             assert Hub.requests == []
     assert info.value.code == 2 and "model acme/tiny-bert" in info.value.message
+    assert "secret" not in info.value.message + info.value.remediation
     assert "EIDETIC_MODEL" in info.value.remediation
     hub_dir = tmp_path / "cache" / "models" / "hub"
     assert not hub_dir.exists() or list(hub_dir.iterdir()) == []
@@ -250,3 +252,16 @@ def test_a_config_naming_only_its_bert_architecture_is_accepted(tmp_path):
     del config["model_type"]
     (folder / "config.json").write_text(json.dumps({**config, "architectures": ["BertModel"]}))
     assert np.array_equal(encoder(folder, tmp_path).embed(TEXTS[:1]), local.load(cache=tmp_path).embed(TEXTS[:1]))
+
+
+def test_float16_weights_saved_from_a_bert_head_model_give_the_same_vectors(tmp_path):
+    """As gte-small ships them (float16), and as a ``BertFor...`` checkpoint names them (``bert.``)."""
+    import numpy as np
+    from safetensors.numpy import load_file, save_file
+
+    folder = write_model(tmp_path / "half")
+    weights = load_file(str(folder / "model.safetensors"))
+    save_file({f"bert.{k}": v.astype(np.float16) for k, v in weights.items()}, str(folder / "model.safetensors"))
+    half = encoder(folder, tmp_path).embed(TEXTS)
+    cosines = (half * local.load(cache=tmp_path).embed(TEXTS)).sum(axis=1)
+    assert half.dtype == np.float32 and cosines.min() > 0.999, cosines

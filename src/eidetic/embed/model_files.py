@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,10 +70,15 @@ def _download(model: str, target: Path, settings: Settings) -> None:
         )
     import httpx
 
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    host = httpx.URL(settings.model_endpoint).host or settings.model_endpoint
-    sys.stderr.write(f"downloading model {model} from {host} (once) ...\n")
     try:
+        host = httpx.URL(settings.model_endpoint).host or "EIDETIC_MODEL_ENDPOINT"
+    except httpx.InvalidURL:
+        host = "EIDETIC_MODEL_ENDPOINT"
+    partial = target.with_name(f".{target.name}.partial")  # replaced below by a unique folder
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=partial.name + ".", dir=target.parent))
+        sys.stderr.write(f"downloading model {model} from {host} (once) ...\n")
         # A loopback mirror is reached directly, never through a proxy from *_PROXY (as http.py).
         transport = httpx.HTTPTransport() if is_loopback(host) else None
         with httpx.Client(timeout=settings.embed_timeout, follow_redirects=True, transport=transport) as client:
@@ -87,7 +93,7 @@ def _download(model: str, target: Path, settings: Settings) -> None:
             )
         (partial / COMPLETE).touch()
         _move_into_place(partial, target)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise env_error(
             f"model {model} could not be downloaded from {host} ({type(exc).__name__})",
             "check the network (or EIDETIC_MODEL_ENDPOINT), or put its files in a folder and set EIDETIC_MODEL to it",
