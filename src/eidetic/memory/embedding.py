@@ -99,4 +99,4 @@ class Embedding:
 @lru_cache(maxsize=256)
 def query_vector(embedder: Embedder, query: str) -> Any:
     """Queries repeat (agents, MCP servers): each is embedded once per process."""
-    return embedder.embed([query])[0]
+    return embedder.embed([query], query=True)[0]
