@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import keyword_queries, records  # noqa: E402
-from measure import machine  # noqa: E402
+from measure import ingest_no_embed, machine, plant_vectors  # noqa: E402
 
 MODES = ("keyword", "hybrid")
 BATCH = 10
@@ -77,29 +77,11 @@ def export_tree(rev: str, target: Path) -> Path:
 
 def build_store(n: int, work: Path, env: dict, src: Path, caches: list[Path]) -> list[dict]:
     """``n`` records remembered by the version at ``src``; their vectors planted in each cache."""
-    from eidetic.embed import local
-    from eidetic.embed.cache import VectorCache
-    from eidetic.records import text_hash
-    from semantic import clustered
-
     chunk = records(n, seed=7)
     for r in chunk:
         r["id"] = f"c0-{r['id']}"
-    path = work / "chunk.ndjson"
-    path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
-    with path.open() as stdin:
-        subprocess.run(
-            [sys.executable, "-m", "eidetic", "remember", "--json", "--no-embed"],
-            stdin=stdin,
-            env={**env, "PYTHONPATH": str(src), "EIDETIC_CACHE_DIR": str(caches[0])},
-            check=True,
-            capture_output=True,
-        )
-    vectors = clustered(len(chunk), seed=99)
-    for cache in caches:
-        store = VectorCache(cache / "vectors.sqlite")
-        store.put(local.MODEL_NAME, ((text_hash(r["text"]), v) for r, v in zip(chunk, vectors)))
-        store.close()
+    ingest_no_embed(chunk, work, {**env, "PYTHONPATH": str(src), "EIDETIC_CACHE_DIR": str(caches[0])})
+    plant_vectors(chunk, caches)
     return chunk
 
 

@@ -3,6 +3,7 @@ for a run's store and caches, CLI processes timed with their peak memory, the ma
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -129,3 +130,33 @@ def snapshot(work: Path) -> Path:
     )
     compileall.compile_dir(str(target / "eidetic"), quiet=1)
     return target
+
+
+def ingest_no_embed(chunk: list[dict], work: Path, env: dict) -> None:
+    """``chunk`` remembered by one ``eidetic remember --no-embed`` process run with ``env``."""
+    path = work / "chunk.ndjson"
+    path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
+    with path.open() as stdin:
+        subprocess.run(
+            [sys.executable, "-m", "eidetic", "remember", "--json", "--no-embed"],
+            stdin=stdin,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+
+
+def plant_vectors(chunk: list[dict], caches: list[Path]) -> None:
+    """The clustered vectors (``semantic.clustered``) of every text, put in each cache folder's
+    vector store, so no model runs."""
+    from semantic import clustered
+
+    from eidetic.embed import local
+    from eidetic.embed.cache import VectorCache
+    from eidetic.records import text_hash
+
+    vectors = clustered(len(chunk), seed=99)
+    for cache in caches:
+        store = VectorCache(cache / "vectors.sqlite")
+        store.put(local.MODEL_NAME, ((text_hash(r["text"]), v) for r, v in zip(chunk, vectors)))
+        store.close()

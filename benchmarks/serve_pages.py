@@ -22,7 +22,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import keyword_queries, records  # noqa: E402
-from measure import machine  # noqa: E402
+from measure import ingest_no_embed, machine, plant_vectors  # noqa: E402
 
 PORT = 8000  # the Host the test client sends; nothing listens on it
 
@@ -43,11 +42,6 @@ PORT = 8000  # the Host the test client sends; nothing listens on it
 def build(backend: str, n: int, work: Path) -> list[dict]:
     """A store of ``n`` records at ``work``, configured through the environment (as a user's
     shell would), with the vectors of every text in the cache."""
-    from eidetic.embed import local
-    from eidetic.embed.cache import VectorCache
-    from eidetic.records import text_hash
-    from semantic import clustered
-
     os.environ.update(
         {
             "HOME": str(work / "home"),
@@ -62,19 +56,8 @@ def build(backend: str, n: int, work: Path) -> list[dict]:
     for i, record in enumerate(chunk):
         if i % 10 == 9:
             record["links"] = [chunk[i - 1]["id"]]
-    path = work / "chunk.ndjson"
-    path.write_text("".join(json.dumps(r) + "\n" for r in chunk))
-    with path.open() as stdin:
-        subprocess.run(
-            [sys.executable, "-m", "eidetic", "remember", "--json", "--no-embed"],
-            stdin=stdin,
-            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-            check=True,
-            capture_output=True,
-        )
-    cache = VectorCache(work / "cache" / "vectors.sqlite")
-    cache.put(local.MODEL_NAME, ((text_hash(r["text"]), v) for r, v in zip(chunk, clustered(len(chunk), seed=99))))
-    cache.close()
+    ingest_no_embed(chunk, work, {**os.environ, "PYTHONPATH": str(REPO / "src")})
+    plant_vectors(chunk, [work / "cache"])
     return chunk
 
 
