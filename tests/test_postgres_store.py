@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from pg_server import start_postgres
 
+from eidetic.clocks import parse_history
 from eidetic.errors import ENV_ERROR, EideticError
 from eidetic.index.analyzer import query_terms
 from eidetic.ranking.access import Access
@@ -99,11 +100,8 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
     frequencies that keyword() reads from it."""
     import psycopg
 
-    from eidetic.stores.postgres import schema
-
     with monkeypatch.context() as old:
-        old.setattr(schema, "SCHEMA_VERSION", 1)
-        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+        older_eidetic(old, 1)
         first = PostgresStore(dsn)
         put(
             first,
@@ -111,10 +109,11 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
             rec("rare", "deploy the zanzibar service"),
         )
         terms = query_terms("deploy zanzibar")
-        before = ids(first, first.keyword(terms, PUBLIC, NONE, 10))
+        before = first.keyword(terms, PUBLIC, NONE, 10)
         first.close()
     with psycopg.connect(dsn) as conn:
         assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == "1"
+        before = [conn.execute("SELECT id FROM eidetic_docs WHERE doc = %s", (doc,)).fetchone()[0] for doc, _ in before]
     upgraded = PostgresStore(dsn)
     assert upgraded.count() == 31
     put(upgraded, rec("later", "a record written after the upgrade"))  # the first write migrates
@@ -126,6 +125,42 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
             0
         ]
         assert "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)" in index
+
+
+def older_eidetic(patch: pytest.MonkeyPatch, version: int) -> None:
+    """Make this process write as an eidetic of schema ``version`` did: its migrations, and the
+    docs columns it had (the event clock and history came with version 6)."""
+    from eidetic.index import stored
+    from eidetic.stores.postgres import schema, writes
+
+    patch.setattr(schema, "SCHEMA_VERSION", version)
+    patch.setattr(schema, "MIGRATIONS", [step for step in schema.MIGRATIONS if step[0] <= version])
+    if version < 6:
+        clock = ", occurred, valid_from, valid_until, history"
+        patch.setattr(writes, "_COPY_DOCS", writes._COPY_DOCS.replace(clock, ""))
+        patch.setattr(writes, "stored", lambda record: stored.stored(record)[:-4])
+
+
+def test_a_store_of_schema_4_gains_the_clocks_keeping_its_records(dsn, monkeypatch):
+    """The version 6 step adds the event clock and the history to a store written before them:
+    its records read back without either, and then carry both."""
+    with monkeypatch.context() as old:
+        older_eidetic(old, 4)
+        first = PostgresStore(dsn)
+        put(first, rec("old", "written before the clocks"))
+        first.close()
+    upgraded = PostgresStore(dsn)
+    [item] = upgraded.all_records()
+    assert (item.record.history, item.record.valid_until, item.record.occurred) == ((), None, None)
+    changed = item.record.with_changes(valid_until="2027-01-01", history=parse_history(HISTORY))
+    with upgraded.lock():
+        upgraded.write([(item, changed)])
+    [again] = upgraded.all_records()
+    assert again.record.valid_until == "2027-01-01" and [c.to_dict() for c in again.record.history] == HISTORY
+    upgraded.close()
+
+
+HISTORY = [{"at": "2026-03-01T10:00:00+00:00", "from": "active", "to": "archived"}]
 
 
 def test_concurrent_first_writers_create_the_schema_once(dsn):

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from .clocks import as_of_moment
 from .errors import option_error, user_error
 from .ranking.access import Access
 from .ranking.fields import DEFAULT_MIN_SCORE, DEFAULT_STALE_MONTHS
 from .ranking.filters import Filters
 from .settings import MODES, Settings
+from .timeutil import now_utc
 
 
 def option(
@@ -61,6 +63,12 @@ class RecallQuery:
     scope_only: bool = option(False, "only records whose scope name is the query's")
     include_shadowed: bool = option(False, "include superseded records")
     include_archived: bool = option(False, "include archived records")
+    as_of: str | None = option(
+        None,
+        "answer as the store stood then: an ISO date (the end of that day, UTC) or date-time; "
+        "records recorded and valid then, in the lifecycle they had then",
+        metavar="DATE",
+    )
     min_score: float | None = option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
     depth: int = option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
     max_nodes: int = option(20, "at most this many linked records (default 20)")
@@ -100,7 +108,7 @@ class RecallQuery:
         return self.mode == "fields" and not self.text.strip() and bool(self.types)
 
     def access(self) -> Access:
-        return access_of(self)
+        return access_of(self, self.now)
 
     def filter_set(self) -> Filters:
         return filters_of(self)
@@ -118,17 +126,37 @@ SELECTION = (
     "scope_only",
     "include_shadowed",
     "include_archived",
+    "as_of",
 )
 
 
-def access_of(query: Any) -> Access:
-    """The access of a query (a recall or a listing): its scope, visibility and lifecycle flags."""
+def access_of(query: Any, now: datetime | None = None) -> Access:
+    """The access of a query (a recall or a listing): its scope, visibility, lifecycle flags and
+    the moment it asks about (``as_of``, no later than ``now``)."""
     return Access.of(
         query.scope,
         query.visibility,
         scope_only=query.scope_only,
         include_shadowed=query.include_shadowed,
         include_archived=query.include_archived,
+        as_of=as_of_of(query.as_of, now),
+    )
+
+
+def as_of_of(value: Any, now: datetime | None = None) -> datetime | None:
+    """The moment ``--as-of`` names (``clocks.as_of_moment``), or None; an option error else."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return as_of_moment(value, now or now_utc())
+        except ValueError:
+            pass
+    raise option_error(
+        "as_of",
+        f"is not an ISO-8601 date or date-time: {value!r}",
+        "a bare date means the end of that day, UTC ('eidetic explain time')",
+        example="2026-03-01",
     )
 
 

@@ -64,15 +64,18 @@ class RecallResult:
     # when nothing matched: how many archived / shadowed records would have (of the top k), by
     # lifecycle, counting only what the caller may see
     hidden: dict[str, int] = field(default_factory=dict)
+    as_of: str | None = None  # the moment a recall ``as_of`` answered for (ISO, UTC)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "query": self.query,
             "mode": self.mode,
             "truncated": self.truncated,
             "embedder": {"model": self.embedder_model, "online": self.embedder_online},
             "items": [hit.to_dict() for hit in self.items],
         }
+        if self.as_of is not None:
+            data["as_of"] = self.as_of
         if self.hidden:
             data["hidden"] = self.hidden
         return data
@@ -101,9 +104,12 @@ class ListResult:
     items: list[ListedRecord]
     total: int
     hidden: dict[str, int] = field(default_factory=dict)  # as in RecallResult, when nothing matched
+    as_of: str | None = None  # as in RecallResult
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"items": [item.to_dict() for item in self.items], "total": self.total}
+        if self.as_of is not None:
+            data["as_of"] = self.as_of
         if self.hidden:
             data["hidden"] = self.hidden
         return data

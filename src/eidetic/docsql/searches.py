@@ -81,7 +81,7 @@ class DocSearches:
             f"WHERE {admission.sql} AND {check} "
             f"ORDER BY d.len, {dialect.ordered('d.id')} LIMIT {dialect.mark} OFFSET {dialect.mark}"
         )
-        if not admission.filters.meta:
+        if not admission.in_python:
             return conn.execute(sql, [*admission.params, needle, limit, offset]).fetchall()
         want, start = offset + limit, 0
         found: list[tuple[Any, ...]] = []

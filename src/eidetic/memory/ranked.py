@@ -32,7 +32,7 @@ def rank(
         else:
             fetch, page = (lambda limit, offset, rows=found: rows[offset : offset + limit]), max(3 * top_k, 30)
         blend = _blender(store, stores[:position], access, now)
-        factor = freshness.max_blend_factor(store.max_recall_count())
+        factor = freshness.max_blend_factor(store.max_recall_count() if access.as_of is None else 0.0)
         for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score, page=page, max_factor=factor):
             ranked.append((store, doc, hit, raw))
     ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
@@ -54,7 +54,7 @@ def _blender(
             if doc not in facts or facts[doc][0] in shadowed:
                 continue
             rid, created = facts[doc]
-            hit = make_hit(rid, created, raw, usage.get(rid), now, store.key)
+            hit = make_hit(rid, created, raw, usage.get(rid), now, store.key, judged=access.as_of is None)
             out.append(((doc, hit), raw, hit.score))
         return out
 
@@ -78,12 +78,21 @@ def _with_records(
 
 
 def make_hit(
-    rid: str, created: str | None, raw: float, usage: tuple[float, str | None] | None, now: datetime, store: str
+    rid: str,
+    created: str | None,
+    raw: float,
+    usage: tuple[float, str | None] | None,
+    now: datetime,
+    store: str,
+    judged: bool = True,
 ) -> Hit:
-    """A hit with its blended score; the full record is attached once it makes the top k."""
+    """A hit with its blended score; the full record is attached once it makes the top k.
+    ``judged``: whether its usage moves its freshness (not as of a past moment: usage has no
+    dates, so the signal is then the record's age alone)."""
     count, last = usage if usage else (0.0, None)
-    sig = freshness.signal(created, count, last, now)
-    score = raw if freshness.is_neutral(created, count, last) else freshness.blend(raw, sig)
+    seen = (count, last) if judged else (0.0, None)
+    sig = freshness.signal(created, *seen, now)
+    score = raw if freshness.is_neutral(created, *seen) else freshness.blend(raw, sig)
     return Hit(
         record=Record(id=rid, text=""), score=score, signal=sig, recall_count=count, last_recall=last, store=store
     )

@@ -64,9 +64,13 @@ class Recall:
         reached through ``links``/``supersedes`` up to ``depth`` hops (at most ``max_nodes``),
         under the same rules at every hop. The hits a reader used (``ranking.reinforce``) have
         their usage bumped, unless ``query.record`` is False. ``prior``: a run of the same
-        words whose synced stores and query vector this one reuses."""
-        run = _Run(query, query.access(), query.filter_set(), query.now or now_utc())
-        result = RecallResult(query.text, query.mode, [])
+        words whose synced stores and query vector this one reuses.
+
+        ``as_of``: the store as it stood then (``ranking.access``): freshness is judged at that
+        moment, from age alone (usage has no dates), and nothing counts as a recall."""
+        access = query.access()
+        run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc())
+        result = RecallResult(query.text, query.mode, [], as_of=format_ts(access.as_of) if access.as_of else None)
         engine = self.ENGINES[query.mode]
         if engine == "semantic":
             engine = self._embedded(run, result, prior)
@@ -82,9 +86,12 @@ class Recall:
                 result.embedder_online, engine = False, "lexical"
         if hits is None:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
+        for hit in hits:
+            hit.record = access.view(hit.record)
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
-        if query.record and not query.browse and result.items:  # browsing a type reads nothing in particular
+        # browsing a type reads nothing in particular, nor does reading the past
+        if query.record and not query.browse and access.as_of is None and result.items:
             _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
         if not result.items:
             result.hidden = self._hidden(run)
@@ -115,7 +122,7 @@ class Recall:
             return {}
         wider = replace(query, record=False, depth=0, explain=False, include_archived=True, include_shadowed=True)
         found = self.run(wider, prior=run).items
-        shown = query.access().lifecycles()
+        shown = run.access.lifecycles()
         return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
 
     def _lexical(self, run: _Run) -> list[Hit]:
@@ -220,9 +227,7 @@ class Recall:
             return found
 
         def admits(candidate: Record) -> bool:
-            return run.access.admits(candidate.scope, candidate.lifecycle) and run.filters.matches_source(
-                candidate.metadata
-            )
+            return run.access.sees(candidate) and run.filters.matches_source(candidate.metadata)
 
         walk = traverse.traverse([h.record for h in hits], fetch, admits, run.query.depth, run.query.max_nodes)
         usage: dict[str, tuple[float, str | None]] = {}
@@ -233,10 +238,11 @@ class Recall:
         for node in walk.nodes:
             count, last = usage.get(node.record.id, (0.0, None))
             scores[node.record.id] = score = scores[node.parent] * traverse.DECAY
+            judged = (count, last) if run.access.as_of is None else (0.0, None)  # usage has no dates
             hit = Hit(
-                record=node.record,
+                record=run.access.view(node.record),
                 score=score,
-                signal=freshness.signal(node.record.created, count, last, run.now),
+                signal=freshness.signal(node.record.created, *judged, run.now),
                 recall_count=count,
                 last_recall=last,
                 tier="traversal",

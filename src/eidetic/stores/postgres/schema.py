@@ -11,7 +11,7 @@ from ...errors import env_error
 if TYPE_CHECKING:
     from .connection import Session
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 # Advisory lock keys (any bigint; these spell "eidetic" + a purpose in their low bytes).
 SCHEMA_LOCK = 0x6569_6465_7469_6301  # migrations
 WRITE_LOCK = 0x6569_6465_7469_6302  # transactions changing records or keyword entries: docs number in commit order
@@ -103,6 +103,16 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             '((lower(substr(coalesce(name, text), 1, 32) COLLATE "C")), (id COLLATE "C"))',
             "CREATE INDEX eidetic_docs_supersedes ON eidetic_docs(supersedes) WHERE supersedes IS NOT NULL",
             "CREATE INDEX eidetic_docs_links ON eidetic_docs USING gin (links jsonb_path_ops)",
+        ],
+    ),
+    # The event clock (occurred, valid_from, valid_until: ISO text as given) and the dated
+    # lifecycle changes (``clocks``: json, as metadata is); NULL in the rows written before.
+    (
+        6,
+        [
+            "ALTER TABLE eidetic_docs ADD COLUMN IF NOT EXISTS occurred text, "
+            "ADD COLUMN IF NOT EXISTS valid_from text, ADD COLUMN IF NOT EXISTS valid_until text, "
+            "ADD COLUMN IF NOT EXISTS history json",
         ],
     ),
 ]
