@@ -143,6 +143,17 @@ def superseded_at(lifecycle: str, history: Sequence[Change]) -> str | None:
     return next((change.at for change in reversed(history) if change.new == "shadowed"), None)
 
 
+def interval_text(valid_from: str | None, valid_until: str | None, lifecycle: str, history: History) -> str:
+    """The validity interval as people read it: ``from A until B``, an open side left out; a
+    superseded record's interval ends where it was superseded, said so. Empty when it always holds."""
+    end = valid_until
+    closed = superseded_at(lifecycle, history)
+    closing, ending = parse_ts(closed), parse_ts(valid_until)
+    if closing is not None and (ending is None or closing < ending):
+        end = f"{closed} (superseded)"
+    return " ".join(([f"from {valid_from}"] if valid_from else []) + ([f"until {end}"] if end else []))
+
+
 def visible_then(row: Sequence[Any], moment: datetime, states: Sequence[str]) -> bool:
     """Whether a docs-table row of :data:`AS_OF_COLUMNS` was in the store at ``moment``, valid
     then, in one of ``states`` then. A history the store holds was checked when it was written."""

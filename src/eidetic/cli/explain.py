@@ -8,6 +8,7 @@ import argparse
 import difflib
 
 from ..errors import user_error
+from .explain_time import TIME
 from .output import emit_json, emit_text
 
 CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line in the list
@@ -20,6 +21,7 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "context": "how a conversation's turns lend their words to each other",
     "scope": "who sees which records: public, private, scope-only",
     "lifecycle": "active, shadowed, archived: what recall leaves out",
+    "time": "two clocks per record (recorded, and when it happened or held) and --as-of",
     "freshness": "the freshness signal: age and usage move a score",
     "usage": "what counts as a recall: which hits' usage grows",
     "formats": "table, text, markdown or json output, and when there is colour",
@@ -36,8 +38,8 @@ signal and full metadata. Records are markdown files; the search index is derive
 
 Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
 export, migrate, index, watch, mcp, serve, skills, completion, explain, demo; and the `memory-recall`
-command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness,
-usage, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
+command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, time,
+freshness, usage, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
@@ -60,8 +62,9 @@ Ranked records for a query: the top-k primary hits, then records linked to them.
 Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (>= 1),
 `--case-sensitive`, `--filter KEY=VALUE` (typed; `KEY>=V`, `KEY<=V` for numbers and ISO dates),
 `--source S`, `--type T`, `--since DATE`, `--until DATE`, `--scope NAME`, `--visibility`,
-`--scope-only`, `--include-shadowed`, `--include-archived`, `--min-score S`, `--depth N`,
-`--max-nodes N`, `--explain`, `--no-record`, `--format table|text|markdown|json`, `--json`.
+`--scope-only`, `--include-shadowed`, `--include-archived`, `--as-of DATE` (the store as it stood
+then: see time), `--min-score S`, `--depth N`, `--max-nodes N`, `--explain`, `--no-record`,
+`--format table|text|markdown|json`, `--json`.
 Output: `{"query", "mode", "truncated", "embedder": {"model", "online"}, "items": [...]}`; every
 item has all record fields plus recall_count, last_recall, score, signal, tier, depth, path (the
 record's file on the files backend, else null) (and via, parent for linked records). `--explain`
@@ -69,12 +72,13 @@ adds how each score was made, in every mode and for linked records (the text out
 the number means). The first semantic recall after a `--no-embed` remember or an import embeds
 the texts it lacks, once, with a progress bar on a terminal. When nothing matched but archived or
 shadowed records would have, `hidden` counts them and the text names the flag that shows them.
-See also: modes, scope, freshness, usage, traversal, formats.""",
+See also: modes, scope, time, freshness, usage, traversal, formats.""",
     "list": """# eidetic list
 The records your scope may see, newest write first, a page at a time; not a recall (no usage is
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
 `--since`, `--until`, `--scope`, `--visibility`, `--scope-only`, `--include-archived`,
-`--include-shadowed`; `--lifecycle archived` (repeatable) lists only records in that state.
+`--include-shadowed`, `--as-of DATE` (as the store stood then: see time); `--lifecycle archived`
+(repeatable) lists only records in that state (then, with `--as-of`).
 `--sort updated|created|recalled|name` (`--reverse` flips it; name sorts
 A to Z by the name, else the text), `--limit N` (default 50), `--offset N`.
 Output: a table on a terminal (id, type, name or first words, updated, recalls), `--format
@@ -173,7 +177,8 @@ query; a private record only to a query with the same `--scope` and `--visibilit
 recall (both tiers), overview, export, forget/restore. Default query scope: default/public.""",
     "lifecycle": """# Lifecycle
 `active`, `shadowed` (superseded by a record of the same scope) or `archived` (stale). Recall
-hides shadowed and archived records unless `--include-shadowed` / `--include-archived`.
+hides shadowed and archived records unless `--include-shadowed` / `--include-archived`. Each
+change is dated in the record's `history`, so `--as-of` knows the lifecycle it had then (time).
 `sweep` applies the rules (see `eidetic explain sweep`); `forget ID` archives one record and
 `restore ID` brings it back; only `forget --purge` deletes anything.""",
     "sweep": """# eidetic sweep
@@ -209,7 +214,8 @@ tier `traversal`, their depth, `via` (links or supersedes), `parent`, and score 
 x 0.5. `truncated` is true only when a bound cut off a record the caller may see.""",
     "records": """# Records
 One markdown file per record: YAML front matter (id, type, name, description, scope, created,
-updated, added_by, supersedes, links, lifecycle, metadata), then the text. Hand-written files
+updated, occurred, valid_from, valid_until, added_by, supersedes, links, lifecycle, history,
+metadata; see time), then the text. Hand-written files
 are records too (a file without `id` takes its path as id); `MEMORY.md`, hidden and
 non-markdown files are not. A file that cannot be parsed is skipped with a warning, as is one
 whose front matter nests more than 32 levels, expands through YAML aliases to more than 10,000
@@ -333,6 +339,9 @@ input never writes anything. A `--memory-dir` that does not exist is an error fo
 Remembers a dozen sample memories in a temporary store, recalls them in each mode, and removes
 everything afterwards.""",
 }
+
+
+TOPICS["time"] = TIME
 
 
 def add_parser(sub, add_common) -> None:

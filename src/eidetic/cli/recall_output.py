@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .clock_text import clock_facts
 from .render import Column, Style, count, inert, markdown_table, no_results, one_line, table
 
 
@@ -15,7 +16,8 @@ def render_text(bundle: dict[str, Any]) -> str:
     online = "online" if bundle["embedder"]["online"] else "offline"
     lines = [
         f"query: {bundle['query']}  mode: {bundle['mode']}  "
-        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}",
+        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}"
+        + (f"  as of: {bundle['as_of']}" if bundle.get("as_of") else ""),
         "",
     ]
     if not bundle["items"]:
@@ -37,6 +39,7 @@ def render_text(bundle: dict[str, Any]) -> str:
             f"created: {item['created']}  recalled: {item['recall_count']}x"
             + (f", last {item['last_recall']}" if item["last_recall"] else "")
         )
+        lines += [f"{label}: {value}" for label, value in clock_facts(item)]
         if item.get("path"):
             lines.append(f"path: {item['path']}")
         for key, value in item["metadata"].items():
@@ -92,7 +95,10 @@ def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str
         for rank, item in _numbered(bundle["items"])
     ]
     online = "online" if bundle["embedder"]["online"] else "offline"
-    footer = style(f"{bundle['mode']}, embedder {online}" + (", truncated" if bundle["truncated"] else ""), "dim")
+    as_of = f", as of {bundle['as_of']}" if bundle.get("as_of") else ""
+    footer = style(
+        f"{bundle['mode']}, embedder {online}{as_of}" + (", truncated" if bundle["truncated"] else ""), "dim"
+    )
     return table(columns, rows, width, style) + "\n" + footer
 
 
@@ -112,6 +118,7 @@ def render_markdown(bundle: dict[str, Any]) -> str:
             ("scope", f"{item['scope']['name']}/{item['scope']['visibility']}"),
             ("lifecycle", item["lifecycle"]),
             ("created", item["created"]),
+            *[fact for fact in clock_facts(item) if fact[0] != "history"],  # the history is in the JSON
             ("recalled", f"{count(item['recall_count'])}x"),
             ("path", item.get("path")),
         ]
