@@ -250,3 +250,20 @@ def test_the_viewer_shows_both_clocks_and_searches_as_of(quiet):
         assert hit_ids(then) == ["outage"] and "as of 2026-03-02T23:59:59" in page(then).select_one(".as_of").text
         assert page(then).select_one("li.hit .valid").text.startswith("valid from 2026-02-27")
         assert hit_ids(client.get("/", params={"q": "payments outage", "mode": "keyword"})) == ["outage-2"]
+
+
+def test_a_sweep_dates_what_it_shadows_and_archives(cli, quiet):
+    """A hand-written supersedes is shadowed by sweep: the change is dated at the sweep's --now,
+    so as of an earlier moment the record is still active."""
+    notes = quiet / "notes"
+    notes.mkdir(parents=True)
+    (notes / "a.md").write_text('---\nid: a\ncreated: "2026-01-01"\n---\n\nthe boiler is serviced in May\n')
+    (notes / "b.md").write_text(
+        '---\nid: b\ncreated: "2026-02-01"\nsupersedes: a\n---\n\nthe boiler is serviced in June\n'
+    )
+    assert cli("sweep", "--now", "2026-03-01T00:00:00+00:00").code == 0
+    history = cli("show", "a", "--json").json["history"]
+    assert {"at": "2026-03-01T00:00:00+00:00", "from": "active", "to": "shadowed"} in history
+    before = cli("recall", "boiler serviced", "--mode", "keyword", "--as-of", "2026-02-15", "--json")
+    assert sorted(ids(before)) == ["a", "b"]
+    assert ids(cli("recall", "boiler serviced", "--mode", "keyword", "--as-of", "2026-03-02", "--json")) == ["b"]
