@@ -161,9 +161,9 @@ Output: one line per memory with its reasons and a summary; `--json`:
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
-record's keyword `context` field holds its text together with the text of the record before
-and after it in its thread, so a reply ("Yes, every Tuesday!") is found by the words of the question
-around it. Only active records of the same visibility partition lend context (never a private
+record's keyword `context` field holds its text together with the texts of the two records
+before it and the one after it in its thread, so a reply ("Yes, every Tuesday!") is found by the
+words of the question before it, even with a turn between them ("Which class?"). Only active records of the same visibility partition lend context (never a private
 record to a public one); links do not (recall already returns linked records as traversal
 items). Kept current on every remember, hand edit, forget/restore and rebuild.""",
     "scope": """# Scope and visibility
