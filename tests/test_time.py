@@ -267,3 +267,13 @@ def test_a_sweep_dates_what_it_shadows_and_archives(cli, quiet):
     before = cli("recall", "boiler serviced", "--mode", "keyword", "--as-of", "2026-02-15", "--json")
     assert sorted(ids(before)) == ["a", "b"]
     assert ids(cli("recall", "boiler serviced", "--mode", "keyword", "--as-of", "2026-03-02", "--json")) == ["b"]
+
+
+def test_under_as_of_a_time_the_query_names_counts_from_that_moment(quiet):
+    with Memory.open() as memory:
+        memory.remember([{"id": "feb", "text": "we decided to rotate the keys"}], now=days(-10))
+        memory.remember([{"id": "mar", "text": "we decided to rotate the keys monthly"}], now=days(4))
+        then = memory.recall("what did we decide last week", mode="keyword", as_of=days(-3).isoformat())
+        window = then.time_window
+        assert window is not None and window["end"] <= then.as_of  # the week before the as-of moment
+        assert [hit.record.id for hit in then.items] == ["feb"]

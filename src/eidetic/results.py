@@ -25,6 +25,7 @@ class Hit:
     store: str = ""
     explain: dict[str, Any] | None = None
     path: str | None = None  # the record's file, absolute (files backend); None elsewhere
+    time_factor: float = 1.0  # > 1: the record's time falls in the window the query names
 
     def to_dict(self) -> dict[str, Any]:
         data = self.record.to_dict()
@@ -65,6 +66,8 @@ class RecallResult:
     # lifecycle, counting only what the caller may see
     hidden: dict[str, int] = field(default_factory=dict)
     as_of: str | None = None  # the moment a recall ``as_of`` answered for (ISO, UTC)
+    # the time the query names, as a window ({"phrase", "start", "end", "mode"}), if it names one
+    time_window: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -78,6 +81,8 @@ class RecallResult:
             data["as_of"] = self.as_of
         if self.hidden:
             data["hidden"] = self.hidden
+        if self.time_window:
+            data["time_window"] = self.time_window
         return data
 
 

@@ -21,8 +21,8 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "context": "how a conversation's turns lend their words to each other",
     "scope": "who sees which records: public, private, scope-only",
     "lifecycle": "active, shadowed, archived: what recall leaves out",
-    "time": "two clocks per record (recorded, and when it happened or held) and --as-of",
     "freshness": "the freshness signal: age and usage move a score",
+    "time": "two clocks per record, --as-of, and a time named in the query ('last week')",
     "usage": "what counts as a recall: which hits' usage grows",
     "formats": "table, text, markdown or json output, and when there is colour",
     "traversal": "linked records: links, supersedes, depth",
@@ -165,9 +165,9 @@ Output: one line per memory with its reasons and a summary; `--json`:
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
-record's keyword `context` field holds its text together with the text of the record before
-and after it in its thread, so a reply ("Yes, every Tuesday!") is found by the words of the question
-around it. Only active records of the same visibility partition lend context (never a private
+record's keyword `context` field holds its text together with the texts of the two records
+before it and the one after it in its thread, so a reply ("Yes, every Tuesday!") is found by the
+words of the question before it, even with a turn between them ("Which class?"). Only active records of the same visibility partition lend context (never a private
 record to a public one); links do not (recall already returns linked records as traversal
 items). Kept current on every remember, hand edit, forget/restore and rebuild.""",
     "scope": """# Scope and visibility

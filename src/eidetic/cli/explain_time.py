@@ -1,7 +1,7 @@
 """The built-in manual's pages about time (``eidetic explain time``): kept apart from
 ``explain`` so that module stays one screenful of topics per concern."""
 
-TIME = """# Time: two clocks per record, and `--as-of`
+TIME = """# Time: two clocks per record, `--as-of`, and a time named in the query
 Every record has two clocks.
 - Recorded (eidetic keeps it): `created`, `updated`, and `history`, one entry per lifecycle
   change, oldest first: `{at, from, to}` (forget, restore, a supersede that shadowed it, a
@@ -36,4 +36,22 @@ Example (the first record dated as if written in January):
   eidetic remember "Releases go out on Wednesdays" --id release-wed --supersedes release-day
   eidetic recall "releases" --mode keyword --as-of 2026-02-01   # release-day, active then
   eidetic recall "releases" --mode keyword                      # release-wed; release-day is shadowed
-  eidetic show release-day        # valid until <the supersede> (superseded); history active -> shadowed"""
+  eidetic show release-day        # valid until <the supersede> (superseded); history active -> shadowed
+
+## A time named in the query
+A query that names a time is read relative to `--now` (default: now; ISO, e.g. `--now
+2024-03-01T12:00`): "yesterday", "today", "last week" / "this month" / "last year", "two days
+ago", "in May" (the last May before now), "March 2023", "October 24, 2023", "2023-03-01",
+"2023-03", "in 2019", "since Monday" / "since March" / "since 2023-03-01" (from then to now).
+The words are found by a short pattern (a month name alone must look like one: "in May", not "what
+may help") and read by the dateparser library; the unit widens the date to a window: the day, the
+calendar week (Monday first), the month or the year. Only the first time named counts.
+`--time-words` says what the window does (exact, keyword, approximate and hybrid; fields mode
+ignores it):
+- `blend` (default): a record recorded inside the window (`created`) scores x1.5, anything else
+  as before; chosen on public conversation data (docs/benchmarks.md);
+- `filter`: only records recorded inside the window;
+- `off`: the words are ordinary query words.
+The window is in the JSON (`time_window`: phrase, start, end, mode), the text output (`time:`)
+and `--explain` (`time_factor` per hit). A query naming no time ranks exactly as without it.
+Under `--as-of`, the query is asked as of that date: "last week" is the week before it."""

@@ -18,6 +18,7 @@ def render_text(bundle: dict[str, Any]) -> str:
         f"query: {bundle['query']}  mode: {bundle['mode']}  "
         f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}"
         + (f"  as of: {bundle['as_of']}" if bundle.get("as_of") else ""),
+        *_time_line(bundle),
         "",
     ]
     if not bundle["items"]:
@@ -51,6 +52,14 @@ def render_text(bundle: dict[str, Any]) -> str:
             lines += ["  explain: " + line for line in explain_lines(item["explain"], item["score"])]
         lines.append("")
     return "\n".join(lines).rstrip("\n")
+
+
+def _time_line(bundle: dict[str, Any]) -> list[str]:
+    """The time the query names, as the window it was read as (``eidetic explain time``)."""
+    window = bundle.get("time_window")
+    if not window:
+        return []
+    return [f"time: {window['phrase']!r} = {window['start']} to {window['end']} ({window['mode']})"]
 
 
 def _rank(item: dict[str, Any], number: int) -> str:

@@ -23,11 +23,13 @@ from ..ranking.filters import Filters
 from ..records import Record
 from ..results import Hit, RecallResult
 from ..stores.base import RecordStore
+from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
+from ..timewords import window_in
 from . import explain
 from .embedding import Embedding
 from .fields_mode import fields_hits
-from .ranked import rank
+from .ranked import Timing, rank
 from .stores import StoreSet
 
 
@@ -42,6 +44,7 @@ class _Run:
     stores: list[RecordStore] = field(default_factory=list)
     embedder: Embedder | None = None
     query_vector: Any = None  # a Future of the query's vector
+    window: TimeWindow | None = None  # the time the query names, unless time_words is off
 
 
 class Recall:
@@ -66,11 +69,15 @@ class Recall:
         their usage bumped, unless ``query.record`` is False. ``prior``: a run of the same
         words whose synced stores and query vector this one reuses.
 
-        ``as_of``: the store as it stood then (``ranking.access``): freshness is judged at that
-        moment, from age alone (usage has no dates), and nothing counts as a recall."""
+        ``as_of``: the store as it stood then (``ranking.access``), asked as if then: freshness
+        and a time the query names count from that moment (freshness from age alone: usage has
+        no dates), and nothing counts as a recall."""
         access = query.access()
         run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc())
         result = RecallResult(query.text, query.mode, [], as_of=format_ts(access.as_of) if access.as_of else None)
+        if query.time_words != "off" and query.mode != "fields":  # fields mode ranks by its own rules
+            run.window = prior.window if prior is not None else window_in(query.text, run.now)
+            result.time_window = run.window.to_dict(query.time_words) if run.window else None
         engine = self.ENGINES[query.mode]
         if engine == "semantic":
             engine = self._embedded(run, result, prior)
@@ -141,7 +148,7 @@ class Recall:
 
             return fetch
 
-        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now)
+        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now, _timing(run))
         if q.explain:
             for hit, raw, _ in hits:
                 hit.explain = explain.exact(raw, hit, q.text) if exact else explain.keyword(raw, hit, terms)
@@ -189,7 +196,7 @@ class Recall:
                 signals[(store.key, doc)] = (semantic.get(doc), keyword.get(doc))
             return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
-        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now)
+        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now, _timing(run))
         if q.explain:
             for hit, raw, doc in hits:
                 found = signals[(hit.store, doc)]
@@ -256,6 +263,11 @@ class Recall:
                 hit.explain = explain.reached(hit, scores[node.parent])
             reached.append(hit)
         return reached, walk.truncated
+
+
+def _timing(run: _Run) -> Timing | None:
+    """How the time the query names moves scores: ``ranking.when``."""
+    return Timing(run.window, strict=run.query.time_words == "filter") if run.window else None
 
 
 def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime, best_only: bool) -> None:
