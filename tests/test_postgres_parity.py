@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import fresh_database
+from pg_older import older_eidetic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,7 @@ from eidetic.memory import Memory
 from eidetic.ranking.access import Access
 from eidetic.ranking.filters import Filters
 from eidetic.records import Record
-from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore, schema
+from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
 
 TRICKY = {
     "big": 1e300,
@@ -177,8 +178,7 @@ def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str, m
     keyword ranking is unchanged."""
     terms = query_terms("deploy zanzibar")
     with monkeypatch.context() as old:
-        old.setattr(schema, "SCHEMA_VERSION", 2)
-        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+        older_eidetic(old, 2)
         first = PostgresStore(pg_dsn)
         with first.lock():
             first.write(

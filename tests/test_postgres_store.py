@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from pg_older import older_eidetic
 from pg_server import start_postgres
 
 from eidetic.clocks import parse_history
@@ -125,20 +126,6 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
             0
         ]
         assert "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)" in index
-
-
-def older_eidetic(patch: pytest.MonkeyPatch, version: int) -> None:
-    """Make this process write as an eidetic of schema ``version`` did: its migrations, and the
-    docs columns it had (the event clock and history came with version 6)."""
-    from eidetic.index import stored
-    from eidetic.stores.postgres import schema, writes
-
-    patch.setattr(schema, "SCHEMA_VERSION", version)
-    patch.setattr(schema, "MIGRATIONS", [step for step in schema.MIGRATIONS if step[0] <= version])
-    if version < 6:
-        clock = ", occurred, valid_from, valid_until, history"
-        patch.setattr(writes, "_COPY_DOCS", writes._COPY_DOCS.replace(clock, ""))
-        patch.setattr(writes, "stored", lambda record: stored.stored(record)[:-4])
 
 
 def test_a_store_of_schema_4_gains_the_clocks_keeping_its_records(dsn, monkeypatch):
