@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from pg_server import start_postgres
+from pg_store import ids, put, rec
 
 from eidetic.errors import ENV_ERROR, EideticError
 from eidetic.index.analyzer import query_terms
@@ -56,20 +57,6 @@ def store(dsn):
     s.close()
 
 
-def put(store: PostgresStore, *records: Record) -> None:
-    with store.lock():
-        store.write([(None, r) for r in records])
-
-
-def rec(rid: str, text: str, scope: Scope | None = None, **fields) -> Record:
-    return Record(id=rid, text=text, scope=scope or Scope(), **fields)
-
-
-def ids(store: PostgresStore, hits) -> list[str]:
-    found = store.by_docs([doc for doc, _ in hits])
-    return [found[doc].record.id for doc, _ in hits]
-
-
 def unit(vector):
     import numpy as np
 
@@ -93,26 +80,23 @@ def test_reads_never_create_the_schema_and_the_first_write_does(store, dsn):
         assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == str(SCHEMA_VERSION)
 
 
-def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypatch):
-    """A store written by an eidetic with schema version 1 is upgraded by the next one that
-    opens it: same records, same keyword ranking, and the impact index now carries the term
-    frequencies that keyword() reads from it."""
+def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn):
+    """A store at schema version 1 (written, then taken back to version 1: ``pg_schema``) is
+    upgraded by the next eidetic that opens it: same records, same keyword ranking, and the
+    impact index now carries the term frequencies that keyword() reads from it."""
     import psycopg
+    from pg_store import downgrade
 
-    from eidetic.stores.postgres import schema
-
-    with monkeypatch.context() as old:
-        old.setattr(schema, "SCHEMA_VERSION", 1)
-        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
-        first = PostgresStore(dsn)
-        put(
-            first,
-            *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
-            rec("rare", "deploy the zanzibar service"),
-        )
-        terms = query_terms("deploy zanzibar")
-        before = ids(first, first.keyword(terms, PUBLIC, NONE, 10))
-        first.close()
+    first = PostgresStore(dsn)
+    put(
+        first,
+        *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
+        rec("rare", "deploy the zanzibar service"),
+    )
+    terms = query_terms("deploy zanzibar")
+    before = ids(first, first.keyword(terms, PUBLIC, NONE, 10))
+    first.close()
+    downgrade(dsn, 1)
     with psycopg.connect(dsn) as conn:
         assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == "1"
     upgraded = PostgresStore(dsn)
