@@ -75,6 +75,17 @@ def in_step(dsn: str) -> int:
     return len(rows)
 
 
+def unicode_check(dsn: str, query: str, case_sensitive: bool) -> set[str]:
+    """The records whose text contains ``query`` by the server's plain check, written out here:
+    Python lower-cases the query, the server's Unicode case mapping the text."""
+    import psycopg
+
+    check = "strpos(text, %s) > 0" if case_sensitive else "strpos(lower(text COLLATE pg_unicode_fast), %s) > 0"
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(f"SELECT id FROM eidetic_docs WHERE {check}", (query if case_sensitive else query.lower(),))
+        return {rid for (rid,) in rows}
+
+
 # -- folding: what is indexed and what is checked agree ------------------------------------------
 
 TEXTS = {
@@ -132,6 +143,7 @@ def test_the_filter_finds_exactly_what_the_walk_finds_in_any_script(dsn, case_se
     for query in QUERIES:
         expected = walked(store, query, case_sensitive)
         assert store.exact(query, case_sensitive, PUBLIC, NONE, 10) == expected, query
+        assert set(ids(store, expected)) == unicode_check(dsn, query, case_sensitive), query
     insensitive = {q: ids(store, store.exact(q, False, PUBLIC, NONE, 10)) for q in QUERIES}
     if not case_sensitive:  # the server's Unicode case mapping, found through the filter
         assert insensitive["STRASSE"] == ["upper-strasse"] and insensitive["straße"] == ["strasse"]

@@ -68,7 +68,7 @@ def column(text: str) -> str | None:
     key = folded(text)
     if len(key) < 3:
         return "{}"
-    return "{" + ",".join(map(str, _hashed(key).tolist())) + "}"
+    return "{" + str(_hashed(key).tolist())[1:-1] + "}"  # a list's repr: the fastest way to the literal
 
 
 def of_query(query: str) -> list[int] | None:
