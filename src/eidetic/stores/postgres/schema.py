@@ -171,7 +171,6 @@ class Schema:
         store's tables are vacuumed and analysed afterwards, as after a bulk write: a backfill
         rewrote every row, and the planner needs the new column's statistics."""
         conn = self._session.conn
-        upgraded = False
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             version = self.version() or 0

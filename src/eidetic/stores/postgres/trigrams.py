@@ -10,15 +10,14 @@ A text containing a query has every trigram of the query, so that condition keep
 Why it never loses a match, case-sensitive or not: :func:`folded` is a map of each character
 on its own (Python lower-cases character by character but for a word-final Σ, which becomes ς,
 and :func:`folded` makes every ς a σ), so a substring of a text folds to a substring of the
-folded text. The case-insensitive check
-looks for Python's ``query.lower()`` in the server's ``lower(text)``; that folds to the same
-trigrams as the text itself as long as :func:`folded` of a character is that of its lower case
-on the server. It is for every character Python's Unicode tables know, under simple or full
-case mapping (``pg_c_utf8``, ``pg_unicode_fast``), ASCII-only lowering (the C locale), and the
-Turkish ``I``/``ı`` (checked over every code point against PostgreSQL 18). A text with a
-character Python does not know (newer than its Unicode tables, which the server may lower)
-gets no trigrams (NULL): such rows are always checked. So are rows written by an eidetic older
-than schema version 5, which leave the column NULL.
+folded text. The case-insensitive check looks for Python's ``query.lower()`` in the server's
+``lower(text)``; that folds to the same trigrams as the text itself as long as :func:`folded`
+of a character is that of its lower case on the server. It is for every character Python's
+Unicode tables know under simple and full case mapping (``pg_c_utf8``, ``pg_unicode_fast``)
+and ASCII-only lowering (the C collation), checked over every code point against PostgreSQL 18,
+and for a Turkish locale's ``I`` -> ``ı``. A text with a character Python does not know (newer
+than its Unicode tables; the server may lower it) gets no trigrams (NULL): such rows are always
+checked. So are rows written by an eidetic older than schema version 5, which leave it NULL.
 
 Hashing (63 bits of code points folded to 32) can only merge trigrams: more texts to check,
 never fewer.
@@ -82,21 +81,21 @@ def of_query(query: str) -> list[int] | None:
     return grams
 
 
-def backfill(conn: Any) -> int:
+def backfill(conn: Any) -> None:
     """Fill ``trigrams`` of the rows that have none, in batches by doc number, inside the
     caller's transaction: the schema upgrade's (every row, and the store is never seen half
-    filled), or a rebuild's (rows an older eidetic wrote). Returns how many rows it read."""
-    last, filled = -1, 0
+    filled), or a rebuild's (rows an older eidetic wrote)."""
+    last = -1
     while True:
         rows = conn.execute(
             "SELECT doc, text FROM eidetic_docs WHERE doc > %s AND trigrams IS NULL ORDER BY doc LIMIT %s",
             (last, BACKFILL_BATCH),
         ).fetchall()
         if not rows:
-            return filled
+            return
         conn.execute(
             "UPDATE eidetic_docs d SET trigrams = t.grams::int[] FROM unnest(%s::bigint[], %s::text[]) "
             "AS t(doc, grams) WHERE d.doc = t.doc",
             ([doc for doc, _ in rows], [column(text) for _, text in rows]),
         )
-        last, filled = rows[-1][0], filled + len(rows)
+        last = rows[-1][0]
