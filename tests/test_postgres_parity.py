@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 from conftest import fresh_database
-from pg_older import older_eidetic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -172,22 +171,25 @@ def _metadata_column(dsn: str) -> tuple[str, str]:
     return version, kind
 
 
-def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str, monkeypatch) -> None:
-    """A store written with schema version 2 (metadata as jsonb) is upgraded by the next eidetic
-    that opens it: its rows keep the values they had, new writes come back exactly, and the
-    keyword ranking is unchanged."""
+def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str) -> None:
+    """A store at schema version 2 (metadata as jsonb: written, then taken back to version 2,
+    ``pg_store``) is upgraded by the next eidetic that opens it: its rows keep the values they
+    had, new writes come back exactly, and the keyword ranking is unchanged."""
+    import psycopg
+    from pg_store import downgrade
+
     terms = query_terms("deploy zanzibar")
-    with monkeypatch.context() as old:
-        older_eidetic(old, 2)
-        first = PostgresStore(pg_dsn)
-        with first.lock():
-            first.write(
-                [(None, Record(id=f"c{i}", text=f"deploy the service number {i}")) for i in range(20)]
-                + [(None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY))]
-            )
-        stored = first.by_ids(["old"])["old"].record.metadata
-        before = first.keyword(terms, Access(), Filters(), 10)
-        first.close()
+    first = PostgresStore(pg_dsn)
+    with first.lock():
+        first.write(
+            [(None, Record(id=f"c{i}", text=f"deploy the service number {i}")) for i in range(20)]
+            + [(None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY))]
+        )
+    before = first.keyword(terms, Access(), Filters(), 10)
+    first.close()
+    downgrade(pg_dsn, 2)  # jsonb normalises the values, as it did when version 2 stores were written
+    with psycopg.connect(pg_dsn) as conn:
+        stored = conn.execute("SELECT metadata FROM eidetic_docs WHERE id = 'old'").fetchone()[0]
     assert _metadata_column(pg_dsn) == ("2", "jsonb")
     assert type(stored["big"]) is int and stored["neg"] == 0 and math.copysign(1, stored["neg"]) == 1  # jsonb's
 
