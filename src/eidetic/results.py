@@ -25,6 +25,7 @@ class Hit:
     store: str = ""
     explain: dict[str, Any] | None = None
     path: str | None = None  # the record's file, absolute (files backend); None elsewhere
+    relevance: float | None = None  # with the relevance floor on: evidence over the floor (1.0: on it)
 
     def to_dict(self) -> dict[str, Any]:
         data = self.record.to_dict()
@@ -42,6 +43,8 @@ class Hit:
         if self.tier == "traversal":
             data["via"] = self.via
             data["parent"] = self.parent
+        if self.relevance is not None:
+            data["relevance"] = self.relevance
         if self.explain is not None:
             data["explain"] = self.explain
         return data
@@ -64,9 +67,13 @@ class RecallResult:
     # when nothing matched: how many archived / shadowed records would have (of the top k), by
     # lifecycle, counting only what the caller may see
     hidden: dict[str, int] = field(default_factory=dict)
+    # with the relevance floor on: its line (1.0: the calibrated floor) and how many of the top k
+    # primary hits, all of them records the caller may see, fell below it
+    relevance_floor: float | None = None
+    below_floor: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "query": self.query,
             "mode": self.mode,
             "truncated": self.truncated,
@@ -75,6 +82,9 @@ class RecallResult:
         }
         if self.hidden:
             data["hidden"] = self.hidden
+        if self.relevance_floor is not None:
+            data["relevance_floor"] = self.relevance_floor
+            data["below_floor"] = self.below_floor
         return data
 
 
