@@ -7,19 +7,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .render import Column, Style, count, inert, markdown_table, no_results, one_line, table
+from .render import Column, Style, count, floor_note, inert, markdown_table, no_results, one_line, table
 
 
 def render_text(bundle: dict[str, Any]) -> str:
     """Every field of every hit, the text in full."""
     online = "online" if bundle["embedder"]["online"] else "offline"
+    note = floor_note(bundle)
     lines = [
         f"query: {bundle['query']}  mode: {bundle['mode']}  "
-        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}",
+        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}" + (f"  {note}" if note else ""),
         "",
     ]
     if not bundle["items"]:
-        lines.append(no_results(bundle.get("hidden", {})))
+        lines.append(_nothing(bundle))
     for item in bundle["items"]:
         via = f" via={item['via']} parent={item['parent']}" if item["tier"] == "traversal" else ""
         lines.append(f"[{item['tier']} depth={item['depth']}{via}] id: {item['id']}")
@@ -50,6 +51,10 @@ def render_text(bundle: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip("\n")
 
 
+def _nothing(bundle: dict[str, Any]) -> str:
+    return no_results(bundle.get("hidden", {}), bundle.get("below_floor", 0))
+
+
 def _rank(item: dict[str, Any], number: int) -> str:
     return str(number) if item["tier"] == "primary" else f"->{item['depth']}"
 
@@ -71,7 +76,7 @@ def _numbered(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
 def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str:
     """One row per hit: rank (linked records: ->depth), score, id, type, name or text, recalls."""
     if not bundle["items"]:
-        return no_results(bundle.get("hidden", {}))
+        return _nothing(bundle)
     columns = [
         Column("#", right=True),
         Column("SCORE", right=True, style=("green",)),
@@ -92,14 +97,20 @@ def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str
         for rank, item in _numbered(bundle["items"])
     ]
     online = "online" if bundle["embedder"]["online"] else "offline"
-    footer = style(f"{bundle['mode']}, embedder {online}" + (", truncated" if bundle["truncated"] else ""), "dim")
+    note = floor_note(bundle)
+    footer = style(
+        f"{bundle['mode']}, embedder {online}"
+        + (", truncated" if bundle["truncated"] else "")
+        + (f", {note}" if note else ""),
+        "dim",
+    )
     return table(columns, rows, width, style) + "\n" + footer
 
 
 def render_markdown(bundle: dict[str, Any]) -> str:
     """A section per hit with its facts and its whole text, as a quote."""
     if not bundle["items"]:
-        return no_results(bundle.get("hidden", {}))
+        return _nothing(bundle)
     out = []
     for rank, item in _numbered(bundle["items"]):
         via = f" (via {item['via']} from `{item['parent']}`)" if item["tier"] == "traversal" else ""
