@@ -17,6 +17,7 @@ from .ranking.access import Access
 from .ranking.fields import DEFAULT_MIN_SCORE, DEFAULT_STALE_MONTHS
 from .ranking import relevance
 from .ranking.filters import Filters
+from .ranking.when import TIME_MODES
 from .settings import MODES, Settings
 
 
@@ -78,13 +79,23 @@ class RecallQuery:
     )
     explain: bool = option(False, "show how each score was computed")
     record: bool = option(True, "count this recall in the records' usage", flag="--no-record")
-    now: datetime | None = option(None, "the time freshness is judged at (default: now)", exposed=False)
+    time_words: str = option(
+        "blend",
+        "a time the query names ('last week', 'in March 2023'): rank records of that time higher "
+        "(blend, default), keep only them (filter), or ignore it (off)",
+        choices=TIME_MODES,
+    )
+    now: datetime | None = option(
+        None, "the moment the query is asked at, ISO (default: now): freshness and 'last week' count from it"
+    )
 
     def __post_init__(self) -> None:
         for name in ("filters", "types"):  # any iterable given; kept as a tuple (hashable, frozen)
             value = getattr(self, name)
             object.__setattr__(self, name, tuple(value) if value is not None else ())
         object.__setattr__(self, "relevance_floor", _floor_setting(self.relevance_floor))
+        if isinstance(self.now, str):  # from the CLI or an MCP client
+            object.__setattr__(self, "now", _moment(self.now))
         _check(self)
 
     @classmethod
@@ -160,7 +171,7 @@ def with_access_defaults(query: Any, settings: Settings) -> Any:
 
 
 def exposed_options() -> list[Any]:
-    """The fields an interface offers (all but the query text and the clock), in order."""
+    """The fields an interface offers (all but the query text), in order."""
     return [f for f in fields(RecallQuery) if f.metadata["exposed"] and f.name != "text"]
 
 
@@ -188,6 +199,10 @@ def _check(query: RecallQuery) -> None:
             "give the words or phrase to look for"
             + (" (or, in fields mode, only a type, to browse that type)" if query.mode == "fields" else ""),
         )
+    if query.time_words not in TIME_MODES:
+        raise option_error(
+            "time_words", f"must be one of {', '.join(TIME_MODES)} (got {query.time_words!r})", example="blend"
+        )
     if "\x00" in query.text:
         raise user_error("the query contains a NUL character", "no record can hold one: remove it")
     query.access()  # scope and visibility are valid
@@ -205,6 +220,15 @@ def _floor_setting(value: Any) -> str | float:
     if isinstance(value, str) and value.strip().lower() in relevance.SETTINGS:
         return value.strip().lower()
     return line if line is not None else "off"
+
+
+def _moment(text: str) -> datetime:
+    from .timeutil import parse_ts
+
+    moment = parse_ts(text)
+    if moment is None:
+        raise option_error("now", f"must be an ISO date or date and time (got {text!r})", example="2024-03-01T12:00")
+    return moment
 
 
 def check_stale_months(value: Any) -> None:

@@ -26,6 +26,7 @@ class Hit:
     explain: dict[str, Any] | None = None
     path: str | None = None  # the record's file, absolute (files backend); None elsewhere
     relevance: float | None = None  # with the relevance floor on: evidence over the floor (1.0: on it)
+    time_factor: float = 1.0  # > 1: the record's time falls in the window the query names
 
     def to_dict(self) -> dict[str, Any]:
         data = self.record.to_dict()
@@ -71,6 +72,8 @@ class RecallResult:
     # primary hits, all of them records the caller may see, fell below it
     relevance_floor: float | None = None
     below_floor: int = 0
+    # the time the query names, as a window ({"phrase", "start", "end", "mode"}), if it names one
+    time_window: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -85,6 +88,8 @@ class RecallResult:
         if self.relevance_floor is not None:
             data["relevance_floor"] = self.relevance_floor
             data["below_floor"] = self.below_floor
+        if self.time_window:
+            data["time_window"] = self.time_window
         return data
 
 

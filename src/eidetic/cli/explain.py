@@ -21,6 +21,7 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "scope": "who sees which records: public, private, scope-only",
     "lifecycle": "active, shadowed, archived: what recall leaves out",
     "freshness": "the freshness signal: age and usage move a score",
+    "time": "a time named in the query ('last week', 'in March 2023') and --now",
     "usage": "what counts as a recall: which hits' usage grows",
     "relevance": "the relevance floor: when recall answers that nothing relevant is stored",
     "formats": "table, text, markdown or json output, and when there is colour",
@@ -38,7 +39,7 @@ signal and full metadata. Records are markdown files; the search index is derive
 Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
 export, migrate, index, watch, mcp, serve, skills, completion, explain, demo; and the `memory-recall`
 command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness,
-usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
+time, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
@@ -127,6 +128,22 @@ another model's cosines are not judged, with a warning.""",
   resources `eidetic://records` and `eidetic://record/{id}` count nothing.
 - `--no-record` (MCP: `record: false`) counts nothing.
 docs/benchmarks.md has the measurements behind the rule.""",
+    "time": """# Time in a query
+A query that names a time is read relative to `--now` (default: now; ISO, e.g. `--now
+2024-03-01T12:00`): "yesterday", "today", "last week" / "this month" / "last year", "two days
+ago", "in May" (the last May before now), "March 2023", "October 24, 2023", "2023-03-01",
+"2023-03", "in 2019", "since Monday" / "since March" / "since 2023-03-01" (from then to now).
+The words are found by a short pattern (a month name alone must look like one: "in May", not "what
+may help") and read by the dateparser library; the unit widens the date to a window: the day, the
+calendar week (Monday first), the month or the year. Only the first time named counts.
+`--time-words` says what the window does (exact, keyword, approximate and hybrid; fields mode
+ignores it):
+- `blend` (default): a record recorded inside the window (`created`) scores x1.5, anything else
+  as before; chosen on public conversation data (docs/benchmarks.md);
+- `filter`: only records recorded inside the window;
+- `off`: the words are ordinary query words.
+The window is in the JSON (`time_window`: phrase, start, end, mode), the text output (`time:`)
+and `--explain` (`time_factor` per hit). A query naming no time ranks exactly as without it.""",
     "formats": """# Output formats
 `recall` and `list` take `--format`: `table` (the default on a terminal: columns fit its width,
 long cells end in an ellipsis), `text` (recall's default in a pipe: every field in full),
@@ -181,9 +198,9 @@ Output: one line per memory with its reasons and a summary; `--json`:
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
-record's keyword `context` field holds its text together with the text of the record before
-and after it in its thread, so a reply ("Yes, every Tuesday!") is found by the words of the question
-around it. Only active records of the same visibility partition lend context (never a private
+record's keyword `context` field holds its text together with the texts of the two records
+before it and the one after it in its thread, so a reply ("Yes, every Tuesday!") is found by the
+words of the question before it, even with a turn between them ("Which class?"). Only active records of the same visibility partition lend context (never a private
 record to a public one); links do not (recall already returns linked records as traversal
 items). Kept current on every remember, hand edit, forget/restore and rebuild.""",
     "scope": """# Scope and visibility

@@ -17,6 +17,7 @@ def render_text(bundle: dict[str, Any]) -> str:
     lines = [
         f"query: {bundle['query']}  mode: {bundle['mode']}  "
         f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}" + (f"  {note}" if note else ""),
+        *_time_line(bundle),
         "",
     ]
     if not bundle["items"]:
@@ -53,6 +54,14 @@ def render_text(bundle: dict[str, Any]) -> str:
 
 def _nothing(bundle: dict[str, Any]) -> str:
     return no_results(bundle.get("hidden", {}), bundle.get("below_floor", 0))
+
+
+def _time_line(bundle: dict[str, Any]) -> list[str]:
+    """The time the query names, as the window it was read as (``eidetic explain time``)."""
+    window = bundle.get("time_window")
+    if not window:
+        return []
+    return [f"time: {window['phrase']!r} = {window['start']} to {window['end']} ({window['mode']})"]
 
 
 def _rank(item: dict[str, Any], number: int) -> str:

@@ -23,12 +23,14 @@ from ..ranking.filters import Filters
 from ..records import Record
 from ..results import Hit, RecallResult
 from ..stores.base import RecordStore
+from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
+from ..timewords import window_in
 from . import explain, floor
 from .embedding import Embedding
 from .floor import Evidence
 from .fields_mode import fields_hits
-from .ranked import rank
+from .ranked import Timing, rank
 from .stores import StoreSet
 
 
@@ -44,6 +46,7 @@ class _Run:
     embedder: Embedder | None = None
     query_vector: Any = None  # a Future of the query's vector
     evidence: Evidence = field(default_factory=dict)  # each ranked hit's raw cosine and BM25
+    window: TimeWindow | None = None  # the time the query names, unless time_words is off
 
 
 class Recall:
@@ -69,6 +72,9 @@ class Recall:
         words whose synced stores and query vector this one reuses."""
         run = _Run(query, query.access(), query.filter_set(), query.now or now_utc())
         result = RecallResult(query.text, query.mode, [])
+        if query.time_words != "off" and query.mode != "fields":  # fields mode ranks by its own rules
+            run.window = prior.window if prior is not None else window_in(query.text, run.now)
+            result.time_window = run.window.to_dict(query.time_words) if run.window else None
         engine = self.ENGINES[query.mode]
         if engine == "semantic":
             engine = self._embedded(run, result, prior)
@@ -153,7 +159,7 @@ class Recall:
 
             return fetch
 
-        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now)
+        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now, _timing(run))
         for hit, raw, _ in hits:
             run.evidence[(hit.store, hit.record.id)] = (None, None if exact else raw)
             if q.explain:
@@ -202,7 +208,7 @@ class Recall:
                 signals[(store.key, doc)] = (semantic.get(doc), keyword.get(doc))
             return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
-        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now)
+        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now, _timing(run))
         for hit, raw, doc in hits:
             found = run.evidence[(hit.store, hit.record.id)] = signals[(hit.store, doc)]
             if q.explain:
@@ -270,6 +276,11 @@ class Recall:
                 hit.explain = explain.reached(hit, scores[node.parent])
             reached.append(hit)
         return reached, walk.truncated
+
+
+def _timing(run: _Run) -> Timing | None:
+    """How the time the query names moves scores: ``ranking.when``."""
+    return Timing(run.window, strict=run.query.time_words == "filter") if run.window else None
 
 
 def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime, best_only: bool) -> None:

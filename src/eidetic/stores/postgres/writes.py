@@ -2,9 +2,9 @@
 including those of thread neighbours, whose context holds the texts around them.
 
 A record outside a live thread is indexed with its own text; an active thread member's context
-is its text plus those of the active records just before and after it (``index.context``;
+is its text plus those of its window, the active records just around it (``index.context``;
 found by ``docsql.threads``, as the sqlite backend finds them), so writing or removing one
-re-indexes its neighbours.
+re-indexes the members whose window holds it.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ class Writer:
         return threaded
 
     def _retext(self, docs: set[int]) -> None:
-        """(Re)index thread members and the neighbours around them: each one's context is its
-        text plus the texts of the active records just before and after it in its thread."""
+        """(Re)index thread members and the members whose window holds them: each one's context
+        is its text plus the texts of its window in its thread (``index.context``)."""
         conn = self._session.conn
         live = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))]
         if not live:
