@@ -32,6 +32,7 @@ sys.path.insert(0, str(HERE))
 from report import update_doc  # noqa: E402
 
 from eidetic import Memory  # noqa: E402
+from eidetic.embed import Embedder  # noqa: E402
 from eidetic.locations import plan_stores  # noqa: E402
 from eidetic.usage import UsageState  # noqa: E402
 
@@ -133,35 +134,47 @@ def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
     return out
 
 
-def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
-    root = data / "beir-scifact"
-    with gzip.open(root / "corpus.jsonl.gz", "rt") as handle:
+SCIFACT_SPLITS = {
+    "test": ("queries_test_public.jsonl", "test_public.tsv"),
+    "train": ("queries_train.jsonl", "train.tsv"),
+}
+
+
+def scifact_records(data: Path) -> list[dict]:
+    """SciFact's abstracts as records: the title as name, the abstract as text."""
+    with gzip.open(data / "beir-scifact" / "corpus.jsonl.gz", "rt") as handle:
         docs = [json.loads(line) for line in handle]
+    return [
+        {
+            "id": d["_id"],
+            "name": d["title"] or None,
+            "text": d["text"] or d["title"],
+            "type": "abstract",
+            "created": "date-unknown",
+        }
+        for d in docs
+        if d["text"] or d["title"]
+    ]
+
+
+def scifact_queries(data: Path, split: str) -> tuple[list[dict], dict[str, set[str]]]:
+    """One split's claims (``_id``, ``text``) and, per claim, the abstracts cited as its evidence."""
+    root = data / "beir-scifact"
+    qfile, qrels = SCIFACT_SPLITS[split]
+    relevant: dict[str, set[str]] = defaultdict(set)
+    for line in (root / "qrels" / qrels).read_text().splitlines()[1:]:
+        qid, did, score = line.split("\t")
+        if int(score) > 0:
+            relevant[qid].add(did)
+    return [json.loads(line) for line in (root / qfile).open()], relevant
+
+
+def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
     out: dict = {mode: {} for mode in modes}
     with open_store(work / "scifact") as memory:
-        memory.remember(
-            [
-                {
-                    "id": d["_id"],
-                    "name": d["title"] or None,
-                    "text": d["text"] or d["title"],
-                    "type": "abstract",
-                    "created": "date-unknown",
-                }
-                for d in docs
-                if d["text"] or d["title"]
-            ]
-        )
-        for split, qfile, qrels in (
-            ("test", "queries_test_public.jsonl", "test_public.tsv"),
-            ("train", "queries_train.jsonl", "train.tsv"),
-        ):
-            relevant: dict[str, set[str]] = defaultdict(set)
-            for line in (root / "qrels" / qrels).read_text().splitlines()[1:]:
-                qid, did, score = line.split("\t")
-                if int(score) > 0:
-                    relevant[qid].add(did)
-            queries = [json.loads(line) for line in (root / qfile).open()]
+        memory.remember(scifact_records(data))
+        for split in SCIFACT_SPLITS:
+            queries, relevant = scifact_queries(data, split)
             for mode in modes:
                 rows = [
                     metrics(ranked_ids(memory, q["text"], mode, alpha), relevant[q["_id"]])
@@ -231,6 +244,19 @@ def _parts_table(result: dict) -> list[str]:
     return lines
 
 
+def prepared(work: Path | None, prefix: str) -> tuple[Path, Embedder | None, str | None]:
+    """The work folder (a new temporary one unless given; the embedding cache in it unless
+    ``EIDETIC_CACHE_DIR`` names one) and the embedder, or why there is none."""
+    work = work or Path(tempfile.mkdtemp(prefix=prefix))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("EIDETIC_CACHE_DIR", str(work / "cache"))
+    from eidetic.embed import default_embedder
+    from eidetic.settings import Settings
+
+    embedder, why = default_embedder(Settings.load())
+    return work, embedder, why
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
@@ -245,14 +271,8 @@ def main() -> None:
     )
     parser.add_argument("--work", type=Path, help="keep stores and caches here (reruns reuse vectors)")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-quality-"))
-    work.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("EIDETIC_CACHE_DIR", str(work / "cache"))
+    work, embedder, why = prepared(args.work, "eidetic-quality-")
     started = time.perf_counter()
-    from eidetic.embed import default_embedder
-    from eidetic.settings import Settings
-
-    embedder, why = default_embedder(Settings.load())
     result = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "alpha": args.alpha,

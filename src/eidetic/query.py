@@ -16,6 +16,7 @@ from .clocks import as_of_moment
 from .errors import option_error, user_error
 from .ranking.access import Access
 from .ranking.fields import DEFAULT_MIN_SCORE, DEFAULT_STALE_MONTHS
+from .ranking import relevance
 from .ranking.filters import Filters
 from .ranking.when import TIME_MODES
 from .settings import MODES, Settings
@@ -71,6 +72,13 @@ class RecallQuery:
         metavar="DATE",
     )
     min_score: float | None = option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
+    relevance_floor: str | float = option(
+        "off",
+        "keyword, approximate, hybrid: no hits unless the best one's raw evidence (cosine; BM25 per unit of "
+        "the query's idf) reaches the calibrated floor, and none far below it: auto, off, or a line on its "
+        "scale (1 = auto, higher is stricter) (default off)",
+        metavar="auto|off|N",
+    )
     depth: int = option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
     max_nodes: int = option(20, "at most this many linked records (default 20)")
     stale_months: float = option(
@@ -93,6 +101,7 @@ class RecallQuery:
         for name in ("filters", "types"):  # any iterable given; kept as a tuple (hashable, frozen)
             value = getattr(self, name)
             object.__setattr__(self, name, tuple(value) if value is not None else ())
+        object.__setattr__(self, "relevance_floor", _floor_setting(self.relevance_floor))
         if isinstance(self.now, str):  # from the CLI or an MCP client
             object.__setattr__(self, "now", _moment(self.now))
         _check(self)
@@ -117,6 +126,11 @@ class RecallQuery:
     def browse(self) -> bool:
         """A fields-mode listing of types, with no words to match."""
         return self.mode == "fields" and not self.text.strip() and bool(self.types)
+
+    @property
+    def floor_line(self) -> float | None:
+        """The relevance floor's line (1.0: the calibrated floor), None when it is off."""
+        return relevance.line_of(self.relevance_floor)
 
     def access(self) -> Access:
         return access_of(self, self.now)
@@ -221,6 +235,19 @@ def _check(query: RecallQuery) -> None:
         raise user_error("the query contains a NUL character", "no record can hold one: remove it")
     query.access()  # scope and visibility are valid
     query.filter_set()  # so are the filters
+
+
+def _floor_setting(value: Any) -> str | float:
+    """``auto``, ``off`` or a number >= 0; text that is a number (a command line's) becomes it."""
+    try:
+        line = relevance.line_of(value)
+    except (TypeError, ValueError):
+        raise option_error(
+            "relevance_floor", f"must be auto, off or a number >= 0 (got {value!r})", example="auto"
+        ) from None
+    if isinstance(value, str) and value.strip().lower() in relevance.SETTINGS:
+        return value.strip().lower()
+    return line if line is not None else "off"
 
 
 def _moment(text: str) -> datetime:

@@ -24,6 +24,7 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "freshness": "the freshness signal: age and usage move a score",
     "time": "two clocks per record, --as-of, and a time named in the query ('last week')",
     "usage": "what counts as a recall: which hits' usage grows",
+    "relevance": "the relevance floor: when recall answers that nothing relevant is stored",
     "formats": "table, text, markdown or json output, and when there is colour",
     "traversal": "linked records: links, supersedes, depth",
     "vocabulary": "the names every interface uses for the same things",
@@ -39,7 +40,7 @@ signal and full metadata. Records are markdown files; the search index is derive
 Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
 export, migrate, index, watch, mcp, serve, skills, completion, explain, demo; and the `memory-recall`
 command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, time,
-freshness, usage, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
+freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
@@ -63,7 +64,8 @@ Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (
 `--case-sensitive`, `--filter KEY=VALUE` (typed; `KEY>=V`, `KEY<=V` for numbers and ISO dates),
 `--source S`, `--type T`, `--since DATE`, `--until DATE`, `--scope NAME`, `--visibility`,
 `--scope-only`, `--include-shadowed`, `--include-archived`, `--as-of DATE` (the store as it stood
-then: see time), `--min-score S`, `--depth N`, `--max-nodes N`, `--explain`, `--no-record`,
+then: see time), `--min-score S`, `--relevance-floor auto|off|N` (default off here; on, auto, in the
+MCP tool and the recall skill: see relevance), `--depth N`, `--max-nodes N`, `--explain`, `--no-record`,
 `--format table|text|markdown|json`, `--json`.
 Output: `{"query", "mode", "truncated", "embedder": {"model", "online"}, "items": [...]}`; every
 item has all record fields plus recall_count, last_recall, score, signal, tier, depth, path (the
@@ -72,7 +74,8 @@ adds how each score was made, in every mode and for linked records (the text out
 the number means). The first semantic recall after a `--no-embed` remember or an import embeds
 the texts it lacks, once, with a progress bar on a terminal. When nothing matched but archived or
 shadowed records would have, `hidden` counts them and the text names the flag that shows them.
-See also: modes, scope, time, freshness, usage, traversal, formats.""",
+With the floor on, `relevance_floor` and `below_floor` say what it dropped, and each hit has its
+`relevance`. See also: modes, relevance, scope, time, freshness, usage, traversal, formats.""",
     "list": """# eidetic list
 The records your scope may see, newest write first, a page at a time; not a recall (no usage is
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
@@ -101,6 +104,22 @@ and written atomically, only if nobody changed the record meanwhile; an unchange
 nothing. The id and the lifecycle cannot be changed by editing (use remember, forget, restore);
 `updated` is set by the save. A refused edit is never lost: on a terminal you are offered to
 edit it again, otherwise the error names the file it is kept in; `--from FILE` starts from it.""",
+    "relevance": """# The relevance floor (`--relevance-floor auto|off|N`)
+A ranking always has a best hit; with the floor on, "nothing relevant" is an answer. Each primary
+hit is judged on raw evidence, never on its score: approximate, its cosine over the model's
+calibrated floor; keyword, BM25 / the idf mass of the query's terms (a query word the store lacks
+weighs most) over the keyword floor; hybrid, the larger of the two. That ratio is the hit's
+`relevance`. Unless the best hit reaches the line (auto: 1.0; a number: another line, higher is
+stricter) there are no hits; then each hit must reach its mode's share of it (hybrid 0.5, keyword
+0.85, approximate 0.9), so hits far below are dropped one by one, from the top k (nothing moves
+up), before linked records are followed. Exact matches are all relevant; fields mode has its own
+floor (`--min-score`, default 0.5).
+Defaults: off for `eidetic recall` and the Python API (people exploring want neighbours), auto
+for the MCP `recall` tool and the recall skill (an agent's context is better empty than noisy).
+`--json` adds `relevance_floor` (the line) and `below_floor` (hits dropped, all of them records
+you may see); `--explain` shows the evidence. Calibrated for the bundled model on public data
+(docs/benchmarks.md: unrelated queries answered with nothing 95-99 % of the time in hybrid mode);
+another model's cosines are not judged, with a warning.""",
     "usage": """# What counts as a recall
 `recall_count` and `last_recall` count what a reader used, and feed the freshness signal.
 - exact and keyword: a primary hit counts (+1) when its score is at least half the best hit's.

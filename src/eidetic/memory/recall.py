@@ -26,8 +26,9 @@ from ..stores.base import RecordStore
 from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
 from ..timewords import window_in
-from . import explain
+from . import explain, floor
 from .embedding import Embedding
+from .floor import Evidence
 from .fields_mode import fields_hits
 from .ranked import Timing, rank
 from .stores import StoreSet
@@ -44,6 +45,7 @@ class _Run:
     stores: list[RecordStore] = field(default_factory=list)
     embedder: Embedder | None = None
     query_vector: Any = None  # a Future of the query's vector
+    evidence: Evidence = field(default_factory=dict)  # each ranked hit's raw cosine and BM25
     window: TimeWindow | None = None  # the time the query names, unless time_words is off
 
 
@@ -95,6 +97,8 @@ class Recall:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
         for hit in hits:
             hit.record = access.view(hit.record)
+        if query.floor_line is not None:
+            hits = self._floored(run, result, hits, engine == "semantic")
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
         # browsing a type reads nothing in particular, nor does reading the past
@@ -132,6 +136,21 @@ class Recall:
         shown = run.access.lifecycles()
         return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
 
+    def _floored(self, run: _Run, result: RecallResult, hits: list[Hit], semantic: bool) -> list[Hit]:
+        """The hits that clear the relevance floor (``memory.floor``); exact matches are all
+        relevant, and the fields ranking has its own floor (``min_score``)."""
+        from ..index.analyzer import query_terms
+
+        line = run.query.floor_line
+        if line is None or run.query.mode in ("exact", "fields"):
+            return hits
+        result.relevance_floor = line
+        ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
+        judged = floor.judge(hits, run.evidence, line, query_terms(run.query.text), run.stores, run.access, ranked)
+        result.below_floor = judged.below
+        result.warnings.extend(judged.warnings)
+        return judged.kept
+
     def _lexical(self, run: _Run) -> list[Hit]:
         """exact (substring, shortest text first) or keyword (BM25), read page by page."""
         from ..index.analyzer import query_terms
@@ -149,8 +168,9 @@ class Recall:
             return fetch
 
         hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now, _timing(run))
-        if q.explain:
-            for hit, raw, _ in hits:
+        for hit, raw, _ in hits:
+            run.evidence[(hit.store, hit.record.id)] = (None, None if exact else raw)
+            if q.explain:
                 hit.explain = explain.exact(raw, hit, q.text) if exact else explain.keyword(raw, hit, terms)
         return [hit for hit, _, _ in hits]
 
@@ -197,9 +217,9 @@ class Recall:
             return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
         hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now, _timing(run))
-        if q.explain:
-            for hit, raw, doc in hits:
-                found = signals[(hit.store, doc)]
+        for hit, raw, doc in hits:
+            found = run.evidence[(hit.store, hit.record.id)] = signals[(hit.store, doc)]
+            if q.explain:
                 hit.explain = explain.semantic(q.mode, embedder.name, raw, hit, found, scales.get(hit.store), q.alpha)
         return [hit for hit, _, _ in hits]
 

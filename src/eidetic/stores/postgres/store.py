@@ -165,6 +165,11 @@ class PostgresStore:
         return self._keyword.search(terms, access, filters, limit, offset)
 
     @guarded
+    def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
+        """From the partitions' and terms' statistics the keyword search reads (no scan)."""
+        return self._keyword.term_counts(terms, access) if self._ready() else (0, dict.fromkeys(terms, 0))
+
+    @guarded
     def exact(
         self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int, offset: int = 0
     ) -> list[tuple[int, float]]:
