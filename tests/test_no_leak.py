@@ -82,6 +82,8 @@ def outputs(memory, scope, count=False):
     # lifecycle changes (another scope's past is no less private)
     views = ((False, None), (True, None), (False, AS_OF))
     for mode, word, (depth, budget), (include, as_of) in itertools.product(MODES, WORDS[:2], ((1, 20), (3, 2)), views):
+        if as_of and budget > 2:  # the past once, with the bounds that may cut a walk short
+            continue
         result = memory.recall(
             word,
             mode=mode,
@@ -123,6 +125,6 @@ def test_output_is_blind_to_other_scopes_private_records(records, tmp_path_facto
 
 
 def test_the_property_ran_at_least_ten_thousand_cases():
-    """Runs after the property above (file order): 60 stores x 6 query scopes x 48 recalls (16 of them as of a past moment),
+    """Runs after the property above (file order): 60 stores x 6 query scopes x 40 recalls (8 of them as of a past moment),
     each compared with the same recall on the filtered store."""
     assert CASES["count"] >= 10_000, CASES["count"]
