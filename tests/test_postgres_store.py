@@ -431,16 +431,17 @@ def test_thread_members_are_found_by_their_neighbours_words(store):
         rec("t1", "When did we ship the lighthouse release?", metadata=thread, created="2026-01-01"),
         rec("t2", "Yes, last Tuesday!", metadata=thread, created="2026-01-02"),
         rec("t3", "Unrelated later turn", metadata=thread, created="2026-01-03"),
+        rec("t4", "Another later turn", metadata=thread, created="2026-01-04"),
         rec("lone", "lighthouse keeper", metadata={}),
     )
     found = ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))
-    assert set(found) == {"t1", "t2", "lone"}
-    assert "t3" not in found  # two turns away
+    assert set(found) == {"t1", "t2", "t3", "lone"}  # t3's window reaches two turns back
+    assert "t4" not in found  # three turns away
     old = store.by_ids(["t1"])["t1"]
     with store.lock():
         store.write([(old, old.record.with_changes(lifecycle="archived"))])  # lends nothing now
     assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
-    assert store.rebuild()["records"] == 4
+    assert store.rebuild()["records"] == 5
     assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
 
 
