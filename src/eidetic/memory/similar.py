@@ -1,0 +1,105 @@
+"""Near-duplicates of the records a remember writes, found in each record's own scope.
+
+A new record's near-duplicates are the active records of exactly its scope (same name, same
+visibility: never another scope, so nothing outside what the writer may read is named) and
+the records written before it in the same batch whose text is the same once normalised, or
+whose vectors are as close as ``SIMILAR_COSINE`` (both rules: ``ranking/similar.py``). Stored
+candidates come from each store's own searches, with the scope admitted inside the store: the
+nearest vectors (when the batch was embedded) and the records sharing the most words (a text
+identical once normalised has all of them). Without vectors only the text rule runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import option_error
+from ..ranking.access import Access
+from ..ranking.filters import Filters
+from ..ranking.similar import is_similar, normalised
+from ..records import Record, Scope
+from ..stores.base import RecordStore
+
+ON_SIMILAR = ("write", "skip", "supersede")
+SHOWN = 3  # near-duplicates named per record, best first
+POOL = 8  # candidates read per store, by meaning and by words
+TERMS = 32  # words of a long text searched for: an identical text holds every one of them
+NO_FILTERS = Filters()
+
+Found = tuple[str, float, str]  # (id, score, rule: "text" or "meaning")
+
+
+def checked(on_similar: Any) -> str:
+    """``on_similar`` if it is one of :data:`ON_SIMILAR`; else an error naming the choices."""
+    if on_similar not in ON_SIMILAR:
+        raise option_error(
+            "on_similar",
+            f"must be one of {', '.join(ON_SIMILAR)} (got {on_similar!r})",
+            "write (the default) writes a near-duplicate and reports it; skip leaves it out; "
+            "supersede writes it in place of the record it is closest to",
+            example="skip",
+        )
+    return str(on_similar)
+
+
+class NearDuplicates:
+    """Finds each new record's near-duplicates, as the batch is decided in order.
+
+    ``vectors`` (text hash -> vector of ``model``) were computed before the locks were taken;
+    empty: the text rule alone. ``written`` is told each record the batch writes, so a later
+    record of the batch is compared with it too."""
+
+    def __init__(self, stores: list[RecordStore], model: str = "", vectors: dict[str, Any] | None = None) -> None:
+        self.stores = stores
+        self.model = model
+        self.vectors = vectors or {}
+        self._batch: dict[Scope, list[tuple[str, str, Any]]] = {}  # scope -> (id, normalised text, vector)
+
+    def of(self, record: Record) -> list[dict[str, Any]]:
+        """``record``'s near-duplicates, best first, at most :data:`SHOWN`: ``{"id", "score",
+        "rule"}``; the score is the cosine (1.0 for identical text when there are no vectors)."""
+        best: dict[str, Found] = {}
+        for found in (*self._in_batch(record), *self._stored(record)):
+            if found[0] != record.id and found[0] not in best:  # the batch's copy is the newer one
+                best[found[0]] = found
+        ranked = sorted(best.values(), key=lambda found: (-found[1], found[0]))[:SHOWN]
+        return [{"id": rid, "score": round(score, 3), "rule": rule} for rid, score, rule in ranked]
+
+    def written(self, record: Record) -> None:
+        self._batch.setdefault(record.scope, []).append(
+            (record.id, normalised(record.text), self.vectors.get(record.hash))
+        )
+
+    def _in_batch(self, record: Record) -> Iterator[Found]:
+        earlier = self._batch.get(record.scope, [])
+        vector = self.vectors.get(record.hash)
+        mine = normalised(record.text)
+        for rid, text, other in earlier:
+            cosine = float(vector @ other) if vector is not None and other is not None else None
+            yield from _judged(rid, text == mine, cosine)
+
+    def _stored(self, record: Record) -> Iterator[Found]:
+        from ..index.analyzer import query_terms
+
+        access = Access(record.scope, scope_only=True)  # its name; the visibility is checked below
+        vector = self.vectors.get(record.hash)
+        terms = query_terms(record.text)[:TERMS]
+        mine = normalised(record.text)
+        for store in self.stores:
+            cosines = store.nearest(self.model, vector, access, NO_FILTERS, POOL) if vector is not None else {}
+            worded = [doc for doc, _ in store.keyword(terms, access, NO_FILTERS, POOL)] if terms else []
+            unscored = [doc for doc in worded if doc not in cosines]
+            if vector is not None and unscored:
+                cosines.update(store.cosines(self.model, vector, access, unscored))
+            for doc, item in store.by_docs([*cosines, *unscored]).items():
+                other = item.record
+                if other.scope == record.scope and other.lifecycle == "active":
+                    yield from _judged(other.id, normalised(other.text) == mine, cosines.get(doc))
+
+
+def _judged(rid: str, same_text: bool, cosine: float | None) -> Iterator[Found]:
+    if same_text:
+        yield rid, 1.0 if cosine is None else cosine, "text"
+    elif cosine is not None and is_similar(cosine):
+        yield rid, cosine, "meaning"
