@@ -282,8 +282,8 @@ class Similar:
 
     def judged(self, record: Record) -> tuple[Record, dict[str, Any]]:
         """The record as it is to be written, and its entry; the finder is told of it unless
-        it is left out."""
-        near = self.finder.of(record)
+        it is left out. A record it names in ``supersedes`` is replaced knowingly: not reported."""
+        near = [found for found in self.finder.of(record) if found["id"] != record.supersedes]
         entry: dict[str, Any] = {"id": record.id, "status": "new"}
         if near:
             entry["similar_to"] = near
