@@ -98,7 +98,9 @@ def run(args: argparse.Namespace) -> dict:
         trees = {name: export_tree(rev, work / name) for name, rev in (("old", args.old), ("new", args.new))}
         chunk = records(args.n + args.batch, seed=7)
         stored, new = chunk[: args.n], chunk[args.n :]
-        ingest_no_embed(stored, work, {**env, "PYTHONPATH": str(trees["old"]), "EIDETIC_CACHE_DIR": str(work / "cache")})
+        ingest_no_embed(
+            stored, work, {**env, "PYTHONPATH": str(trees["old"]), "EIDETIC_CACHE_DIR": str(work / "cache")}
+        )
         plant_vectors(chunk, [work / "cache"])
         batch = work / "batch.json"
         batch.write_text(json.dumps(new))

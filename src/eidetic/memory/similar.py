@@ -23,8 +23,9 @@ from ..stores.base import RecordStore
 
 ON_SIMILAR = ("write", "skip", "supersede")
 SHOWN = 3  # near-duplicates named per record, best first
-POOL = 8  # candidates read per store, by meaning and by words
-TERMS = 32  # words of a long text searched for: an identical text holds every one of them
+POOL = 8  # candidates read per store by meaning
+WORDED = 3  # by words: a text identical once normalised shares every word and its length, so ranks first
+TERMS = 16  # words of a long text searched for: an identical text holds every one of them
 NO_FILTERS = Filters()
 
 Found = tuple[str, float, str]  # (id, score, rule: "text" or "meaning")
@@ -88,14 +89,21 @@ class NearDuplicates:
         mine = normalised(record.text)
         for store in self.stores:
             cosines = store.nearest(self.model, vector, access, NO_FILTERS, POOL) if vector is not None else {}
-            worded = [doc for doc, _ in store.keyword(terms, access, NO_FILTERS, POOL)] if terms else []
+            worded = [doc for doc, _ in store.keyword(terms, access, NO_FILTERS, WORDED)] if terms else []
             unscored = [doc for doc in worded if doc not in cosines]
             if vector is not None and unscored:
                 cosines.update(store.cosines(self.model, vector, access, unscored))
             for doc, item in store.by_docs([*cosines, *unscored]).items():
                 other = item.record
                 if other.scope == record.scope and other.lifecycle == "active":
-                    yield from _judged(other.id, normalised(other.text) == mine, cosines.get(doc))
+                    same = _near_length(other.text, record.text) and normalised(other.text) == mine
+                    yield from _judged(other.id, same, cosines.get(doc))
+
+
+def _near_length(text: str, other: str) -> bool:
+    """Whether two texts' lengths allow them to be the same once normalised, short of one being
+    mostly punctuation and spaces: normalising a long candidate costs more than the search."""
+    return len(text) <= 2 * len(other) + 16 and len(other) <= 2 * len(text) + 16
 
 
 def _judged(rid: str, same_text: bool, cosine: float | None) -> Iterator[Found]:
