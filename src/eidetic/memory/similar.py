@@ -5,8 +5,10 @@ visibility: never another scope, so nothing outside what the writer may read is 
 the records written before it in the same batch whose text is the same once normalised, or
 whose vectors are as close as ``SIMILAR_COSINE`` (both rules: ``ranking/similar.py``). Stored
 candidates come from each store's own searches, with the scope admitted inside the store: the
-nearest vectors (when the batch was embedded) and the records sharing the most words (a text
-identical once normalised has all of them). Without vectors only the text rule runs.
+nearest vectors when the batch was embedded (a text identical once normalised is among them:
+its cosine was 0.95 or more in every case tried), else the records sharing the most words (a
+text identical once normalised has all of them), and then only the text rule runs. The word
+search costs a few milliseconds a record (docs/benchmarks.md, "Near-duplicates").
 """
 
 from __future__ import annotations
@@ -85,15 +87,12 @@ class NearDuplicates:
 
         access = Access(record.scope, scope_only=True)  # its name; the visibility is checked below
         vector = self.vectors.get(record.hash)
-        terms = query_terms(record.text)[:TERMS]
+        terms = query_terms(record.text)[:TERMS] if vector is None else []
         mine = normalised(record.text)
         for store in self.stores:
             cosines = store.nearest(self.model, vector, access, NO_FILTERS, POOL) if vector is not None else {}
             worded = [doc for doc, _ in store.keyword(terms, access, NO_FILTERS, WORDED)] if terms else []
-            unscored = [doc for doc in worded if doc not in cosines]
-            if vector is not None and unscored:
-                cosines.update(store.cosines(self.model, vector, access, unscored))
-            for doc, item in store.by_docs([*cosines, *unscored]).items():
+            for doc, item in store.by_docs([*cosines, *worded]).items():
                 other = item.record
                 if other.scope == record.scope and other.lifecycle == "active":
                     same = _near_length(other.text, record.text) and normalised(other.text) == mine
