@@ -8,7 +8,9 @@ candidates come from each store's own searches, with the scope admitted inside t
 nearest vectors when the batch was embedded (a text identical once normalised is among them:
 its cosine was 0.95 or more in every case tried), else the records sharing the most words (a
 text identical once normalised has all of them), and then only the text rule runs. The word
-search costs a few milliseconds a record (docs/benchmarks.md, "Near-duplicates").
+search costs a few milliseconds a record (docs/benchmarks.md, "Near-duplicates"), so a batch of
+more than ``CHECKED_BATCH`` records (a bulk load) is only compared within itself, by identical
+text, and says so; ``eidetic consolidate`` finds the rest.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from ..records import Record, Scope
 from ..stores.base import RecordStore
 
 ON_SIMILAR = ("write", "skip", "supersede")
+# Records of one remember that are each compared with the stored records (a search per store
+# each, ~10 ms): what a person or an agent remembers at once. A bigger batch is a bulk load,
+# compared only within itself by identical text, so it keeps its speed (docs/benchmarks.md).
+CHECKED_BATCH = 100
 SHOWN = 3  # near-duplicates named per record, best first
 POOL = 8  # candidates read per store by meaning
 WORDED = 3  # by words: a text identical once normalised shares every word and its length, so ranks first
@@ -57,7 +63,8 @@ class NearDuplicates:
         self.stores = stores
         self.model = model
         self.vectors = vectors or {}
-        self._batch: dict[Scope, list[tuple[str, str, Any]]] = {}  # scope -> (id, normalised text, vector)
+        self._texts: dict[tuple[Scope, str], str] = {}  # (scope, normalised text) -> the first id with it
+        self._batch: dict[Scope, list[tuple[str, Any]]] = {}  # scope -> (id, vector) of those with vectors
 
     def of(self, record: Record) -> list[dict[str, Any]]:
         """``record``'s near-duplicates, best first, at most :data:`SHOWN`: ``{"id", "score",
@@ -70,17 +77,20 @@ class NearDuplicates:
         return [{"id": rid, "score": round(score, 3), "rule": rule} for rid, score, rule in ranked]
 
     def written(self, record: Record) -> None:
-        self._batch.setdefault(record.scope, []).append(
-            (record.id, normalised(record.text), self.vectors.get(record.hash))
-        )
+        self._texts.setdefault((record.scope, normalised(record.text)), record.id)
+        vector = self.vectors.get(record.hash)
+        if vector is not None:
+            self._batch.setdefault(record.scope, []).append((record.id, vector))
 
     def _in_batch(self, record: Record) -> Iterator[Found]:
-        earlier = self._batch.get(record.scope, [])
+        """The earlier records of the batch: the one with the same normalised text (a lookup),
+        and by meaning those with vectors (a batch has vectors only when it is small)."""
         vector = self.vectors.get(record.hash)
-        mine = normalised(record.text)
-        for rid, text, other in earlier:
-            cosine = float(vector @ other) if vector is not None and other is not None else None
-            yield from _judged(rid, text == mine, cosine)
+        same = self._texts.get((record.scope, normalised(record.text)))
+        for rid, other in self._batch.get(record.scope, []) if vector is not None else []:
+            yield from _judged(rid, rid == same, float(vector @ other))
+        if same is not None:
+            yield from _judged(same, True, None)  # without vectors (or found above, and kept)
 
     def _stored(self, record: Record) -> Iterator[Found]:
         from ..index.analyzer import query_terms
