@@ -52,12 +52,19 @@ a brace. The whole batch is validated before anything is written; a bad line exi
 Upsert by `id` (derived from scope and text when omitted): `created`, lifecycle and usage are
 kept; an unchanged record is not rewritten. Identical text under a new id in the same scope is
 reported in `duplicates` and not written. A record that `supersedes` another of its scope
-shadows it at once. Each record is reported: new, updated, unchanged or duplicate (of which),
-with its file (files backend) or its backend and database.
+shadows it at once. A new record whose meaning is already in its scope (same name and
+visibility; never another scope) is reported with those records as `similar_to` (text equal once
+case, punctuation and spacing are set aside, or a cosine of 0.88 or more; without vectors,
+`--no-embed`, by text alone; a batch of over 100 records only within itself, by identical text,
+and it says so); `--on-similar write` (default) writes it, `skip` leaves it out
+(status similar), `supersede` writes it superseding the closest. Each record is reported: new,
+updated, unchanged, duplicate (of which) or similar, with its file (files backend) or its backend
+and database.
 Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--no-embed`,
-`--memory-dir DIR` (created if missing), `--json`.
+`--on-similar write|skip|supersede`, `--memory-dir DIR` (created if missing), `--json`.
 Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}], "items": [{"id", "status",
-"duplicate_of"?, "shadowed"?, "backend", "store", "path"}]}`.""",
+"duplicate_of"?, "similar_to"?: [{"id", "score", "rule"}], "shadowed"?, "backend", "store",
+"path"}]}`.""",
     "recall": """# eidetic recall QUERY
 Ranked records for a query: the top-k primary hits, then records linked to them.
 Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (>= 1),

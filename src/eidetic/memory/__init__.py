@@ -3,7 +3,8 @@
 - ``stores``: which stores a caller reads and writes, their precedence, where an id lives;
 - ``recall``: one :class:`~eidetic.query.RecallQuery` through the ranking of its mode
   (``ranked``, ``fields_mode``), linked records and usage;
-- ``writes``: validate, decide under the locks, write, shadow, embed (``embedding``);
+- ``writes``: validate, decide under the locks, write, shadow, embed (``embedding``); a new
+  record's near-duplicates in its scope (``similar``);
 - ``curation``: one record by id, forget/restore/purge, the sweep rules;
 - ``browse``: listings and one record with its connections (never counted as recalls);
 - ``editing``: one record as a markdown file a person edits, read back as remember input;
@@ -11,8 +12,8 @@
 
 Data flow of a recall: query -> each store's index (synced with its files; scope, lifecycle and
 filters pushed into SQL) -> ranking (pure) -> usage bump -> result. Of a remember: input ->
-validation of the whole batch -> decisions under the store locks (upsert, duplicates,
-shadowing) -> atomic writes -> index update -> vectors.
+validation of the whole batch -> vectors of its texts -> decisions under the store locks
+(upsert, duplicates, near-duplicates, shadowing) -> atomic writes -> index update.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .browse import Browse
 from .curation import Curation
 from .embedding import Embedding
 from .recall import Recall
+from .similar import checked
 from .stores import StoreSet
 from .writes import NdjsonLines, Writes, labelled, ndjson_items, validate
 
@@ -168,16 +170,20 @@ class Memory:
         now: datetime | None = None,
         embed: bool = True,
         writer: Access | None = None,
+        on_similar: str = "write",
     ) -> RememberResult:
         """Validate every record (dicts in the JSON record format, or :class:`Record` objects),
         then upsert them all; nothing is written if any is invalid. ``scope``/``visibility``:
         of records that name none (default: the settings'). ``embed``: compute the new texts'
-        vectors now (else at the first recall that needs them). ``writer`` confines the batch to
-        scopes it may read (an MCP session)."""
+        vectors now (else at the first recall that needs them; near-duplicates are then judged
+        by text alone). ``writer`` confines the batch to scopes it may read (an MCP session).
+        ``on_similar``: what a new record does whose near-duplicates (``similar_to``) are in its
+        scope: ``write`` it anyway, ``skip`` it, or write it to ``supersede`` the closest."""
+        on_similar = checked(on_similar)
         items = records.lines if isinstance(records, NdjsonLines) else labelled(records)
         default_scope = self.access(scope, visibility).scope
         batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes)
-        return self._writes.remember(batch, now or now_utc(), embed)
+        return self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar)
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
         """NDJSON input, with ``remember``'s options: every line is parsed and validated before
