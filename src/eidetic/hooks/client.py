@@ -25,7 +25,6 @@ MAX_INPUT_BYTES = 8 * 1024 * 1024
 MAX_PROMPT_CHARS = 16_000  # what the daemon is sent of a prompt (it recalls on fewer)
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 STDIN_SECONDS = 1.0
-DEFAULT_TIMEOUT = 2.0  # as settings.DEFAULT_HOOK_TIMEOUT (not imported: it would load eidetic)
 RESTART_SECONDS = 30  # a daemon is started at most this often
 AGENTS = ("claude",)
 EVENTS = ("session-start", "prompt", "session-end")
@@ -34,7 +33,7 @@ EVENTS = ("session-start", "prompt", "session-end")
 def run(agent: str, event: str, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     """Answer one hook event; always 0."""
     started = time.monotonic()
-    deadline = started + _timeout()
+    deadline = started + runtime.timeout()
     where = None
     try:
         where = runtime.paths()
@@ -58,14 +57,6 @@ def run(agent: str, event: str, stdin: BinaryIO | None = None, stdout: TextIO | 
     except BaseException as exc:  # noqa: BLE001 - a hook never fails the agent's prompt
         runtime.log(where, f"{event}: failed: {exc!r}")
     return 0
-
-
-def _timeout() -> float:
-    try:
-        value = float(os.environ.get("EIDETIC_HOOK_TIMEOUT", "") or DEFAULT_TIMEOUT)
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return min(max(value, 0.1), 60.0)
 
 
 def _payload(stream: BinaryIO, until: float) -> dict[str, Any] | None:
@@ -101,8 +92,7 @@ def _parsed(data: bytes) -> dict[str, Any] | None:
 
 def _answer(request: dict[str, Any], where: runtime.Paths | None, deadline: float) -> tuple[Any, str]:
     """The daemon's answer, else this process's own (keyword recall); and which it was."""
-    daemon_on = os.environ.get("EIDETIC_HOOK_DAEMON", "1").strip().lower() not in ("0", "false", "no", "off")
-    if where is not None and daemon_on:
+    if where is not None and runtime.daemon_allowed():
         answer = ask(where, request, deadline)
         if answer is not None:
             return answer, "daemon"

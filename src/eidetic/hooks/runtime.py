@@ -24,6 +24,7 @@ XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HO
 CLIENT_ONLY = ("EIDETIC_HOOK_TIMEOUT", "EIDETIC_HOOK_DAEMON")  # read by the client, not by the daemon
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to ~104-108 bytes
 MAX_LOG_BYTES = 256 * 1024
+DEFAULT_TIMEOUT = 2.0  # as settings.DEFAULT_HOOK_TIMEOUT (not imported: it would load eidetic)
 
 
 class Paths:
@@ -46,6 +47,21 @@ def fingerprint(environ: dict[str, str] | os._Environ[str]) -> str:
     parts = [sys.executable, str(Path(__file__).resolve().parents[1])]
     parts += [f"{name}={environ[name]}" for name in names if name not in CLIENT_ONLY]
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def timeout() -> float:
+    """``EIDETIC_HOOK_TIMEOUT``, seconds (0.1 to 60). The hook client reads its two variables
+    itself: ``eidetic.settings`` would cost it the time it has (``Settings`` checks them too)."""
+    try:
+        value = float(os.environ.get("EIDETIC_HOOK_TIMEOUT", "") or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return min(max(value, 0.1), 60.0)
+
+
+def daemon_allowed() -> bool:
+    """``EIDETIC_HOOK_DAEMON`` is not 0 (or false, no, off)."""
+    return os.environ.get("EIDETIC_HOOK_DAEMON", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def paths(environ: dict[str, str] | os._Environ[str] | None = None) -> Paths | None:

@@ -27,7 +27,7 @@ START_POOL = 50  # records read per order (most recalled, newest) before ranking
 PROMPT_CANDIDATES = 8
 MAX_PROMPT_CHARS = 2000  # a prompt's first characters are what is recalled on
 MIN_CLIPPED = 24  # tokens: a record cut shorter than this is left out instead
-WHY = {"start": "the most useful for this session's start", "prompt": "recalled on the user's prompt"}
+WHY = {"start": "most useful at a session's start", "prompt": "recalled on the user's prompt"}
 
 
 @dataclass
