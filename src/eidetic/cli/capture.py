@@ -74,15 +74,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        lines = [
-            f"{'would keep' if args.dry_run else 'kept'} {report['written'] if not args.dry_run else sum(i['status'] == 'new' for i in report['items'])} of {report['found']} statement(s) from {path}"
-        ]
-        for item in report["items"]:
-            where = (
-                f" of {item['duplicate_of']}"
-                if item.get("duplicate_of")
-                else (f" {item['id']}" if item.get("id") else "")
-            )
-            lines.append(f"  {item['status']}{where} ({item['type']}): {item['text'][:100]}")
-        emit_text("\n".join(lines))
+        emit_text(_summary(report, path))
     return 0
+
+
+def _summary(report: dict, path: Path) -> str:
+    new = sum(item["status"] == "new" for item in report["items"])
+    verb = "would keep" if report["dry_run"] else "kept"
+    lines = [f"{verb} {new} of {report['found']} statement(s) from {path}"]
+    for item in report["items"]:
+        if item.get("duplicate_of"):
+            where = f" of {item['duplicate_of']}"
+        else:
+            where = f" {item['id']}" if item.get("id") else ""
+        lines.append(f"  {item['status']}{where} ({item['type']}): {item['text'][:100]}")
+    return "\n".join(lines)

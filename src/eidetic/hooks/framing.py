@@ -54,7 +54,9 @@ INVISIBLE = {"Cf", "Cc", "Co", "Cs"}  # format (zero-width, bidi), control, priv
 def neutralise(text: str) -> tuple[str, tuple[str, ...]]:
     """``text`` made inert as quoted context, and what was found in it (the flags a header shows):
     ``hidden characters``, ``markup``, ``instruction-like text``, ``tool-call syntax``."""
-    visible = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in INVISIBLE)
+    visible = text
+    if not text.replace("\n", "").replace("\t", "").isprintable():  # C speed for the common case
+        visible = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in INVISIBLE)
     cleaned = MARKUP.sub(_inert_tag, visible)
     cleaned = TEMPLATE.sub(_inert_tag, cleaned)
     cleaned = ROLE_LINE.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}\u2236", cleaned)

@@ -67,8 +67,10 @@ def handle(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
             return {"stdout": "", "log": [end_of_session(memory, settings, hook)]}
         mode = request.get("mode") if request.get("mode") in ("hybrid", "keyword") else "hybrid"
         result = context_for(memory, settings, event, hook, str(mode))
-    except (EideticError, OSError, ValueError) as exc:
-        return {"stdout": "", "log": [f"{event} failed: {getattr(exc, 'message', exc)}"]}
+    except EideticError as exc:
+        return {"stdout": "", "log": [f"{event} failed: {exc.message}"]}
+    except Exception as exc:  # noqa: BLE001 - a broken store or a bug must not fail the agent's prompt
+        return {"stdout": "", "log": [f"{event} failed: {exc!r}"]}
     note = f"{event}: {len(result.items)} record(s), {result.tokens} tokens, skipped {result.skipped}"
     return {"stdout": payloads.output(agent, event, result.context), "log": [note, *result.warnings]}
 

@@ -131,7 +131,7 @@ def fit(event: str, candidates: list[Candidate], state: SessionState | None, roo
         if state is not None and state.seen(record.id):
             result.skipped["seen"] += 1
             continue
-        item, block = _framed(record, score, path, left)
+        item, block = _framed(record, score, path, left) if left >= MIN_CLIPPED else (None, "")
         if item is None:
             result.skipped["budget"] += 1
             continue

@@ -98,7 +98,15 @@ def _write(path: Path, state: SessionState) -> None:
 
 
 def _prune(folder: Path) -> None:
-    """Drop sessions untouched for ``KEEP_DAYS`` days, and the oldest beyond ``MAX_FILES``."""
+    """Drop sessions untouched for ``KEEP_DAYS`` days, and the oldest beyond ``MAX_FILES`` (at most
+    once an hour: a new session should not cost a walk of the folder)."""
+    stamp = folder / ".pruned"
+    try:
+        if time.time() - stamp.stat().st_mtime < 3600:
+            return
+    except OSError:
+        pass
+    stamp.touch()
     try:
         files = sorted(((p.stat().st_mtime, p) for p in folder.glob("*.json")), key=lambda pair: pair[0], reverse=True)
     except OSError:
