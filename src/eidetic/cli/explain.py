@@ -8,6 +8,7 @@ import argparse
 import difflib
 
 from ..errors import user_error
+from .explain_hooks import HOOKS
 from .explain_time import TIME
 from .output import emit_json, emit_text
 
@@ -18,7 +19,7 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "backends": "files, sqlite or postgres: where a store keeps its records",
     "modes": "exact, keyword, approximate, hybrid, fields: how recall ranks",
     "fields": "the transparent ranking of markdown memory folders (and memory-recall)",
-    "context": "how a conversation's turns lend their words to each other",
+    "thread": "how a conversation's turns lend their words to each other",
     "scope": "who sees which records: public, private, scope-only",
     "lifecycle": "active, shadowed, archived: what recall leaves out",
     "freshness": "the freshness signal: age and usage move a score",
@@ -38,9 +39,9 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 signal and full metadata. Records are markdown files; the search index is derived.
 
 Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
-export, migrate, index, watch, mcp, serve, skills, completion, explain, demo; and the `memory-recall`
-command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, time,
-freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
+export, migrate, index, watch, mcp, serve, skills, context, hooks, hook, capture, completion, explain,
+demo; and the `memory-recall` command. Concepts: records, stores, backends, modes, fields, thread,
+scope, lifecycle, time, freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
@@ -188,7 +189,7 @@ Output: one line per memory with its reasons and a summary; `--json`:
 `{"repo_root", "stale_months", "now", "summary": {"fresh", "stale", "dead-reference"}, "count",
 "items": [{"id", "name", "path", "grade", "reasons", "references", "missing",
 "months_since_touched", "recall_count", "last_recall"}]}`.""",
-    "context": """# Conversation context
+    "thread": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
 record's keyword `context` field holds its text together with the texts of the two records
@@ -368,6 +369,7 @@ everything afterwards.""",
 
 
 TOPICS["time"] = TIME
+TOPICS.update(HOOKS)
 
 
 def add_parser(sub, add_common) -> None:
