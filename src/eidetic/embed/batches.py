@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-TOKENS = 4096  # padded tokens per batch: large products, activations of a few MB
+TOKENS = 2048  # padded tokens per batch: products large enough for BLAS, ~30 MB of activations
 
 
 def cores() -> int:
@@ -25,25 +25,32 @@ def cores() -> int:
 
 
 def plan(lengths: Sequence[int], workers: int, tokens: int = TOKENS) -> list[list[int]]:
-    """The indices of texts of these token ``lengths``, in batches of like lengths, each at
-    most about ``tokens`` padded tokens, and (when there are enough) a multiple of ``workers``
-    of them with equal shares of the tokens, so no core waits for another at the end."""
+    """The indices of texts of these token ``lengths`` in batches of like lengths, each of at
+    most ``tokens`` padded tokens (or one text), as many batches as a multiple of ``workers``
+    when there are enough texts, and none larger than that count needs: no core idles while
+    another finishes a big last batch."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    if not order:
+    sizes = [lengths[i] for i in order]
+    if not sizes:
         return []
-    count, size = 1, 0
-    for index in order:  # as many batches as the budget needs (the text is the longest yet)
-        if (size + 1) * lengths[index] > tokens and size:
-            count, size = count + 1, 0
-        size += 1
-    count = min(len(order), -(-count // workers) * workers)
-    total = max(1, sum(lengths))
-    batches: list[list[int]] = [[] for _ in range(count)]
-    done = 0
-    for index in order:
-        batches[min(count - 1, done * count // total)].append(index)
-        done += lengths[index]
-    return [batch for batch in batches if batch]
+    low, high = sizes[-1], max(tokens, sizes[-1])
+    wanted = min(len(sizes), -(-len(_pack(sizes, high)) // workers) * workers)
+    while low < high:  # the smallest budget that still packs them into the batches wanted
+        middle = (low + high) // 2
+        low, high = (low, middle) if len(_pack(sizes, middle)) <= wanted else (middle + 1, high)
+    return [[order[i] for i in batch] for batch in _pack(sizes, low)]
+
+
+def _pack(sizes: list[int], budget: int) -> list[range]:
+    """Consecutive runs of these ascending sizes, each run's count times its last size (its
+    padded tokens) within ``budget`` (a run of one may exceed it)."""
+    runs, start = [], 0
+    for end, size in enumerate(sizes):
+        if (end - start + 1) * size > budget and end > start:
+            runs.append(range(start, end))
+            start = end
+    runs.append(range(start, len(sizes)))
+    return runs
 
 
 def run(batches: list[list[int]], work: Callable[[list[int]], None], workers: int) -> None:

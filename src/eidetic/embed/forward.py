@@ -117,8 +117,9 @@ def _attention(qkv: Any, lengths: Any, heads: int, space: Workspace) -> Any:
         part = slice(start, start + group)
         n = len(lengths[part])
         scores = np.matmul(qk[0, part], qk[1, part].swapaxes(-1, -2), out=space.get("scores", n, heads, length, length))
-        np.exp(scores, out=scores)
-        weighted = np.matmul(scores, values[part], out=space.get("weighted", n, heads, length, size + 1))
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is caught just below
+            np.exp(scores, out=scores)
+            weighted = np.matmul(scores, values[part], out=space.get("weighted", n, heads, length, size + 1))
         sums = weighted[..., size:]
         if not 1e-30 < sums.min() <= sums.max() < 1e30:  # overflow or underflow (NaN fails too)
             _stable_softmax(qk[0, part], qk[1, part], lengths[part], scores)
