@@ -32,6 +32,7 @@ sys.path.insert(0, str(HERE))
 from report import update_doc  # noqa: E402
 
 from eidetic import Memory  # noqa: E402
+from eidetic.embed import Embedder  # noqa: E402
 from eidetic.locations import plan_stores  # noqa: E402
 from eidetic.usage import UsageState  # noqa: E402
 
@@ -52,12 +53,23 @@ def mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in rows[0]} if rows else {}
 
 
+def standard_error(values: list[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    average = sum(values) / len(values)
+    return round(math.sqrt(sum((v - average) ** 2 for v in values) / (len(values) - 1) / len(values)), 4)
+
+
+# Defaults are chosen on the first three public conversations and reported on the other three.
+TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
+
+
 def open_store(folder: Path) -> Memory:
     return Memory(plan_stores([folder]), UsageState(folder.parent / f"{folder.name}-usage.sqlite"))
 
 
-def ranked_ids(memory: Memory, query: str, mode: str, alpha: float) -> list[str]:
-    result = memory.recall(query, mode=mode, top_k=K, alpha=alpha, record=False, depth=0)
+def ranked_ids(memory: Memory, query: str, mode: str, alpha: float, now: datetime | None = None) -> list[str]:
+    result = memory.recall(query, mode=mode, top_k=K, alpha=alpha, record=False, depth=0, now=now)
     return [hit.record.id for hit in result.items]
 
 
@@ -90,62 +102,87 @@ def locomo_samples(data: Path) -> tuple[dict[str, list[dict]], list[dict]]:
 def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
     turns, queries = locomo_samples(data)
     scores: dict[str, dict[str, list]] = {mode: defaultdict(list) for mode in modes}
+    parts: dict[str, dict[str, list]] = {mode: defaultdict(list) for mode in modes}  # tuning / held-out, 1-4
     for sample, records in turns.items():
+        # The questions are asked once the conversation is over: "in May" means its last May.
+        asked = max(datetime.fromisoformat(r["created"]) for r in records)
+        part = "tuning" if sample in TUNING_CONVERSATIONS else "held_out"
         with open_store(work / f"locomo-{sample}") as memory:
             memory.remember(records)  # (identical turns are reported as duplicates, not stored)
             for query in (q for q in queries if q["sample_id"] == sample and q["relevant_ids"]):
                 for mode in modes:
-                    ranked = ranked_ids(memory, query["question"], mode, alpha)
-                    scores[mode][query["category"]].append(metrics(ranked, set(query["relevant_ids"])))
+                    ranked = ranked_ids(memory, query["question"], mode, alpha, asked)
+                    row = metrics(ranked, set(query["relevant_ids"]))
+                    scores[mode][query["category"]].append(row)
+                    if query["category"] != 5:
+                        parts[mode][part].append(row)
     out = {}
     for mode in modes:
         per_category = {str(c): mean(rows) for c, rows in sorted(scores[mode].items())}
         main = [row for c, rows in scores[mode].items() if c != 5 for row in rows]
         out[mode] = {
             "categories_1_4": mean(main),
+            "categories_1_4_se": {k: standard_error([r[k] for r in main]) for k in ("recall@5", "recall@10")},
             "per_category": per_category,
+            "parts": {
+                name: dict(mean(rows), se_recall10=standard_error([r["recall@10"] for r in rows]), queries=len(rows))
+                for name, rows in parts[mode].items()
+            },
             "queries_1_4": len(main),
             "queries_5": len(scores[mode].get(5, [])),
         }
     return out
 
 
-def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
-    root = data / "beir-scifact"
-    with gzip.open(root / "corpus.jsonl.gz", "rt") as handle:
+SCIFACT_SPLITS = {
+    "test": ("queries_test_public.jsonl", "test_public.tsv"),
+    "train": ("queries_train.jsonl", "train.tsv"),
+}
+
+
+def scifact_records(data: Path) -> list[dict]:
+    """SciFact's abstracts as records: the title as name, the abstract as text."""
+    with gzip.open(data / "beir-scifact" / "corpus.jsonl.gz", "rt") as handle:
         docs = [json.loads(line) for line in handle]
+    return [
+        {
+            "id": d["_id"],
+            "name": d["title"] or None,
+            "text": d["text"] or d["title"],
+            "type": "abstract",
+            "created": "date-unknown",
+        }
+        for d in docs
+        if d["text"] or d["title"]
+    ]
+
+
+def scifact_queries(data: Path, split: str) -> tuple[list[dict], dict[str, set[str]]]:
+    """One split's claims (``_id``, ``text``) and, per claim, the abstracts cited as its evidence."""
+    root = data / "beir-scifact"
+    qfile, qrels = SCIFACT_SPLITS[split]
+    relevant: dict[str, set[str]] = defaultdict(set)
+    for line in (root / "qrels" / qrels).read_text().splitlines()[1:]:
+        qid, did, score = line.split("\t")
+        if int(score) > 0:
+            relevant[qid].add(did)
+    return [json.loads(line) for line in (root / qfile).open()], relevant
+
+
+def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
     out: dict = {mode: {} for mode in modes}
     with open_store(work / "scifact") as memory:
-        memory.remember(
-            [
-                {
-                    "id": d["_id"],
-                    "name": d["title"] or None,
-                    "text": d["text"] or d["title"],
-                    "type": "abstract",
-                    "created": "date-unknown",
-                }
-                for d in docs
-                if d["text"] or d["title"]
-            ]
-        )
-        for split, qfile, qrels in (
-            ("test", "queries_test_public.jsonl", "test_public.tsv"),
-            ("train", "queries_train.jsonl", "train.tsv"),
-        ):
-            relevant: dict[str, set[str]] = defaultdict(set)
-            for line in (root / "qrels" / qrels).read_text().splitlines()[1:]:
-                qid, did, score = line.split("\t")
-                if int(score) > 0:
-                    relevant[qid].add(did)
-            queries = [json.loads(line) for line in (root / qfile).open()]
+        memory.remember(scifact_records(data))
+        for split in SCIFACT_SPLITS:
+            queries, relevant = scifact_queries(data, split)
             for mode in modes:
                 rows = [
                     metrics(ranked_ids(memory, q["text"], mode, alpha), relevant[q["_id"]])
                     for q in queries
                     if relevant.get(q["_id"])
                 ]
-                out[mode][split] = dict(mean(rows), queries=len(rows))
+                se = standard_error([r["ndcg@10"] for r in rows])
+                out[mode][split] = dict(mean(rows), se_ndcg10=se, queries=len(rows))
     return out
 
 
@@ -181,7 +218,43 @@ def table(result: dict) -> str:
         lines.append(
             f"| {mode} | " + " | ".join(f"{per.get(str(c), {}).get('recall@10', 0):.3f}" for c in range(1, 6)) + " |"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + _parts_table(result))
+
+
+def _parts_table(result: dict) -> list[str]:
+    """Where defaults were chosen and where they are only reported, with standard errors."""
+    lines = [
+        "",
+        "Tuning part (LoCoMo conversations 26, 30, 41; SciFact train) against the held-out part (LoCoMo 42,"
+        " 43, 44; SciFact test), ± one standard error:",
+        "",
+        "| mode | LoCoMo tuning R@10 | LoCoMo held-out R@10 | SciFact train nDCG@10 | SciFact test nDCG@10 |",
+        "|---|---|---|---|---|",
+    ]
+    for mode in result["modes"]:
+        cells = []
+        parts = result["locomo"][mode]["parts"] if result["locomo"] else {}
+        for name in ("tuning", "held_out"):
+            part = parts.get(name)
+            cells.append(f"{part['recall@10']:.3f} ± {part['se_recall10']:.3f}" if part else "not run")
+        sf = result["scifact"][mode] if result["scifact"] else {}
+        for split in ("train", "test"):
+            cells.append(f"{sf[split]['ndcg@10']:.3f} ± {sf[split]['se_ndcg10']:.3f}" if sf else "not run")
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def prepared(work: Path | None, prefix: str) -> tuple[Path, Embedder | None, str | None]:
+    """The work folder (a new temporary one unless given; the embedding cache in it unless
+    ``EIDETIC_CACHE_DIR`` names one) and the embedder, or why there is none."""
+    work = work or Path(tempfile.mkdtemp(prefix=prefix))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("EIDETIC_CACHE_DIR", str(work / "cache"))
+    from eidetic.embed import default_embedder
+    from eidetic.settings import Settings
+
+    embedder, why = default_embedder(Settings.load())
+    return work, embedder, why
 
 
 def main() -> None:
@@ -198,14 +271,8 @@ def main() -> None:
     )
     parser.add_argument("--work", type=Path, help="keep stores and caches here (reruns reuse vectors)")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-quality-"))
-    work.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("EIDETIC_CACHE_DIR", str(work / "cache"))
+    work, embedder, why = prepared(args.work, "eidetic-quality-")
     started = time.perf_counter()
-    from eidetic.embed import default_embedder
-    from eidetic.settings import Settings
-
-    embedder, why = default_embedder(Settings.load())
     result = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "alpha": args.alpha,

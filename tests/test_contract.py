@@ -192,6 +192,34 @@ def test_supersedes_shadows_at_once_and_sweep_archives(cli, backend):
     assert ids(cli("recall", "build once", "--mode", "exact", "--json")) == ["kept"]
 
 
+def test_both_clocks_are_kept_and_as_of_answers_as_the_store_stood(cli, backend):
+    """The event clock and the dated history round-trip through the store; as of a moment a
+    record is there once recorded, in the lifecycle it had, while valid (every backend)."""
+    from datetime import datetime, timezone
+
+    day = [datetime(2026, 3, d, tzinfo=timezone.utc) for d in range(1, 6)]
+    clock = {"occurred": "2026-02-20T10:00:00+00:00", "valid_from": "2026-02-20", "valid_until": "2026-03-05"}
+    with Memory.open() as memory:
+        memory.remember([{"id": "old", "text": "the gate code is 1234", **clock}], now=day[0])
+        memory.remember([{"id": "new", "text": "the gate code is 9876", "supersedes": "old"}], now=day[2])
+        memory.set_lifecycle("new", "archived", now=day[3])
+        old = memory.get("old")
+        assert (old.occurred, old.valid_from, old.valid_until) == tuple(clock.values())
+        assert [c.to_dict() for c in old.history] == [{"at": day[2].isoformat(), "from": "active", "to": "shadowed"}]
+
+        def then(moment: str, **flags: bool) -> list[tuple[str, str]]:
+            found = memory.recall("gate code", mode="exact", as_of=moment, depth=0, **flags)
+            return sorted((hit.record.id, hit.record.lifecycle) for hit in found.items)
+
+        assert then("2026-02-28") == []  # nothing recorded yet
+        assert then("2026-03-02") == [("old", "active")]  # superseded later: active then
+        assert then("2026-03-03T12:00:00Z", include_shadowed=True) == [("new", "active"), ("old", "shadowed")]
+        assert then("2026-03-04T12:00:00Z", include_archived=True) == [("new", "archived")]
+        assert then("2026-03-05T12:00:00Z", include_shadowed=True, include_archived=True) == [("new", "archived")]
+    item = cli("recall", "gate code", "--mode", "exact", "--include-shadowed", "--depth", "0", "--json").json
+    assert {i["id"]: i.get("valid_until") for i in item["items"]} == {"old": "2026-03-05"}
+
+
 def test_forget_restore_and_purge(cli, backend):
     cli("remember", stdin=ndjson({"id": "pw", "text": "the wifi password is hunter2"}))
     cli("recall", "wifi", "--mode", "keyword")  # some usage to purge too

@@ -103,6 +103,8 @@ def test_mcp_server_over_stdio(server_env, cli):
                 "a",
                 "--visibility",
                 "private",
+                "--relevance-floor",
+                "auto",  # the tool's default
                 "--json",
             ).json
             assert set(bundle) == set(cli_bundle) and bundle["mode"] == "keyword"
@@ -112,6 +114,19 @@ def test_mcp_server_over_stdio(server_env, cli):
             primary, *linked = bundle["items"]
             assert primary["tier"] == "primary" and primary["score"] > 0 and primary["scope"]["name"] == "a"
             assert [(i["tier"], i["via"], i["parent"]) for i in linked] in ([], [("traversal", "links", "pub-1")])
+
+            # The relevance floor is on by default: a query about nothing stored returns nothing, and says so.
+            schema = tools["recall"].input_schema["properties"]["relevance_floor"]
+            assert schema["default"] == "auto" and "(default auto)" in schema["description"]
+            unrelated = await _call(session, "recall", query="tuesday yeast protein assays", record=False)
+            assert (unrelated["items"], unrelated["relevance_floor"], unrelated["below_floor"]) == ([], 1.0, 4)
+            everything = await _call(
+                session, "recall", query="tuesday yeast protein assays", relevance_floor="off", record=False
+            )
+            assert len(everything["items"]) == 4 and "below_floor" not in everything
+            assert "relevance_floor must be auto, off or a number" in await _error(
+                session, "recall", query="x", relevance_floor=-1
+            )
 
             # No leak: a narrower view of the same session, and another scope, see none of a's private records.
             assert _ids(await _call(session, "recall", query="tuesday", mode="keyword", visibility="public")) == [
@@ -181,6 +196,7 @@ def test_argument_errors_come_back_short_and_in_the_tools_terms(server_env):
         ("recall", {"top_k": 3}, "query is required"),
         ("recall", {"query": "x", "top_k": 0}, 'top_k must be an integer >= 1 (got 0)\nhint: e.g. "top_k": 5'),
         ("recall", {"query": "x", "filters": ["nokey"]}, "filters entry 'nokey' is malformed"),
+        ("recall", {"query": "x", "relevance_floor": "sometimes"}, "relevance_floor must be"),
         ("sweep", {"dry_run": "maybe"}, "dry_run must be true or false (got 'maybe')"),
         ("remember", {"records": "hello"}, "records must be a list or an object (got 'hello')"),
         ("overview", {"scope": "a", "everything": True}, "unknown argument 'everything'"),

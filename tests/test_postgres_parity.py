@@ -29,7 +29,7 @@ from eidetic.memory import Memory
 from eidetic.ranking.access import Access
 from eidetic.ranking.filters import Filters
 from eidetic.records import Record
-from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore, schema
+from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
 
 TRICKY = {
     "big": 1e300,
@@ -171,23 +171,25 @@ def _metadata_column(dsn: str) -> tuple[str, str]:
     return version, kind
 
 
-def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str, monkeypatch) -> None:
-    """A store written with schema version 2 (metadata as jsonb) is upgraded by the next eidetic
-    that opens it: its rows keep the values they had, new writes come back exactly, and the
-    keyword ranking is unchanged."""
+def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str) -> None:
+    """A store at schema version 2 (metadata as jsonb: written, then taken back to version 2,
+    ``pg_store``) is upgraded by the next eidetic that opens it: its rows keep the values they
+    had, new writes come back exactly, and the keyword ranking is unchanged."""
+    import psycopg
+    from pg_store import downgrade
+
     terms = query_terms("deploy zanzibar")
-    with monkeypatch.context() as old:
-        old.setattr(schema, "SCHEMA_VERSION", 2)
-        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
-        first = PostgresStore(pg_dsn)
-        with first.lock():
-            first.write(
-                [(None, Record(id=f"c{i}", text=f"deploy the service number {i}")) for i in range(20)]
-                + [(None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY))]
-            )
-        stored = first.by_ids(["old"])["old"].record.metadata
-        before = first.keyword(terms, Access(), Filters(), 10)
-        first.close()
+    first = PostgresStore(pg_dsn)
+    with first.lock():
+        first.write(
+            [(None, Record(id=f"c{i}", text=f"deploy the service number {i}")) for i in range(20)]
+            + [(None, Record(id="old", text="deploy the zanzibar service", metadata=TRICKY))]
+        )
+    before = first.keyword(terms, Access(), Filters(), 10)
+    first.close()
+    downgrade(pg_dsn, 2)  # jsonb normalises the values, as it did when version 2 stores were written
+    with psycopg.connect(pg_dsn) as conn:
+        stored = conn.execute("SELECT metadata FROM eidetic_docs WHERE id = 'old'").fetchone()[0]
     assert _metadata_column(pg_dsn) == ("2", "jsonb")
     assert type(stored["big"]) is int and stored["neg"] == 0 and math.copysign(1, stored["neg"]) == 1  # jsonb's
 

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 from pg_server import start_postgres
+from pg_store import ids, put, rec
 
+from eidetic.clocks import parse_history
 from eidetic.errors import ENV_ERROR, EideticError
 from eidetic.index.analyzer import query_terms
 from eidetic.ranking.access import Access
@@ -56,20 +58,6 @@ def store(dsn):
     s.close()
 
 
-def put(store: PostgresStore, *records: Record) -> None:
-    with store.lock():
-        store.write([(None, r) for r in records])
-
-
-def rec(rid: str, text: str, scope: Scope | None = None, **fields) -> Record:
-    return Record(id=rid, text=text, scope=scope or Scope(), **fields)
-
-
-def ids(store: PostgresStore, hits) -> list[str]:
-    found = store.by_docs([doc for doc, _ in hits])
-    return [found[doc].record.id for doc, _ in hits]
-
-
 def unit(vector):
     import numpy as np
 
@@ -93,26 +81,23 @@ def test_reads_never_create_the_schema_and_the_first_write_does(store, dsn):
         assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == str(SCHEMA_VERSION)
 
 
-def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypatch):
-    """A store written by an eidetic with schema version 1 is upgraded by the next one that
-    opens it: same records, same keyword ranking, and the impact index now carries the term
-    frequencies that keyword() reads from it."""
+def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn):
+    """A store at schema version 1 (written, then taken back to version 1: ``pg_schema``) is
+    upgraded by the next eidetic that opens it: same records, same keyword ranking, and the
+    impact index now carries the term frequencies that keyword() reads from it."""
     import psycopg
+    from pg_store import downgrade
 
-    from eidetic.stores.postgres import schema
-
-    with monkeypatch.context() as old:
-        old.setattr(schema, "SCHEMA_VERSION", 1)
-        old.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
-        first = PostgresStore(dsn)
-        put(
-            first,
-            *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
-            rec("rare", "deploy the zanzibar service"),
-        )
-        terms = query_terms("deploy zanzibar")
-        before = ids(first, first.keyword(terms, PUBLIC, NONE, 10))
-        first.close()
+    first = PostgresStore(dsn)
+    put(
+        first,
+        *[rec(f"c{i}", f"deploy the service number {i}") for i in range(30)],
+        rec("rare", "deploy the zanzibar service"),
+    )
+    terms = query_terms("deploy zanzibar")
+    before = ids(first, first.keyword(terms, PUBLIC, NONE, 10))
+    first.close()
+    downgrade(dsn, 1)
     with psycopg.connect(dsn) as conn:
         assert conn.execute("SELECT value FROM eidetic_meta WHERE key = 'schema'").fetchone()[0] == "1"
     upgraded = PostgresStore(dsn)
@@ -126,6 +111,29 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn, monkeypat
             0
         ]
         assert "INCLUDE (doc, tf_name, tf_description, tf_text, tf_context)" in index
+
+
+def test_a_store_of_schema_4_gains_the_clocks_keeping_its_records(dsn):
+    """The version 6 step adds the event clock and the history to a store written before them:
+    its records read back without either, and then carry both."""
+    from pg_store import downgrade
+
+    first = PostgresStore(dsn)
+    put(first, rec("old", "written before the clocks"))
+    first.close()
+    downgrade(dsn, 4)
+    upgraded = PostgresStore(dsn)
+    [item] = upgraded.all_records()
+    assert (item.record.history, item.record.valid_until, item.record.occurred) == ((), None, None)
+    changed = item.record.with_changes(valid_until="2027-01-01", history=parse_history(HISTORY))
+    with upgraded.lock():
+        upgraded.write([(item, changed)])
+    [again] = upgraded.all_records()
+    assert again.record.valid_until == "2027-01-01" and [c.to_dict() for c in again.record.history] == HISTORY
+    upgraded.close()
+
+
+HISTORY = [{"at": "2026-03-01T10:00:00+00:00", "from": "active", "to": "archived"}]
 
 
 def test_concurrent_first_writers_create_the_schema_once(dsn):
@@ -423,16 +431,17 @@ def test_thread_members_are_found_by_their_neighbours_words(store):
         rec("t1", "When did we ship the lighthouse release?", metadata=thread, created="2026-01-01"),
         rec("t2", "Yes, last Tuesday!", metadata=thread, created="2026-01-02"),
         rec("t3", "Unrelated later turn", metadata=thread, created="2026-01-03"),
+        rec("t4", "Another later turn", metadata=thread, created="2026-01-04"),
         rec("lone", "lighthouse keeper", metadata={}),
     )
     found = ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))
-    assert set(found) == {"t1", "t2", "lone"}
-    assert "t3" not in found  # two turns away
+    assert set(found) == {"t1", "t2", "t3", "lone"}  # t3's window reaches two turns back
+    assert "t4" not in found  # three turns away
     old = store.by_ids(["t1"])["t1"]
     with store.lock():
         store.write([(old, old.record.with_changes(lifecycle="archived"))])  # lends nothing now
     assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
-    assert store.rebuild()["records"] == 4
+    assert store.rebuild()["records"] == 5
     assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
 
 

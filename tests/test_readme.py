@@ -114,6 +114,8 @@ CHECKS = {
     'recall "friday deploys" --mode keyword --json': lambda r, box: "deploy-friday" in items(r)[:2],
     'recall "standup" --depth 2 --json': lambda r, box: {"standup", "deploy-friday"} <= set(items(r)),
     "eidetic show deploy-day": lambda r, box: "Deploys run on Tuesdays" in r.stdout and "decision" in r.stdout,
+    "--as-of 2026-02-01": lambda r, box: "id: release-day" in r.stdout and "release-wed" not in r.stdout,
+    "eidetic show release-day": lambda r, box: "(superseded)" in r.stdout and "active -> shadowed" in r.stdout,
     "eidetic forget note-7 && eidetic restore note-7": lambda r, box: "note-7" in r.stdout + r.stderr,
     "export --all > backup.ndjson": lambda r, box: "note-7" in (box.project / "backup.ndjson").read_text(),
     "eidetic import me.ndjson --backend sqlite --db team.sqlite": lambda r, box: (

@@ -157,6 +157,19 @@ def test_an_explicit_scope_is_forwarded_verbatim(repo):
     assert scopes == {"team": ("team", "public"), "eq": ("crew", "private"), "pub": ("lobes", "public")}
 
 
+def test_the_recall_wrapper_answers_nothing_relevant_unless_told_otherwise(repo):
+    notes = "".join(f'{{"id": "l{i}", "text": "the lighthouse {word}"}}\n' for i, word in enumerate(("opens", "shuts")))
+    assert wrapper(repo, "remember", stdin=notes).returncode == 0
+    query = "lighthouse yeast protein assays"  # one word every record shares, the rare ones absent
+    floored = json.loads(wrapper(repo, "recall", query, "--json").stdout)
+    assert (floored["items"], floored["below_floor"]) == ([], 2)
+    for off in (("--relevance-floor", "off"), ("--relevance-floor=off",)):
+        shown = json.loads(wrapper(repo, "recall", query, *off, "--json").stdout)
+        assert len(shown["items"]) == 2 and "below_floor" not in shown, off
+    kept = json.loads(wrapper(repo, "recall", "lighthouse opens", "--json").stdout)
+    assert [item["id"] for item in kept["items"]] == ["l0"] and kept["below_floor"] == 1
+
+
 def test_without_culture_yaml_no_scope_is_added(repo, env):
     bare = env / "bare"
     bare.mkdir()
@@ -191,6 +204,8 @@ def test_without_eidetic_on_path_the_wrapper_uses_uv_from_the_checkout(repo, env
         "lobes",
         "--visibility",
         "private",
+        "--relevance-floor",
+        "auto",
         "anything",
         "--json",
     ]

@@ -241,11 +241,14 @@ def test_a_schema_10_database_is_upgraded_in_place(env):
     ann.remember({"id": "a1", "text": "lighthouse one"}, {"id": "a2", "text": "lighthouse two"})
     # Schema 10 was this without the drop log and the change stamp, and its keyword indexes
     # kept no state of their own (a "pending" flag in the database instead); schema 11 added
-    # the log and the stamp, schema 12 the listing indexes.
+    # the log and the stamp, schema 12 the listing indexes, schema 13 the columns of the event
+    # clock and the dated lifecycle changes.
     listing = ("docs_updated", "docs_created", "docs_name", "docs_supersedes", "docs_linking")
     with sqlite3.connect(database) as conn:
         for index in listing:
             conn.execute(f"DROP INDEX {index}")
+        for column in ("occurred", "valid_from", "valid_until", "history"):
+            conn.execute(f"ALTER TABLE docs DROP COLUMN {column}")
         conn.execute("DROP TABLE IF EXISTS dropped")
         conn.execute("DELETE FROM meta WHERE key='change'")
         conn.execute("UPDATE meta SET value='10' WHERE key='schema'")
@@ -260,9 +263,12 @@ def test_a_schema_10_database_is_upgraded_in_place(env):
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         assert conn.execute("SELECT id FROM docs ORDER BY id").fetchall() == [("a1",), ("a2",)]
     conn.close()
-    assert SCHEMA_VERSION == "12" and meta["schema"] == "12" and meta["instance"] == instance
+    assert SCHEMA_VERSION == "13" and meta["schema"] == "13" and meta["instance"] == instance
     assert "keyword_pending" not in meta and meta["change"] and "dropped" in tables and set(listing) <= tables
     assert [item["id"] for item in ann.run("list", "--sort", "name")["items"]] == ["a1", "a2"]
+    ann.run("forget", "a1")  # purged below
+    a1, a2 = ann.run("list", "--include-archived", "--sort", "name")["items"]
+    assert "history" not in a2 and [(c["from"], c["to"]) for c in a1["history"]] == [("active", "archived")]
     bob.purge("a1")
     assert _everywhere(ann, "lighthouse") == {mode: {"a2"} for mode in MODES}
 

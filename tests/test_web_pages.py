@@ -109,6 +109,20 @@ def test_filters_depth_and_the_hint_for_hidden_records(notes):
         assert hit_ids(client.get("/?q=&types=lesson&mode=fields")) == ["deploy-day"]  # browse a type
 
 
+def test_the_relevance_floor_switch_and_its_empty_answer(notes):
+    with served() as client:
+        assert page(client.get("/")).select_one("input[name=relevance_floor]")["type"] == "checkbox"
+        query = "/?q=deploys+of+yeast+protein+assays&mode=keyword&depth=0"
+        everything = hit_ids(client.get(query))
+        assert sorted(everything) == ["deploy-day", "deploy-key"]  # old-day is superseded: shadowed
+        empty = page(client.get(query + "&relevance_floor=1")).select_one("p.empty")
+        assert "Nothing relevant: 2 hits fell below the relevance floor" in " ".join(empty.text.split())
+        assert hit_ids(client.get(empty.select_one("a")["href"])) == everything  # the link turns it off
+        kept = page(client.get("/?q=deploy+key+rotates+monthly&mode=keyword&depth=0&relevance_floor=1"))
+        assert [li["data-id"] for li in kept.select("li.hit")] == ["deploy-key"]
+        assert "1 below the relevance floor" in kept.select_one("p.count").text
+
+
 def test_bad_input_is_a_400_with_the_message_and_hint(notes):
     with served() as client:
         for query, message in (
@@ -116,6 +130,7 @@ def test_bad_input_is_a_400_with_the_message_and_hint(notes):
             ("q=x&mode=psychic", "mode must be one of"),
             ("q=x&filters=nonsense", "filters entry 'nonsense' is malformed"),
             ("q=x&since=yesterday", "since is not an ISO-8601 date"),
+            ("q=x&relevance_floor=high", "relevance_floor must be auto, off or a number >= 0"),
         ):
             answer = client.get(f"/?{query}")
             alert = page(answer).select_one("div.error[role=alert]")

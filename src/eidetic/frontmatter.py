@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from .clocks import EVENT_FIELDS
 from .records import DEFAULT_SCOPE, Record, Scope, record_from_stored, shape_problem
 from .timeutil import DATE_UNKNOWN
 
@@ -42,6 +43,9 @@ def front_matter_of(record: Record, lead: tuple[str, ...] = ()) -> dict[str, Any
     data["created"] = record.created
     if record.updated:
         data["updated"] = record.updated
+    for key in EVENT_FIELDS:
+        if getattr(record, key) is not None:
+            data[key] = getattr(record, key)
     if record.added_by is not None:
         data["added_by"] = record.added_by
     if record.supersedes is not None:
@@ -49,6 +53,8 @@ def front_matter_of(record: Record, lead: tuple[str, ...] = ()) -> dict[str, Any
     if record.links:
         data["links"] = list(record.links)
     data["lifecycle"] = record.lifecycle
+    if record.history:
+        data["history"] = [change.to_dict() for change in record.history]
     if record.metadata:
         data["metadata"] = record.metadata
     if lead:
@@ -66,6 +72,9 @@ def render(record: Record, lead: tuple[str, ...] = ()) -> str:
         if isinstance(value, dict) and value:
             lines.append(f"{key}:")
             lines.extend(f"  {_scalar(str(k))}: {_flow(v)}" for k, v in value.items())
+        elif key == "history":  # one change a line, oldest first
+            lines.append(f"{key}:")
+            lines.extend(f"  - {_flow(change)}" for change in value)
         else:
             lines.append(f"{key}: {_flow(value)}")
     lines.append(DELIMITER)

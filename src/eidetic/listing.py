@@ -52,6 +52,7 @@ class ListQuery:
     scope_only: bool = _shared("scope_only")
     include_shadowed: bool = _shared("include_shadowed")
     include_archived: bool = _shared("include_archived")
+    as_of: str | None = _shared("as_of")
     lifecycle: tuple[str, ...] = option(
         (),
         "only records in this lifecycle state: active, shadowed or archived (repeatable; "

@@ -31,7 +31,7 @@ from urllib.parse import quote
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources import ResourceSecurity
-from pydantic import Field, ValidationError
+from pydantic import Field, StrictFloat, ValidationError
 
 from . import __version__
 from .errors import EideticError, env_error, user_error
@@ -47,6 +47,7 @@ Mode = Literal[MODES]  # type: ignore[valid-type]
 RECORD_URI = "eidetic://record/{id}"
 RECORDS_URI = "eidetic://records"
 RECORDS_LISTED = 1000  # the records resource is an index for browsing, not an export
+RELEVANCE_FLOOR = "auto"  # the recall tool's default: "nothing relevant" is an answer (the CLI's is off)
 
 ScopeArg = Annotated[str | None, Field(description="scope name; default: the server's --scope")]
 VisibilityArg = Annotated[
@@ -183,9 +184,13 @@ def _recall_signature() -> inspect.Signature:
             kind, default = int | None, None
         elif option.name == "visibility":
             kind = Literal["public", "private"] | None
+        elif option.name == "relevance_floor":  # an agent's context is better empty than filled with noise
+            kind, default = Literal["auto", "off"] | StrictFloat, RELEVANCE_FLOOR
         elif get_origin(kind) is tuple:
             kind, default = list[str] | None, None
         description = option.metadata["help"].replace(" (repeatable)", " (a list)")  # the CLI repeats a flag
+        if option.name == "relevance_floor":
+            description = description.replace("(default off)", f"(default {RELEVANCE_FLOOR})")
         parameters.append(
             inspect.Parameter(
                 option.name,

@@ -12,11 +12,15 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from .clocks import as_of_moment
 from .errors import option_error, user_error
 from .ranking.access import Access
 from .ranking.fields import DEFAULT_MIN_SCORE, DEFAULT_STALE_MONTHS
+from .ranking import relevance
 from .ranking.filters import Filters
+from .ranking.when import TIME_MODES
 from .settings import MODES, Settings
+from .timeutil import now_utc
 
 
 def option(
@@ -61,7 +65,20 @@ class RecallQuery:
     scope_only: bool = option(False, "only records whose scope name is the query's")
     include_shadowed: bool = option(False, "include superseded records")
     include_archived: bool = option(False, "include archived records")
+    as_of: str | None = option(
+        None,
+        "answer as the store stood then: an ISO date (the end of that day, UTC) or date-time; "
+        "records recorded and valid then, in the lifecycle they had then",
+        metavar="DATE",
+    )
     min_score: float | None = option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
+    relevance_floor: str | float = option(
+        "off",
+        "keyword, approximate, hybrid: no hits unless the best one's raw evidence (cosine; BM25 per unit of "
+        "the query's idf) reaches the calibrated floor, and none far below it: auto, off, or a line on its "
+        "scale (1 = auto, higher is stricter) (default off)",
+        metavar="auto|off|N",
+    )
     depth: int = option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
     max_nodes: int = option(20, "at most this many linked records (default 20)")
     stale_months: float = option(
@@ -70,12 +87,23 @@ class RecallQuery:
     )
     explain: bool = option(False, "show how each score was computed")
     record: bool = option(True, "count this recall in the records' usage", flag="--no-record")
-    now: datetime | None = option(None, "the time freshness is judged at (default: now)", exposed=False)
+    time_words: str = option(
+        "blend",
+        "a time the query names ('last week', 'in March 2023'): rank records of that time higher "
+        "(blend, default), keep only them (filter), or ignore it (off)",
+        choices=TIME_MODES,
+    )
+    now: datetime | None = option(
+        None, "the moment the query is asked at, ISO (default: now): freshness and 'last week' count from it"
+    )
 
     def __post_init__(self) -> None:
         for name in ("filters", "types"):  # any iterable given; kept as a tuple (hashable, frozen)
             value = getattr(self, name)
             object.__setattr__(self, name, tuple(value) if value is not None else ())
+        object.__setattr__(self, "relevance_floor", _floor_setting(self.relevance_floor))
+        if isinstance(self.now, str):  # from the CLI or an MCP client
+            object.__setattr__(self, "now", _moment(self.now))
         _check(self)
 
     @classmethod
@@ -99,8 +127,13 @@ class RecallQuery:
         """A fields-mode listing of types, with no words to match."""
         return self.mode == "fields" and not self.text.strip() and bool(self.types)
 
+    @property
+    def floor_line(self) -> float | None:
+        """The relevance floor's line (1.0: the calibrated floor), None when it is off."""
+        return relevance.line_of(self.relevance_floor)
+
     def access(self) -> Access:
-        return access_of(self)
+        return access_of(self, self.now)
 
     def filter_set(self) -> Filters:
         return filters_of(self)
@@ -118,17 +151,37 @@ SELECTION = (
     "scope_only",
     "include_shadowed",
     "include_archived",
+    "as_of",
 )
 
 
-def access_of(query: Any) -> Access:
-    """The access of a query (a recall or a listing): its scope, visibility and lifecycle flags."""
+def access_of(query: Any, now: datetime | None = None) -> Access:
+    """The access of a query (a recall or a listing): its scope, visibility, lifecycle flags and
+    the moment it asks about (``as_of``, no later than ``now``)."""
     return Access.of(
         query.scope,
         query.visibility,
         scope_only=query.scope_only,
         include_shadowed=query.include_shadowed,
         include_archived=query.include_archived,
+        as_of=as_of_of(query.as_of, now),
+    )
+
+
+def as_of_of(value: Any, now: datetime | None = None) -> datetime | None:
+    """The moment ``--as-of`` names (``clocks.as_of_moment``), or None; an option error else."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return as_of_moment(value, now or now_utc())
+        except ValueError:
+            pass
+    raise option_error(
+        "as_of",
+        f"is not an ISO-8601 date or date-time: {value!r}",
+        "a bare date means the end of that day, UTC ('eidetic explain time')",
+        example="2026-03-01",
     )
 
 
@@ -146,7 +199,7 @@ def with_access_defaults(query: Any, settings: Settings) -> Any:
 
 
 def exposed_options() -> list[Any]:
-    """The fields an interface offers (all but the query text and the clock), in order."""
+    """The fields an interface offers (all but the query text), in order."""
     return [f for f in fields(RecallQuery) if f.metadata["exposed"] and f.name != "text"]
 
 
@@ -174,10 +227,36 @@ def _check(query: RecallQuery) -> None:
             "give the words or phrase to look for"
             + (" (or, in fields mode, only a type, to browse that type)" if query.mode == "fields" else ""),
         )
+    if query.time_words not in TIME_MODES:
+        raise option_error(
+            "time_words", f"must be one of {', '.join(TIME_MODES)} (got {query.time_words!r})", example="blend"
+        )
     if "\x00" in query.text:
         raise user_error("the query contains a NUL character", "no record can hold one: remove it")
     query.access()  # scope and visibility are valid
     query.filter_set()  # so are the filters
+
+
+def _floor_setting(value: Any) -> str | float:
+    """``auto``, ``off`` or a number >= 0; text that is a number (a command line's) becomes it."""
+    try:
+        line = relevance.line_of(value)
+    except (TypeError, ValueError):
+        raise option_error(
+            "relevance_floor", f"must be auto, off or a number >= 0 (got {value!r})", example="auto"
+        ) from None
+    if isinstance(value, str) and value.strip().lower() in relevance.SETTINGS:
+        return value.strip().lower()
+    return line if line is not None else "off"
+
+
+def _moment(text: str) -> datetime:
+    from .timeutil import parse_ts
+
+    moment = parse_ts(text)
+    if moment is None:
+        raise option_error("now", f"must be an ISO date or date and time (got {text!r})", example="2024-03-01T12:00")
+    return moment
 
 
 def check_stale_months(value: Any) -> None:

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from . import clocks
+from .clocks import EVENT_FIELDS, Change
 from .errors import user_error
 from .settings import DEFAULT_MAX_TEXT_BYTES
 from .timeutil import DATE_UNKNOWN, parse_ts
 
 VISIBILITIES = ("public", "private")
-LIFECYCLES = ("active", "shadowed", "archived")
+LIFECYCLES = clocks.STATES
 DEFAULT_TYPE = "note"
 DEFAULT_SCOPE_NAME = "default"
 MAX_ID_CHARS = 256
@@ -49,10 +51,12 @@ SYSTEM_KEYS = frozenset(
         "explain",
         "store",
         "path",
+        "history",
     }
 )
 INPUT_KEYS = frozenset(
     {"id", "text", "type", "name", "description", "metadata", "scope", "created", "added_by", "supersedes", "links"}
+    | set(EVENT_FIELDS)
 )
 
 
@@ -87,6 +91,11 @@ class Record:
     supersedes: str | None = None
     links: list[str] = field(default_factory=list)
     lifecycle: str = "active"
+    # the event clock (``clocks``): when what it tells happened, and when what it says holds
+    occurred: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    history: tuple[Change, ...] = ()  # its lifecycle changes, dated; system-managed like lifecycle
 
     @cached_property
     def hash(self) -> str:
@@ -106,10 +115,14 @@ class Record:
             self.added_by,
             self.supersedes,
             self.links,
+            self.occurred,
+            self.valid_from,
+            self.valid_until,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """Every field; the event clock and the history only when the record has them."""
+        data: dict[str, Any] = {
             "id": self.id,
             "text": self.text,
             "type": self.type,
@@ -125,6 +138,10 @@ class Record:
             "lifecycle": self.lifecycle,
             "hash": self.hash,
         }
+        data.update({key: getattr(self, key) for key in EVENT_FIELDS if getattr(self, key) is not None})
+        if self.history:
+            data["history"] = [change.to_dict() for change in self.history]
+        return data
 
     def with_changes(self, **changes: Any) -> "Record":
         return replace(self, **changes)
@@ -298,6 +315,7 @@ def record_from_input(
     supersedes = raw.get("supersedes")
     supersedes = None if supersedes is None else check_id(supersedes, "supersedes")
     created = _check_created(raw.get("created"))
+    event = _event_clock(raw)
     record = Record(
         id=record_id,
         text=text,
@@ -310,8 +328,23 @@ def record_from_input(
         added_by=_optional_str(raw, "added_by") if "added_by" in raw else added_by,
         supersedes=supersedes,
         links=_check_links(raw.get("links")),
+        occurred=event["occurred"],
+        valid_from=event["valid_from"],
+        valid_until=event["valid_until"],
     )
     return record, created is not None
+
+
+def _event_clock(raw: dict[str, Any]) -> dict[str, str | None]:
+    """``occurred``, ``valid_from`` and ``valid_until`` of an input, each an ISO date or absent."""
+    try:
+        event = {key: clocks.check_moment(raw.get(key), key) for key in EVENT_FIELDS}
+        clocks.check_interval(event["valid_from"], event["valid_until"])
+    except ValueError as exc:
+        raise user_error(
+            str(exc), "use e.g. 2026-11-30 or 2026-11-30T08:00:00+00:00 (or leave it out); 'eidetic explain time'"
+        ) from None
+    return event
 
 
 def _checked_object(raw: object) -> dict[str, Any]:
@@ -484,6 +517,8 @@ def record_from_stored(
         created = str(created)
     record_type = _stored_str(data, "type") or DEFAULT_TYPE
     supersedes = _stored_str(data, "supersedes")
+    event = {key: clocks.check_moment(_stored_str(data, key), key) for key in EVENT_FIELDS}
+    clocks.check_interval(event["valid_from"], event["valid_until"])
     return Record(
         id=record_id,
         text=text,
@@ -498,6 +533,10 @@ def record_from_stored(
         supersedes=str(supersedes) if supersedes is not None else None,
         links=[str(link) for link in links],
         lifecycle=lifecycle,
+        occurred=event["occurred"],
+        valid_from=event["valid_from"],
+        valid_until=event["valid_until"],
+        history=clocks.parse_history(data.get("history")),
     )
 
 

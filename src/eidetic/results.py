@@ -25,6 +25,8 @@ class Hit:
     store: str = ""
     explain: dict[str, Any] | None = None
     path: str | None = None  # the record's file, absolute (files backend); None elsewhere
+    relevance: float | None = None  # with the relevance floor on: evidence over the floor (1.0: on it)
+    time_factor: float = 1.0  # > 1: the record's time falls in the window the query names
 
     def to_dict(self) -> dict[str, Any]:
         data = self.record.to_dict()
@@ -42,6 +44,8 @@ class Hit:
         if self.tier == "traversal":
             data["via"] = self.via
             data["parent"] = self.parent
+        if self.relevance is not None:
+            data["relevance"] = self.relevance
         if self.explain is not None:
             data["explain"] = self.explain
         return data
@@ -64,17 +68,31 @@ class RecallResult:
     # when nothing matched: how many archived / shadowed records would have (of the top k), by
     # lifecycle, counting only what the caller may see
     hidden: dict[str, int] = field(default_factory=dict)
+    as_of: str | None = None  # the moment a recall ``as_of`` answered for (ISO, UTC)
+    # with the relevance floor on: its line (1.0: the calibrated floor) and how many of the top k
+    # primary hits, all of them records the caller may see, fell below it
+    relevance_floor: float | None = None
+    below_floor: int = 0
+    # the time the query names, as a window ({"phrase", "start", "end", "mode"}), if it names one
+    time_window: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "query": self.query,
             "mode": self.mode,
             "truncated": self.truncated,
             "embedder": {"model": self.embedder_model, "online": self.embedder_online},
             "items": [hit.to_dict() for hit in self.items],
         }
+        if self.as_of is not None:
+            data["as_of"] = self.as_of
         if self.hidden:
             data["hidden"] = self.hidden
+        if self.relevance_floor is not None:
+            data["relevance_floor"] = self.relevance_floor
+            data["below_floor"] = self.below_floor
+        if self.time_window:
+            data["time_window"] = self.time_window
         return data
 
 
@@ -101,9 +119,12 @@ class ListResult:
     items: list[ListedRecord]
     total: int
     hidden: dict[str, int] = field(default_factory=dict)  # as in RecallResult, when nothing matched
+    as_of: str | None = None  # as in RecallResult
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"items": [item.to_dict() for item in self.items], "total": self.total}
+        if self.as_of is not None:
+            data["as_of"] = self.as_of
         if self.hidden:
             data["hidden"] = self.hidden
         return data

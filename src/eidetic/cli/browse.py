@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+from .clock_text import clock_facts
 from .output import emit_json, emit_text
 from .recall import add_option
 from .render import Column, Style, add_format, chosen_format, count, inert, markdown_table, no_results, one_line
@@ -129,6 +130,7 @@ def render_view(view: dict[str, Any], style: Style) -> str:
         ("lifecycle", view["lifecycle"]),
         ("created", view["created"]),
         ("updated", view["updated"]),
+        *clock_facts(view),
         ("added by", view["added_by"]),
         ("recalled", usage if view["recall_count"] else "never"),
         where,

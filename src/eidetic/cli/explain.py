@@ -8,6 +8,7 @@ import argparse
 import difflib
 
 from ..errors import user_error
+from .explain_time import TIME
 from .output import emit_json, emit_text
 
 CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line in the list
@@ -21,7 +22,9 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "scope": "who sees which records: public, private, scope-only",
     "lifecycle": "active, shadowed, archived: what recall leaves out",
     "freshness": "the freshness signal: age and usage move a score",
+    "time": "two clocks per record, --as-of, and a time named in the query ('last week')",
     "usage": "what counts as a recall: which hits' usage grows",
+    "relevance": "the relevance floor: when recall answers that nothing relevant is stored",
     "formats": "table, text, markdown or json output, and when there is colour",
     "traversal": "linked records: links, supersedes, depth",
     "vocabulary": "the names every interface uses for the same things",
@@ -36,8 +39,8 @@ signal and full metadata. Records are markdown files; the search index is derive
 
 Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
 export, migrate, index, watch, mcp, serve, skills, completion, explain, demo; and the `memory-recall`
-command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, freshness,
-usage, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
+command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, time,
+freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
@@ -60,8 +63,10 @@ Ranked records for a query: the top-k primary hits, then records linked to them.
 Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (>= 1),
 `--case-sensitive`, `--filter KEY=VALUE` (typed; `KEY>=V`, `KEY<=V` for numbers and ISO dates),
 `--source S`, `--type T`, `--since DATE`, `--until DATE`, `--scope NAME`, `--visibility`,
-`--scope-only`, `--include-shadowed`, `--include-archived`, `--min-score S`, `--depth N`,
-`--max-nodes N`, `--explain`, `--no-record`, `--format table|text|markdown|json`, `--json`.
+`--scope-only`, `--include-shadowed`, `--include-archived`, `--as-of DATE` (the store as it stood
+then: see time), `--min-score S`, `--relevance-floor auto|off|N` (default off here; on, auto, in the
+MCP tool and the recall skill: see relevance), `--depth N`, `--max-nodes N`, `--explain`, `--no-record`,
+`--format table|text|markdown|json`, `--json`.
 Output: `{"query", "mode", "truncated", "embedder": {"model", "online"}, "items": [...]}`; every
 item has all record fields plus recall_count, last_recall, score, signal, tier, depth, path (the
 record's file on the files backend, else null) (and via, parent for linked records). `--explain`
@@ -69,12 +74,14 @@ adds how each score was made, in every mode and for linked records (the text out
 the number means). The first semantic recall after a `--no-embed` remember or an import embeds
 the texts it lacks, once, with a progress bar on a terminal. When nothing matched but archived or
 shadowed records would have, `hidden` counts them and the text names the flag that shows them.
-See also: modes, scope, freshness, usage, traversal, formats.""",
+With the floor on, `relevance_floor` and `below_floor` say what it dropped, and each hit has its
+`relevance`. See also: modes, relevance, scope, time, freshness, usage, traversal, formats.""",
     "list": """# eidetic list
 The records your scope may see, newest write first, a page at a time; not a recall (no usage is
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
 `--since`, `--until`, `--scope`, `--visibility`, `--scope-only`, `--include-archived`,
-`--include-shadowed`; `--lifecycle archived` (repeatable) lists only records in that state.
+`--include-shadowed`, `--as-of DATE` (as the store stood then: see time); `--lifecycle archived`
+(repeatable) lists only records in that state (then, with `--as-of`).
 `--sort updated|created|recalled|name` (`--reverse` flips it; name sorts
 A to Z by the name, else the text), `--limit N` (default 50), `--offset N`.
 Output: a table on a terminal (id, type, name or first words, updated, recalls), `--format
@@ -97,6 +104,22 @@ and written atomically, only if nobody changed the record meanwhile; an unchange
 nothing. The id and the lifecycle cannot be changed by editing (use remember, forget, restore);
 `updated` is set by the save. A refused edit is never lost: on a terminal you are offered to
 edit it again, otherwise the error names the file it is kept in; `--from FILE` starts from it.""",
+    "relevance": """# The relevance floor (`--relevance-floor auto|off|N`)
+A ranking always has a best hit; with the floor on, "nothing relevant" is an answer. Each primary
+hit is judged on raw evidence, never on its score: approximate, its cosine over the model's
+calibrated floor; keyword, BM25 / the idf mass of the query's terms (a query word the store lacks
+weighs most) over the keyword floor; hybrid, the larger of the two. That ratio is the hit's
+`relevance`. Unless the best hit reaches the line (auto: 1.0; a number: another line, higher is
+stricter) there are no hits; then each hit must reach its mode's share of it (hybrid 0.5, keyword
+0.85, approximate 0.9), so hits far below are dropped one by one, from the top k (nothing moves
+up), before linked records are followed. Exact matches are all relevant; fields mode has its own
+floor (`--min-score`, default 0.5).
+Defaults: off for `eidetic recall` and the Python API (people exploring want neighbours), auto
+for the MCP `recall` tool and the recall skill (an agent's context is better empty than noisy).
+`--json` adds `relevance_floor` (the line) and `below_floor` (hits dropped, all of them records
+you may see); `--explain` shows the evidence. Calibrated for the bundled model on public data
+(docs/benchmarks.md: unrelated queries answered with nothing 95-99 % of the time in hybrid mode);
+another model's cosines are not judged, with a warning.""",
     "usage": """# What counts as a recall
 `recall_count` and `last_recall` count what a reader used, and feed the freshness signal.
 - exact and keyword: a primary hit counts (+1) when its score is at least half the best hit's.
@@ -161,9 +184,9 @@ Output: one line per memory with its reasons and a summary; `--json`:
     "context": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
-record's keyword `context` field holds its text together with the text of the record before
-and after it in its thread, so a reply ("Yes, every Tuesday!") is found by the words of the question
-around it. Only active records of the same visibility partition lend context (never a private
+record's keyword `context` field holds its text together with the texts of the two records
+before it and the one after it in its thread, so a reply ("Yes, every Tuesday!") is found by the
+words of the question before it, even with a turn between them ("Which class?"). Only active records of the same visibility partition lend context (never a private
 record to a public one); links do not (recall already returns linked records as traversal
 items). Kept current on every remember, hand edit, forget/restore and rebuild.""",
     "scope": """# Scope and visibility
@@ -173,7 +196,8 @@ query; a private record only to a query with the same `--scope` and `--visibilit
 recall (both tiers), overview, export, forget/restore. Default query scope: default/public.""",
     "lifecycle": """# Lifecycle
 `active`, `shadowed` (superseded by a record of the same scope) or `archived` (stale). Recall
-hides shadowed and archived records unless `--include-shadowed` / `--include-archived`.
+hides shadowed and archived records unless `--include-shadowed` / `--include-archived`. Each
+change is dated in the record's `history`, so `--as-of` knows the lifecycle it had then (time).
 `sweep` applies the rules (see `eidetic explain sweep`); `forget ID` archives one record and
 `restore ID` brings it back; only `forget --purge` deletes anything.""",
     "sweep": """# eidetic sweep
@@ -209,7 +233,8 @@ tier `traversal`, their depth, `via` (links or supersedes), `parent`, and score 
 x 0.5. `truncated` is true only when a bound cut off a record the caller may see.""",
     "records": """# Records
 One markdown file per record: YAML front matter (id, type, name, description, scope, created,
-updated, added_by, supersedes, links, lifecycle, metadata), then the text. Hand-written files
+updated, occurred, valid_from, valid_until, added_by, supersedes, links, lifecycle, history,
+metadata; see time), then the text. Hand-written files
 are records too (a file without `id` takes its path as id); `MEMORY.md`, hidden and
 non-markdown files are not. A file that cannot be parsed is skipped with a warning, as is one
 whose front matter nests more than 32 levels, expands through YAML aliases to more than 10,000
@@ -333,6 +358,9 @@ input never writes anything. A `--memory-dir` that does not exist is an error fo
 Remembers a dozen sample memories in a temporary store, recalls them in each mode, and removes
 everything afterwards.""",
 }
+
+
+TOPICS["time"] = TIME
 
 
 def add_parser(sub, add_common) -> None:

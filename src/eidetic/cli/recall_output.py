@@ -7,19 +7,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .render import Column, Style, count, inert, markdown_table, no_results, one_line, table
+from .clock_text import clock_facts
+from .render import Column, Style, count, floor_note, inert, markdown_table, no_results, one_line, table
 
 
 def render_text(bundle: dict[str, Any]) -> str:
     """Every field of every hit, the text in full."""
     online = "online" if bundle["embedder"]["online"] else "offline"
+    note = floor_note(bundle)
     lines = [
         f"query: {bundle['query']}  mode: {bundle['mode']}  "
-        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}",
+        f"truncated: {'yes' if bundle['truncated'] else 'no'}  embedder: {online}"
+        + (f"  as of: {bundle['as_of']}" if bundle.get("as_of") else "")
+        + (f"  {note}" if note else ""),
+        *_time_line(bundle),
         "",
     ]
     if not bundle["items"]:
-        lines.append(no_results(bundle.get("hidden", {})))
+        lines.append(_nothing(bundle))
     for item in bundle["items"]:
         via = f" via={item['via']} parent={item['parent']}" if item["tier"] == "traversal" else ""
         lines.append(f"[{item['tier']} depth={item['depth']}{via}] id: {item['id']}")
@@ -37,6 +42,7 @@ def render_text(bundle: dict[str, Any]) -> str:
             f"created: {item['created']}  recalled: {item['recall_count']}x"
             + (f", last {item['last_recall']}" if item["last_recall"] else "")
         )
+        lines += [f"{label}: {value}" for label, value in clock_facts(item)]
         if item.get("path"):
             lines.append(f"path: {item['path']}")
         for key, value in item["metadata"].items():
@@ -48,6 +54,18 @@ def render_text(bundle: dict[str, Any]) -> str:
             lines += ["  explain: " + line for line in explain_lines(item["explain"], item["score"])]
         lines.append("")
     return "\n".join(lines).rstrip("\n")
+
+
+def _nothing(bundle: dict[str, Any]) -> str:
+    return no_results(bundle.get("hidden", {}), bundle.get("below_floor", 0))
+
+
+def _time_line(bundle: dict[str, Any]) -> list[str]:
+    """The time the query names, as the window it was read as (``eidetic explain time``)."""
+    window = bundle.get("time_window")
+    if not window:
+        return []
+    return [f"time: {window['phrase']!r} = {window['start']} to {window['end']} ({window['mode']})"]
 
 
 def _rank(item: dict[str, Any], number: int) -> str:
@@ -71,7 +89,7 @@ def _numbered(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
 def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str:
     """One row per hit: rank (linked records: ->depth), score, id, type, name or text, recalls."""
     if not bundle["items"]:
-        return no_results(bundle.get("hidden", {}))
+        return _nothing(bundle)
     columns = [
         Column("#", right=True),
         Column("SCORE", right=True, style=("green",)),
@@ -92,14 +110,21 @@ def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str
         for rank, item in _numbered(bundle["items"])
     ]
     online = "online" if bundle["embedder"]["online"] else "offline"
-    footer = style(f"{bundle['mode']}, embedder {online}" + (", truncated" if bundle["truncated"] else ""), "dim")
+    as_of = f", as of {bundle['as_of']}" if bundle.get("as_of") else ""
+    note = floor_note(bundle)
+    footer = style(
+        f"{bundle['mode']}, embedder {online}{as_of}"
+        + (", truncated" if bundle["truncated"] else "")
+        + (f", {note}" if note else ""),
+        "dim",
+    )
     return table(columns, rows, width, style) + "\n" + footer
 
 
 def render_markdown(bundle: dict[str, Any]) -> str:
     """A section per hit with its facts and its whole text, as a quote."""
     if not bundle["items"]:
-        return no_results(bundle.get("hidden", {}))
+        return _nothing(bundle)
     out = []
     for rank, item in _numbered(bundle["items"]):
         via = f" (via {item['via']} from `{item['parent']}`)" if item["tier"] == "traversal" else ""
@@ -112,6 +137,7 @@ def render_markdown(bundle: dict[str, Any]) -> str:
             ("scope", f"{item['scope']['name']}/{item['scope']['visibility']}"),
             ("lifecycle", item["lifecycle"]),
             ("created", item["created"]),
+            *[fact for fact in clock_facts(item) if fact[0] != "history"],  # the history is in the JSON
             ("recalled", f"{count(item['recall_count'])}x"),
             ("path", item.get("path")),
         ]

@@ -15,6 +15,7 @@ import sys
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import user_error
 from ..settings import Settings
@@ -157,12 +158,24 @@ def count(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
-def no_results(hidden: dict[str, int]) -> str:
-    """``(no results)``, and why when archived or shadowed records would have matched."""
-    if not hidden:
-        return "(no results)"
+def no_results(hidden: dict[str, int], below_floor: int = 0) -> str:
+    """``(no results)``, and why: archived or shadowed records would have matched, or every hit
+    fell below the relevance floor (nothing relevant is an answer too)."""
     parts = [
         f"{n} {state} record{'s match' if n != 1 else ' matches'} (--include-{state} shows {'them' if n != 1 else 'it'})"
         for state, n in sorted(hidden.items())
     ]
-    return "(no results: " + "; ".join(parts) + ")"
+    if below_floor:
+        hits = f"{below_floor} hit{'s' if below_floor != 1 else ''}"
+        shown = "them" if below_floor != 1 else "it"
+        parts.insert(0, f"{hits} fell below the relevance floor (--relevance-floor off shows {shown})")
+        return "(nothing relevant: " + "; ".join(parts) + ")"
+    return "(no results: " + "; ".join(parts) + ")" if parts else "(no results)"
+
+
+def floor_note(bundle: dict[str, Any]) -> str:
+    """What the relevance floor did, for a header or a footer ("" when it was off)."""
+    if bundle.get("relevance_floor") is None:
+        return ""
+    below = bundle["below_floor"]
+    return f"relevance floor {bundle['relevance_floor']:g}, {below} below it"

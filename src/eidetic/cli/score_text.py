@@ -19,8 +19,25 @@ def explain_lines(explain: Explain, score: float) -> list[str]:
     render = _ENGINES.get(explain.get("engine", ""))
     if render is None:
         return [f"score {score:.4f}"]
-    lines = render(explain, score)
-    return lines + [FRESHNESS] if explain.get("blended") else lines
+    lines = render(explain, score) + ([FRESHNESS] if explain.get("blended") else [])
+    return lines + _relevance(explain) if "relevance_floor" in explain else lines
+
+
+def _relevance(explain: Explain) -> list[str]:
+    """How the relevance floor judged the hit: its evidence over the calibrated floors."""
+    if explain["relevance"] is None:
+        return [f"relevance: not judged ({explain.get('model')} has no calibrated floor)"]
+    parts = []
+    if explain.get("cosine") is not None and explain["cosine_floor"]:
+        parts.append(f"cosine {explain['cosine']:.4f} / {explain['cosine_floor']:g}")
+    bm25 = explain.get("bm25", explain["raw_score"] if explain["engine"] == "keyword" else None)
+    if bm25 is not None and explain["query_idf"] and explain["keyword_floor"]:
+        parts.append(f"BM25 {bm25:.4f} / query idf {explain['query_idf']:.3f} / {explain['keyword_floor']:g}")
+    evidence = f"the larger of {' and '.join(parts)}" if len(parts) > 1 else (parts or ["no evidence"])[0]
+    return [
+        f"relevance {explain['relevance']:.4f} = {evidence} (floor {explain['relevance_floor']:g}: the best hit "
+        f"must reach it, each hit {explain['hit_share']:g} of it)"
+    ]
 
 
 def _freshness(explain: Explain) -> str:

@@ -147,5 +147,18 @@ class Postgres(Dialect):
     def links_hold(self) -> str:
         return "links @> jsonb_build_array(%s::text)"  # the GIN index eidetic_docs_links answers it
 
+    def text_contains(self, query: str, case_sensitive: bool) -> tuple[str, str]:
+        """An ASCII text (as many bytes as characters, which ``len`` counts) is lower-cased in the
+        C collation: the same letters, at half the cost of the Unicode case mapping (a check of
+        every text at 100k records: 857 -> 433 ms). Not without a Unicode collation: a database's
+        locale may lower ASCII letters otherwise (Turkish ``I``)."""
+        if case_sensitive or not self.collation:
+            return super().text_contains(query, case_sensitive)
+        lowered = (
+            f'CASE WHEN octet_length(d.text) = d.len THEN lower(d.text COLLATE "C") '
+            f'ELSE {self.lower("d.text")} COLLATE "C" END'
+        )
+        return self.contains(lowered), query.lower()
+
 
 SQLITE = Sqlite()

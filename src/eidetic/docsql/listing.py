@@ -109,7 +109,7 @@ def listing(
         f"WHERE {where} ORDER BY {_positions(order, keys)}"
     )
     conn = source.conn
-    if admission.filters.meta:  # every admitted row, its metadata checked in Python
+    if admission.in_python:  # every admitted row, its metadata (or its past) checked in Python
         kept = admission.kept(conn.execute(sql, [*joined, *params]))
         return _page(kept[offset : None if limit is None else offset + limit]), len(kept)
     page = f"{sql} LIMIT {dialect.mark} OFFSET {dialect.mark}"

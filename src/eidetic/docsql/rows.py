@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..clocks import history_of_row
 from ..records import Record, Scope
 from .dialect import Dialect
 
@@ -28,7 +29,8 @@ def doc_columns(dialect: Dialect) -> str:
     """The columns of ``d`` that make up a record, in the order :func:`indexed` reads them."""
     return (
         f"d.doc, d.id, {dialect.path}, d.scope, d.visibility, d.lifecycle, d.type, d.name, d.description, "
-        "d.text, d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata"
+        "d.text, d.created, d.updated, d.added_by, d.supersedes, d.links, d.metadata, d.occurred, d.valid_from, "
+        "d.valid_until, d.history"
     )
 
 
@@ -51,6 +53,10 @@ def indexed(dialect: Dialect, row: Sequence[Any]) -> IndexedRecord:
         supersedes,
         links,
         metadata,
+        occurred,
+        valid_from,
+        valid_until,
+        history,
     ) = row
     record = Record(
         id=rid,
@@ -66,5 +72,9 @@ def indexed(dialect: Dialect, row: Sequence[Any]) -> IndexedRecord:
         supersedes=supersedes,
         links=list(dialect.json(links)),
         lifecycle=lifecycle,
+        occurred=occurred,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        history=history_of_row(history),
     )
     return IndexedRecord(doc, path or None, record)

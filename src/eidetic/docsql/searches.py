@@ -72,21 +72,40 @@ class DocSearches:
         check, needle = self._source.dialect.text_contains(query, case_sensitive)
         return scored(query, self._shortest(admission, check, needle, limit, offset))
 
-    def _shortest(self, admission: Admission, check: str, needle: str, limit: int, offset: int) -> list[Any]:
+    def _shortest(
+        self,
+        admission: Admission,
+        check: str,
+        needle: str,
+        limit: int,
+        offset: int,
+        narrow: tuple[str, list[Any]] | None = None,
+    ) -> list[Any]:
         """(doc, length) of the admitted texts satisfying ``check``, ranks ``offset`` to
-        ``offset + limit`` shortest first; in pages when metadata facets are checked in Python."""
+        ``offset + limit`` shortest first; in pages when metadata facets are checked in Python.
+        Without ``narrow``, a walk of the texts by length that stops at the matches it needs.
+        ``narrow``: a condition (and its parameters) that every match meets and an index finds
+        (the postgres backend's trigram filter): the rows it finds are checked, then sorted."""
         dialect, conn = self._source.dialect, self._source.conn
-        sql = (
-            f"SELECT d.doc, d.len{admission.metadata} FROM {dialect.table} d {dialect.by_length} "
-            f"WHERE {admission.sql} AND {check} "
-            f"ORDER BY d.len, {dialect.ordered('d.id')} LIMIT {dialect.mark} OFFSET {dialect.mark}"
-        )
-        if not admission.filters.meta:
-            return conn.execute(sql, [*admission.params, needle, limit, offset]).fetchall()
+        columns, order = f"d.doc, d.len{admission.metadata}", f"d.len, {dialect.ordered('d.id')}"
+        page = f"ORDER BY {order} LIMIT {dialect.mark} OFFSET {dialect.mark}"
+        params: list[Any] = [*admission.params, needle]
+        if narrow is None:
+            sql = (
+                f"SELECT {columns} FROM {dialect.table} d {dialect.by_length} WHERE {admission.sql} AND {check} {page}"
+            )
+        else:  # materialised: planned alone, so the server cannot prefer walking the length index
+            sql = (
+                f"WITH d AS MATERIALIZED (SELECT {columns}, d.id FROM {dialect.table} d "
+                f"WHERE {narrow[0]} AND {admission.sql} AND {check}) SELECT {columns} FROM d {page}"
+            )
+            params = [*narrow[1], *params]
+        if not admission.in_python:
+            return conn.execute(sql, [*params, limit, offset]).fetchall()
         want, start = offset + limit, 0
         found: list[tuple[Any, ...]] = []
         while len(found) < want:
-            page = conn.execute(sql, [*admission.params, needle, EXACT_PAGE, start]).fetchall()
+            page = conn.execute(sql, [*params, EXACT_PAGE, start]).fetchall()
             found += admission.kept(page)
             if len(page) < EXACT_PAGE:
                 break

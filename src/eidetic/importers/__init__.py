@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..clocks import parse_history
 from ..errors import EideticError, user_error
 from ..records import LIFECYCLES, Record, Scope, record_from_input
 from ..timeutil import parse_ts
@@ -81,7 +82,7 @@ def read(source: Path | None, fmt: str, stdin: Iterable[str | bytes], default_sc
 
 def validate(raw: Any, default_scope: Scope, max_text_bytes: int) -> tuple[Record, Usage | None]:
     """An item checked like remember checks its input (``record_from_input``), but keeping what
-    an import carries across: lifecycle, updated and usage (remember ignores them)."""
+    an import carries across: lifecycle, its history, updated and usage (remember ignores them)."""
     record, _ = record_from_input(raw, default_scope=default_scope, added_by=None, max_text_bytes=max_text_bytes)
     lifecycle = raw.get("lifecycle") or "active"
     if lifecycle not in LIFECYCLES:
@@ -92,7 +93,13 @@ def validate(raw: Any, default_scope: Scope, max_text_bytes: int) -> tuple[Recor
         raise user_error(f"'recall_count' must be a number >= 0 (got {count!r})", 'e.g. "recall_count": 3')
     last = _timestamp(raw, "last_recall")
     usage = (float(count), last) if count or last else None
-    return record.with_changes(lifecycle=lifecycle, updated=updated), usage
+    try:
+        history = parse_history(raw.get("history"))
+    except ValueError as exc:
+        raise user_error(
+            str(exc), 'e.g. "history": [{"at": "2026-11-30T08:00:00+00:00", "from": "active", "to": "archived"}]'
+        ) from None
+    return record.with_changes(lifecycle=lifecycle, updated=updated, history=history), usage
 
 
 def _timestamp(raw: dict[str, Any], key: str) -> str | None:

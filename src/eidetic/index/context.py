@@ -8,8 +8,8 @@ than any other change (``docs/benchmarks.md``).
 
 Neighbours, as a chat ingester writes conversations: records whose metadata share a
 ``thread`` (or ``thread_id``, ``conversation_id``) value form a thread, ordered by ``created``
-and then by id in natural order (``turn-2`` before ``turn-10``); a record's neighbours are the
-one before and the one after it. Links do not lend context: recall already returns a hit's
+and then by id in natural order (``turn-2`` before ``turn-10``); a record's neighbours (its
+window) are the ``BEFORE`` records before it and the ``AFTER`` after it. Links do not lend context: recall already returns a hit's
 linked records as its traversal bundle, and a linked record turning into a hit of its own
 would blur that tier (a chat ingester that links turns should also name the thread).
 Only active records of the same visibility partition count: a public record never carries
@@ -29,6 +29,11 @@ from typing import Any
 from .text_index import partition_of
 
 THREAD_KEYS = ("thread", "thread_id", "conversation_id")
+# A member's window: the two records before it and the one after. A reply answers what came
+# just before it, often two turns back ("What concert was it?" sits between a question and its
+# answer), so the window reaches further back than forward; on LoCoMo this beat one either side
+# (docs/benchmarks.md, "Choosing the ranking defaults").
+BEFORE, AFTER = 2, 1
 _EPOCH_OFFSET = 1e12  # keeps order keys of dates before 1970 sortable as text
 
 

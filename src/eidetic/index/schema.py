@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..errors import env_error
 
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"
+CLOCK_COLUMNS = ("occurred", "valid_from", "valid_until", "history")
 
 # The sqlite backend logs each dropped doc (with what its keyword entry and its thread
 # neighbours' need), in the transaction that drops it: every cache folder's keyword index
@@ -54,7 +55,7 @@ CREATE TABLE IF NOT EXISTS docs(
     name TEXT, description TEXT, text TEXT NOT NULL, hash TEXT NOT NULL, len INTEGER NOT NULL,
     created TEXT, created_ts REAL, updated TEXT, added_by TEXT, supersedes TEXT,
     links TEXT NOT NULL, metadata TEXT NOT NULL, source TEXT, winner INTEGER NOT NULL,
-    thread_key TEXT, thread_order TEXT);
+    thread_key TEXT, thread_order TEXT, occurred TEXT, valid_from TEXT, valid_until TEXT, history TEXT);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_thread ON docs(thread_key, thread_order, doc) WHERE thread_key IS NOT NULL;
 CREATE TABLE IF NOT EXISTS partitions(key TEXT PRIMARY KEY, visibility TEXT NOT NULL, scope TEXT);
@@ -79,6 +80,11 @@ MIGRATIONS: dict[str, tuple[str, str]] = {  # from version -> (to version, SQL s
     ),
     # 12: indexes for listings by last write, creation and name
     "11": ("12", LISTING),
+    # 13: the event clock and the dated lifecycle changes (``clocks``); NULL in older rows
+    "12": (
+        "13",
+        ";".join(f"ALTER TABLE docs ADD COLUMN {column} TEXT" for column in CLOCK_COLUMNS),
+    ),
 }
 
 

@@ -50,6 +50,10 @@ class RecordSearches(DocSearches):
             max(want + want // 4, 50),  # most candidates pass admission: grow only if not
         )[offset:want]
 
+    def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
+        """Records in the caller's partitions (any lifecycle) and how many hold each term."""
+        return self.db.text.term_counts(self.reach(access), terms)
+
     def exact(
         self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int, offset: int = 0
     ) -> list[tuple[int, float]]:

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import env_error
 from ..records import Record
 from . import schema
+from .context import AFTER, BEFORE
 from .database import RecordDatabase
 
 DROPPED_KEEP = 100_000  # drops logged for derived indexes still catching up; one further behind rebuilds
@@ -224,7 +225,9 @@ class StoreDatabase(RecordDatabase):
         new = [doc for (doc,) in conn.execute("SELECT doc FROM docs WHERE doc >= ?", (state["next_doc"],))]
         for doc, key in drops:
             self.text.delete(key, doc)
-        gaps = self.threads.flanking("dropped d WHERE d.seq > ? AND d.thread_key IS NOT NULL", [state["seq"]])
+        gaps = self.threads.flanking(
+            "dropped d WHERE d.seq > ? AND d.thread_key IS NOT NULL", [state["seq"]], AFTER, BEFORE
+        )
         todo, around = self.threads.spread(set(new).union(*gaps.values()), new)
         self._add_text(todo, around, fresh=False)
 

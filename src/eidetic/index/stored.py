@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..clocks import history_json
 from ..records import Record
 from ..timeutil import to_epoch
 from .context import order_key, thread_key, thread_of
@@ -15,7 +16,8 @@ from .context import order_key, thread_key, thread_of
 # (doc, id, and a path or partition) and after (an elected copy, or keyword lengths).
 RECORD_COLUMNS = (
     "scope, visibility, lifecycle, type, name, description, text, hash, len, created, created_ts, updated, "
-    "added_by, supersedes, links, metadata, source, thread_key, thread_order"
+    "added_by, supersedes, links, metadata, source, thread_key, thread_order, occurred, valid_from, valid_until, "
+    "history"
 )
 
 
@@ -46,4 +48,8 @@ def stored(r: Record) -> tuple[Any, ...]:
         source if isinstance(source, str) else None,
         tkey,
         order_key(ts, r.id) if tkey else None,
+        r.occurred,
+        r.valid_from,
+        r.valid_until,
+        history_json(r.history),
     )

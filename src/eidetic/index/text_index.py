@@ -178,6 +178,21 @@ class TextIndex:
         docs = searcher.fast_field_values("doc", [address for _, address in hits])
         return [(doc, score) for (score, _), doc in zip(hits, docs) if doc is not None]
 
+    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """How many records this index holds, and how many of them hold each term in any field."""
+        import tantivy
+
+        index = self._open()
+        index.reload()
+        searcher = index.searcher()
+        holding: dict[str, int] = {}
+        for term in terms if searcher.num_docs else ():
+            clauses = [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, field, term)) for field, _ in FIELDS
+            ]
+            holding[term] = searcher.search(tantivy.Query.boolean_query(clauses), 1, count=True).count or 0
+        return searcher.num_docs, holding
+
     def shortest_containing(self, query: str, limit: int, offset: int = 0) -> list[tuple[int, int]]:
         """(doc, text length) of records that may contain ``query`` (``MIN_CHUNKED_QUERY``+
         characters), shortest first. Every record containing it is among them; the caller
@@ -315,6 +330,17 @@ class TextIndexes:
         merged = [hit for key in keys if self.exists(key) for hit in self.get(key).search(terms, limit)]
         merged.sort(key=lambda hit: -hit[1])
         return merged[:limit]
+
+    def term_counts(self, keys: list[str], terms: list[str]) -> tuple[int, dict[str, int]]:
+        """Records in these partitions, and how many of them hold each term (any field)."""
+        records, holding = 0, dict.fromkeys(terms, 0)
+        for key in keys:
+            if self.exists(key):
+                count, found = self.get(key).term_counts(terms)
+                records += count
+                for term, n in found.items():
+                    holding[term] += n
+        return records, holding
 
     def shortest_containing(self, keys: list[str], query: str, limit: int) -> list[tuple[int, int]]:
         merged = [hit for key in keys if self.exists(key) for hit in self.get(key).shortest_containing(query, limit)]

@@ -248,10 +248,17 @@ class Memory:
         return self._curation.visible(rid, self.access(scope, visibility))[1].record
 
     def set_lifecycle(
-        self, rid: str, state: str, *, scope: str | None = None, visibility: str | None = None
+        self,
+        rid: str,
+        state: str,
+        *,
+        scope: str | None = None,
+        visibility: str | None = None,
+        now: datetime | None = None,
     ) -> dict[str, Any]:
-        """Archive (``forget``) or restore one record; undoable, nothing is deleted."""
-        return self._curation.set_lifecycle(rid, state, self.access(scope, visibility))
+        """Archive (``forget``) or restore one record; undoable, nothing is deleted. ``now``:
+        the time its history gives the change (a timezone-aware ``datetime``; default now)."""
+        return self._curation.set_lifecycle(rid, state, self.access(scope, visibility), now)
 
     def purge(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> dict[str, Any]:
         """Remove a record's file, index entries and usage for good."""

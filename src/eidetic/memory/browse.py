@@ -20,6 +20,7 @@ from ..ranking.filters import Filters
 from ..records import Record
 from ..results import ListedRecord, ListResult, RecordView
 from ..stores.base import Listed, RecordStore
+from ..timeutil import format_ts
 from .curation import Curation
 from .stores import StoreSet, hidden, records_of
 
@@ -66,7 +67,9 @@ class Browse:
         access, filters = query.access(), query.filter_set()
         stores = self.stores.synced()
         page, total = merged(stores, access, filters, query.order(), query.limit, query.offset)
-        result = ListResult(self._entries(stores, page), total)
+        result = ListResult(self._entries(stores, page, access), total)
+        if access.as_of is not None:
+            result.as_of = format_ts(access.as_of)
         if not total:
             result.hidden = self._hidden(stores, access, filters)
         return result
@@ -84,9 +87,9 @@ class Browse:
                     counts[state] = count
         return counts
 
-    def _entries(self, stores: list[RecordStore], page: Page) -> list[ListedRecord]:
-        """The page's records with their usage and files; a record rewritten since it was
-        listed (a new doc) is left out."""
+    def _entries(self, stores: list[RecordStore], page: Page, access: Access | None = None) -> list[ListedRecord]:
+        """The page's records with their usage and files, as ``access`` sees them (as they stood
+        then, under ``as_of``); a record rewritten since it was listed (a new doc) is left out."""
         records = records_of(stores, [(store, doc) for store, (doc, _, _) in page])
         usage: dict[str, dict[str, tuple[float, str | None]]] = {}
         for store in {store.key: store for store, _ in page}.values():
@@ -96,7 +99,8 @@ class Browse:
             if (store.key, doc) in records:
                 record, path = records[store.key, doc]
                 count, last = usage[store.key].get(rid, (0.0, None))
-                entries.append(ListedRecord(record, count, last, store.key, path))
+                shown = access.view(record) if access is not None else record
+                entries.append(ListedRecord(shown, count, last, store.key, path))
         return entries
 
     def show(self, rid: str, access: Access) -> RecordView:

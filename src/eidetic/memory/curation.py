@@ -33,14 +33,15 @@ class Curation:
             )
         return found
 
-    def set_lifecycle(self, rid: str, state: str, access: Access) -> dict[str, Any]:
-        """Archive (``forget``) or restore one record; undoable, nothing is deleted."""
+    def set_lifecycle(self, rid: str, state: str, access: Access, now: datetime | None = None) -> dict[str, Any]:
+        """Archive (``forget``) or restore one record, the change dated ``now`` (default: now)
+        in its history; undoable, nothing is deleted."""
         if state not in ("active", "archived"):
             raise user_error(f"cannot set lifecycle {state!r} by hand", "use 'archived' (forget) or 'active' (restore)")
         _, item = self.visible(rid, access)
         previous = item.record.lifecycle
         if previous != state:  # the copy the caller sees, not a hidden one with the same id
-            self.writes.set_lifecycles({rid: state}, access)
+            self.writes.set_lifecycles({rid: state}, now or now_utc(), access)
         return {"id": rid, "lifecycle": state, "previous": previous}
 
     def purge(self, rid: str, access: Access) -> dict[str, Any]:
@@ -63,7 +64,7 @@ class Curation:
                 usage[rid] = lifecycle.Usage(count, last)
         plan = lifecycle.plan_sweep([item.record for _, item in entries], usage, moment)
         if plan.changes and not dry_run:
-            self.writes.set_lifecycles(plan.changes)
+            self.writes.set_lifecycles(plan.changes, moment)
         visible = {item.record.id: item.record.scope for _, item in entries if access.can_serve(item.record.scope)}
         changed = [
             {"id": rid, "lifecycle": state, **({} if dry_run else {"undo": lifecycle.command("restore", rid, scope)})}

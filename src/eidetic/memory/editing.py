@@ -3,7 +3,9 @@ edited text read back as ``remember`` input, so a save passes exactly remember's
 through the normal write path (locked, atomic, one record or nothing).
 
 The id names the record being edited, so it cannot change; the lifecycle has its own verbs
-(``forget``, ``restore``); ``updated`` is stamped by the save. Everything else is the person's.
+(``forget``, ``restore``), which date their changes in its ``history``; ``updated`` is stamped by
+the save. Everything else is the person's, the event clock (``occurred``, ``valid_from``,
+``valid_until``) included.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ def edited_input(text: str, original: Record) -> dict[str, Any]:
         raise user_error(
             f"editing cannot change the lifecycle ({original.lifecycle} -> {lifecycle})",
             "use 'eidetic forget ID' to archive a record and 'eidetic restore ID' to make it active",
+        )
+    if data.pop("history", None) != (jsonable([c.to_dict() for c in original.history]) or None):
+        raise user_error(
+            "editing cannot change the history (the dated lifecycle changes)",
+            "eidetic writes it when a record is forgotten, restored or superseded; leave those lines as they are",
         )
     data.pop("updated", None)  # the save stamps it
     data.setdefault("added_by", None)  # a deleted line clears it (remember would fill in a default)

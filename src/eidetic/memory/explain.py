@@ -1,8 +1,9 @@
 """``--explain``: how each hit's score came about, per engine, as a dict (``Hit.explain``).
 
 Every engine's dict has ``engine``, ``raw_score`` (before the freshness blend), ``signal``,
-``blend_factor`` (score / raw score), ``blended`` and a ``formula``; the rest is what its
-formula reads. ``fields`` mode explains itself (``ranking.fields``).
+``blend_factor`` (what freshness multiplied the raw score by), ``time_factor`` (what the time
+the query names multiplied it by, ``ranking.when``), ``blended`` and a ``formula``; the rest is
+what its formula reads. ``fields`` mode explains itself (``ranking.fields``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def _blend(engine: str, raw: float, hit: Hit) -> dict[str, Any]:
         "engine": engine,
         "raw_score": raw,
         "signal": hit.signal,
-        "blend_factor": 1.0 if neutral or not raw else hit.score / raw,
+        "blend_factor": 1.0 if neutral or not raw else hit.score / (raw * hit.time_factor),
+        "time_factor": hit.time_factor,
         "blended": not neutral,
     }
 

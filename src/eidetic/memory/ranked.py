@@ -5,10 +5,11 @@ and the full records attached to the winners only."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..ranking import freshness
+from ..ranking import freshness, when
 from ..ranking.access import Access
 from ..ranking.topk import top_k_blended
 from ..records import Record
@@ -19,8 +20,23 @@ from .stores import hidden, records_of
 Candidates = Callable[[RecordStore], Any]  # a list of (doc, raw), or a fetch(limit, offset) pager
 
 
+@dataclass(frozen=True)
+class Timing:
+    """The time a query names (``ranking.when``): records of that time score higher, or
+    (``strict``) are the only ones kept."""
+
+    window: when.TimeWindow
+    strict: bool = False
+
+
 def rank(
-    stores: list[RecordStore], source: Candidates, access: Access, top_k: int, min_score: float | None, now: datetime
+    stores: list[RecordStore],
+    source: Candidates,
+    access: Access,
+    top_k: int,
+    min_score: float | None,
+    now: datetime,
+    timing: Timing | None = None,
 ) -> list[tuple[Hit, float, int]]:
     """The top k (hit, raw score, doc) over ``stores``. An id found in an earlier store (in a
     copy ``access`` may see) hides later copies."""
@@ -31,8 +47,9 @@ def rank(
             fetch, page = found, store.first_page(top_k)
         else:
             fetch, page = (lambda limit, offset, rows=found: rows[offset : offset + limit]), max(3 * top_k, 30)
-        blend = _blender(store, stores[:position], access, now)
-        factor = freshness.max_blend_factor(store.max_recall_count())
+        blend = _blender(store, stores[:position], access, now, timing)
+        usage_bound = store.max_recall_count() if access.as_of is None else 0.0  # as of a moment: age alone
+        factor = freshness.max_blend_factor(usage_bound) * (1.0 + when.TIME_BOOST if timing else 1.0)
         for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score, page=page, max_factor=factor):
             ranked.append((store, doc, hit, raw))
     ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
@@ -40,9 +57,11 @@ def rank(
 
 
 def _blender(
-    store: RecordStore, earlier: list[RecordStore], access: Access, now: datetime
+    store: RecordStore, earlier: list[RecordStore], access: Access, now: datetime, timing: Timing | None
 ) -> Callable[[list[tuple[int, float]]], list[tuple[tuple[int, Hit], float, float]]]:
-    """Raw (doc, score) rows of ``store`` -> ((doc, hit), raw, blended score), hidden ids left out."""
+    """Raw (doc, score) rows of ``store`` -> ((doc, hit), raw, blended score), hidden ids left
+    out, and with ``timing``, those outside its window scaled down relative to those in it
+    (or, strict, left out)."""
 
     def blend(rows: list[tuple[int, float]]) -> list[tuple[tuple[int, Hit], float, float]]:
         facts = store.ranking_facts([doc for doc, _ in rows])
@@ -54,7 +73,12 @@ def _blender(
             if doc not in facts or facts[doc][0] in shadowed:
                 continue
             rid, created = facts[doc]
-            hit = make_hit(rid, created, raw, usage.get(rid), now, store.key)
+            hit = make_hit(rid, created, raw, usage.get(rid), now, store.key, judged=access.as_of is None)
+            if timing is not None:
+                hit.time_factor = when.factor(timing.window, created)
+                if timing.strict and hit.time_factor == 1.0:
+                    continue
+                hit.score *= hit.time_factor
             out.append(((doc, hit), raw, hit.score))
         return out
 
@@ -78,12 +102,21 @@ def _with_records(
 
 
 def make_hit(
-    rid: str, created: str | None, raw: float, usage: tuple[float, str | None] | None, now: datetime, store: str
+    rid: str,
+    created: str | None,
+    raw: float,
+    usage: tuple[float, str | None] | None,
+    now: datetime,
+    store: str,
+    judged: bool = True,
 ) -> Hit:
-    """A hit with its blended score; the full record is attached once it makes the top k."""
+    """A hit with its blended score; the full record is attached once it makes the top k.
+    ``judged``: whether its usage moves its freshness (not as of a past moment: usage has no
+    dates, so the signal is then the record's age alone)."""
     count, last = usage if usage else (0.0, None)
-    sig = freshness.signal(created, count, last, now)
-    score = raw if freshness.is_neutral(created, count, last) else freshness.blend(raw, sig)
+    seen = (count, last) if judged else (0.0, None)
+    sig = freshness.signal(created, *seen, now)
+    score = raw if freshness.is_neutral(created, *seen) else freshness.blend(raw, sig)
     return Hit(
         record=Record(id=rid, text=""), score=score, signal=sig, recall_count=count, last_recall=last, store=store
     )

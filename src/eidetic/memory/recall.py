@@ -23,11 +23,14 @@ from ..ranking.filters import Filters
 from ..records import Record
 from ..results import Hit, RecallResult
 from ..stores.base import RecordStore
+from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
-from . import explain
+from ..timewords import window_in
+from . import explain, floor
 from .embedding import Embedding
+from .floor import Evidence
 from .fields_mode import fields_hits
-from .ranked import rank
+from .ranked import Timing, rank
 from .stores import StoreSet
 
 
@@ -42,6 +45,8 @@ class _Run:
     stores: list[RecordStore] = field(default_factory=list)
     embedder: Embedder | None = None
     query_vector: Any = None  # a Future of the query's vector
+    evidence: Evidence = field(default_factory=dict)  # each ranked hit's raw cosine and BM25
+    window: TimeWindow | None = None  # the time the query names, unless time_words is off
 
 
 class Recall:
@@ -64,9 +69,17 @@ class Recall:
         reached through ``links``/``supersedes`` up to ``depth`` hops (at most ``max_nodes``),
         under the same rules at every hop. The hits a reader used (``ranking.reinforce``) have
         their usage bumped, unless ``query.record`` is False. ``prior``: a run of the same
-        words whose synced stores and query vector this one reuses."""
-        run = _Run(query, query.access(), query.filter_set(), query.now or now_utc())
-        result = RecallResult(query.text, query.mode, [])
+        words whose synced stores and query vector this one reuses.
+
+        ``as_of``: the store as it stood then (``ranking.access``), asked as if then: freshness
+        and a time the query names count from that moment (freshness from age alone: usage has
+        no dates), and nothing counts as a recall."""
+        access = query.access()
+        run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc())
+        result = RecallResult(query.text, query.mode, [], as_of=format_ts(access.as_of) if access.as_of else None)
+        if query.time_words != "off" and query.mode != "fields":  # fields mode ranks by its own rules
+            run.window = prior.window if prior is not None else window_in(query.text, run.now)
+            result.time_window = run.window.to_dict(query.time_words) if run.window else None
         engine = self.ENGINES[query.mode]
         if engine == "semantic":
             engine = self._embedded(run, result, prior)
@@ -82,9 +95,14 @@ class Recall:
                 result.embedder_online, engine = False, "lexical"
         if hits is None:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
+        for hit in hits:
+            hit.record = access.view(hit.record)
+        if query.floor_line is not None:
+            hits = self._floored(run, result, hits, engine == "semantic")
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
-        if query.record and not query.browse and result.items:  # browsing a type reads nothing in particular
+        # browsing a type reads nothing in particular, nor does reading the past
+        if query.record and not query.browse and access.as_of is None and result.items:
             _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
         if not result.items:
             result.hidden = self._hidden(run)
@@ -115,8 +133,23 @@ class Recall:
             return {}
         wider = replace(query, record=False, depth=0, explain=False, include_archived=True, include_shadowed=True)
         found = self.run(wider, prior=run).items
-        shown = query.access().lifecycles()
+        shown = run.access.lifecycles()
         return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
+
+    def _floored(self, run: _Run, result: RecallResult, hits: list[Hit], semantic: bool) -> list[Hit]:
+        """The hits that clear the relevance floor (``memory.floor``); exact matches are all
+        relevant, and the fields ranking has its own floor (``min_score``)."""
+        from ..index.analyzer import query_terms
+
+        line = run.query.floor_line
+        if line is None or run.query.mode in ("exact", "fields"):
+            return hits
+        result.relevance_floor = line
+        ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
+        judged = floor.judge(hits, run.evidence, line, query_terms(run.query.text), run.stores, run.access, ranked)
+        result.below_floor = judged.below
+        result.warnings.extend(judged.warnings)
+        return judged.kept
 
     def _lexical(self, run: _Run) -> list[Hit]:
         """exact (substring, shortest text first) or keyword (BM25), read page by page."""
@@ -134,9 +167,10 @@ class Recall:
 
             return fetch
 
-        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now)
-        if q.explain:
-            for hit, raw, _ in hits:
+        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now, _timing(run))
+        for hit, raw, _ in hits:
+            run.evidence[(hit.store, hit.record.id)] = (None, None if exact else raw)
+            if q.explain:
                 hit.explain = explain.exact(raw, hit, q.text) if exact else explain.keyword(raw, hit, terms)
         return [hit for hit, _, _ in hits]
 
@@ -182,10 +216,10 @@ class Recall:
                 signals[(store.key, doc)] = (semantic.get(doc), keyword.get(doc))
             return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
-        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now)
-        if q.explain:
-            for hit, raw, doc in hits:
-                found = signals[(hit.store, doc)]
+        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now, _timing(run))
+        for hit, raw, doc in hits:
+            found = run.evidence[(hit.store, hit.record.id)] = signals[(hit.store, doc)]
+            if q.explain:
                 hit.explain = explain.semantic(q.mode, embedder.name, raw, hit, found, scales.get(hit.store), q.alpha)
         return [hit for hit, _, _ in hits]
 
@@ -220,9 +254,7 @@ class Recall:
             return found
 
         def admits(candidate: Record) -> bool:
-            return run.access.admits(candidate.scope, candidate.lifecycle) and run.filters.matches_source(
-                candidate.metadata
-            )
+            return run.access.sees(candidate) and run.filters.matches_source(candidate.metadata)
 
         walk = traverse.traverse([h.record for h in hits], fetch, admits, run.query.depth, run.query.max_nodes)
         usage: dict[str, tuple[float, str | None]] = {}
@@ -233,10 +265,11 @@ class Recall:
         for node in walk.nodes:
             count, last = usage.get(node.record.id, (0.0, None))
             scores[node.record.id] = score = scores[node.parent] * traverse.DECAY
+            judged = (count, last) if run.access.as_of is None else (0.0, None)  # usage has no dates
             hit = Hit(
-                record=node.record,
+                record=run.access.view(node.record),
                 score=score,
-                signal=freshness.signal(node.record.created, count, last, run.now),
+                signal=freshness.signal(node.record.created, *judged, run.now),
                 recall_count=count,
                 last_recall=last,
                 tier="traversal",
@@ -250,6 +283,11 @@ class Recall:
                 hit.explain = explain.reached(hit, scores[node.parent])
             reached.append(hit)
         return reached, walk.truncated
+
+
+def _timing(run: _Run) -> Timing | None:
+    """How the time the query names moves scores: ``ranking.when``."""
+    return Timing(run.window, strict=run.query.time_words == "filter") if run.window else None
 
 
 def _bump_usage(stores: list[RecordStore], items: list[Hit], now: datetime, best_only: bool) -> None:

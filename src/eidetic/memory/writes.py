@@ -15,6 +15,7 @@ from json import JSONDecodeError
 from typing import Any
 
 from .. import lifecycle
+from ..clocks import appended
 from ..errors import EideticError, user_error
 from ..locations import culture_nick
 from ..ranking.access import Access
@@ -109,16 +110,18 @@ class Writes:
         written = self._locked([(record, True) for record, _ in batch], write)
         return {"records": len(batch), "written": written}
 
-    def set_lifecycles(self, changes: dict[str, str], access: Access | None = None) -> None:
-        """Rewrite records with a new lifecycle, re-reading each under the lock so a concurrent
-        remember's content is kept (the copies ``access`` may see, when given)."""
+    def set_lifecycles(self, changes: dict[str, str], now: datetime, access: Access | None = None) -> None:
+        """Rewrite records with a new lifecycle, the change dated ``now`` in their history,
+        re-reading each under the lock so a concurrent remember's content is kept (the copies
+        ``access`` may see, when given)."""
+        stamp = format_ts(now)
         involved = {store.key: store for store, _ in self.stores.locate(changes, synced=False, access=access).values()}
         with ExitStack() as locks:
             for key in sorted(involved):
                 locks.enter_context(involved[key].lock())
             final: Final = {}
             for rid, (store, item) in self.stores.locate(changes, synced=True, access=access).items():
-                final[rid] = (store, item, store.current(item).with_changes(lifecycle=changes[rid]))
+                final[rid] = (store, item, moved(store.current(item), changes[rid], stamp))
             _persist(final, {})
 
     def _embed(self, result: RememberResult, batch: Batch) -> None:
@@ -190,7 +193,7 @@ class Writes:
             batch_texts[(record.hash, record.scope)] = record.id
             ids.append(record.id)
             entries.append({"id": record.id, "status": "new"})
-        self._apply_shadowing(final)
+        self._apply_shadowing(final, stamp)
         written = _persist(final, existing)
         _settle(entries, final, written)
         return RememberResult(ids, duplicates, len(written), items=self._placed(entries))
@@ -216,8 +219,9 @@ class Writes:
                     owners.setdefault(h, []).extend(entries)
         return owners
 
-    def _apply_shadowing(self, final: Final) -> None:
-        """A record that supersedes another of its own scope shadows it at once."""
+    def _apply_shadowing(self, final: Final, stamp: str) -> None:
+        """A record that supersedes another of its own scope shadows it at once (and so closes
+        its validity: the change is dated ``stamp``)."""
         targets = [r.supersedes for _, _, r in final.values() if r.supersedes]
         located = self.stores.locate([t for t in targets if t not in final], synced=False)
         for _, _, record in list(final.values()):
@@ -233,7 +237,7 @@ class Writes:
                 continue
             if old.scope != record.scope or old.lifecycle != "active" or lifecycle.protected(old):
                 continue
-            final[old_id] = (old_store, old_item, old.with_changes(lifecycle="shadowed"))
+            final[old_id] = (old_store, old_item, moved(old, "shadowed", stamp))
 
 
 @dataclass(frozen=True)
@@ -278,11 +282,21 @@ def _updated(
     if old.scope != record.scope:
         raise _scope_conflict(record, old.scope)
     merged = record.with_changes(
-        created=record.created if created_given else old.created, lifecycle=old.lifecycle, updated=old.updated
+        created=record.created if created_given else old.created,
+        lifecycle=old.lifecycle,
+        history=old.history,
+        updated=old.updated,
     )
     if merged.content_key() != old.content_key() or merged.created != old.created:
         merged = merged.with_changes(updated=stamp)
     return store, item, merged
+
+
+def moved(record: Record, state: str, stamp: str) -> Record:
+    """``record`` in lifecycle ``state``, the change dated ``stamp`` in its history."""
+    if state == record.lifecycle:
+        return record
+    return record.with_changes(lifecycle=state, history=appended(record.history, record.lifecycle, state, stamp))
 
 
 def _check_unchanged(expected: Record, existing: Located) -> None:
@@ -336,10 +350,11 @@ def _persist(final: Final, existing: Located) -> set[str]:
     for rid, (store, item, record) in final.items():
         if item is not None and rid in existing:
             old = existing[rid][1].record
-            if (record.content_key(), record.created, record.lifecycle, record.updated) == (
+            if (record.content_key(), record.created, record.lifecycle, record.history, record.updated) == (
                 old.content_key(),
                 old.created,
                 old.lifecycle,
+                old.history,
                 old.updated,
             ):
                 continue  # unchanged: writing would only churn mtimes and git

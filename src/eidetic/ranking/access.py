@@ -4,14 +4,21 @@ Every read path (primary hits, traversal, overview, export) asks this module; bo
 engines state the same rule as SQL in ``docsql.admission``. A public record is served to every query; a private record only to a query with the
 same scope name and ``visibility=private``. ``scope_only`` further restricts results to the
 query's own scope name. Shadowed and archived records are hidden unless asked for.
+
+``as_of`` asks for the store as it stood at a moment (``clocks``): only records recorded by
+then and valid then, judged by the lifecycle they had then (:meth:`Access.sees`), and shown as
+they stood (:meth:`Access.view`). The SQL engines narrow in SQL and decide these rows in Python,
+with the same functions (``docsql.admission``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from ..records import DEFAULT_SCOPE, Scope, check_scope
+from .. import clocks
+from ..records import DEFAULT_SCOPE, Record, Scope, check_scope
 
 
 @dataclass(frozen=True)
@@ -23,6 +30,7 @@ class Access:
     # exactly these lifecycle states, when given (a listing by lifecycle); else active plus the
     # states the two flags add
     states: tuple[str, ...] = ()
+    as_of: datetime | None = None  # the store as it stood then (``clocks``); None: as it is
 
     @classmethod
     def of(cls, scope: str | None = None, visibility: str | None = None, **flags: Any) -> "Access":
@@ -53,4 +61,26 @@ class Access:
         )
 
     def admits(self, record_scope: Scope, lifecycle: str) -> bool:
+        """The scope rule and the lifecycle filter, for a record as it is now (``as_of`` aside)."""
         return self.can_serve(record_scope) and lifecycle in self.lifecycles()
+
+    def sees(self, record: Record) -> bool:
+        """Whether this caller may see ``record``: :meth:`admits`, or under ``as_of`` the same
+        rule for the record as it stood then (not at all when it was not recorded or valid)."""
+        if self.as_of is None:
+            return self.admits(record.scope, record.lifecycle)
+        if not self.can_serve(record.scope) or not clocks.recorded_by(record.created, self.as_of):
+            return False
+        if not clocks.valid_at(record.valid_from, record.valid_until, self.as_of):
+            return False
+        return clocks.lifecycle_at(record.lifecycle, record.history, self.as_of) in self.lifecycles()
+
+    def view(self, record: Record) -> Record:
+        """``record`` as this caller sees it: under ``as_of``, with the lifecycle and the history
+        it had then; else as it is."""
+        if self.as_of is None:
+            return record
+        return record.with_changes(
+            lifecycle=clocks.lifecycle_at(record.lifecycle, record.history, self.as_of),
+            history=clocks.up_to(record.history, self.as_of),
+        )

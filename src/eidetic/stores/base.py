@@ -98,6 +98,11 @@ class RecordStore(Protocol):
     ) -> list[tuple[int, float]]:
         """(doc, BM25-like score) of records sharing an analysed term, best first."""
 
+    def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
+        """How many records the keyword statistics of ``access``'s partitions count (every
+        lifecycle), and how many of them hold each analysed term in any field: the idf of the
+        relevance floor (``ranking.relevance``). Another scope's private records never count."""
+
     def first_page(self, top_k: int) -> int:
         """How many ranked candidates to read first for a top-k (later pages double): what the
         engine serves cheaply. tantivy returns 100 as fast as 10; SQL BM25 pays per candidate."""

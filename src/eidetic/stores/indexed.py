@@ -66,6 +66,9 @@ class IndexedStore:
     ) -> list[tuple[int, float]]:
         return self.search.keyword(terms, access, filters, limit, offset)
 
+    def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
+        return self.search.term_counts(terms, access)
+
     def first_page(self, top_k: int) -> int:
         return max(10 * top_k, 100)  # tantivy: a large first read saves later ones
 

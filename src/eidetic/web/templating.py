@@ -12,6 +12,8 @@ from starlette.datastructures import QueryParams
 from starlette.templating import Jinja2Templates
 
 from ..timeutil import DATE_UNKNOWN
+from ..clocks import interval_text
+from ..records import Record
 from .highlight import highlight
 from .markdown_text import to_html
 
@@ -22,8 +24,13 @@ def templates() -> Jinja2Templates:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined)
     found = Jinja2Templates(env=env)
     found.env.filters.update(when=when, count=count, markdown=to_html)
-    found.env.globals.update(highlight=highlight, record_url=record_url, url_with=url_with)
+    found.env.globals.update(highlight=highlight, record_url=record_url, url_with=url_with, validity=validity)
     return found
+
+
+def validity(record: Record) -> str:
+    """When what the record says holds (``clocks.interval_text``); empty when always."""
+    return interval_text(record.valid_from, record.valid_until, record.lifecycle, record.history)
 
 
 def when(stamp: str | None) -> str:

@@ -12,6 +12,11 @@ caller's scores. Ranking every record that shares a term took ~300 ms at 100k re
 ``keyword`` runs the threshold algorithm over impact-ordered postings and still returns exactly
 the BM25 top.
 
+Exact (substring) search needs no extension either (``pg_trgm`` is often missing): each row
+carries its text's trigrams, which eidetic computes, in a core GIN index. A query with a rare
+trigram is answered from that index; one made of common trigrams walks the texts by length,
+which finds common phrases at once (``exact``, ``trigrams``).
+
 The parts, one job each:
 
 - ``store``: ``PostgresStore``, the storage interface, handing work to the parts below
@@ -22,6 +27,8 @@ The parts, one job each:
 - ``postings``: the keyword index (postings, impacts, frequencies, partition totals)
 - ``keyword``: the exact BM25 top k (threshold algorithm) over that index
 - ``bm25_bounds``: its arithmetic, pure NumPy
+- ``exact``: substring search, by the walk or the trigram filter, picked by the column's statistics
+- ``trigrams``: what the filter indexes (folding that agrees with the server's case mapping)
 - ``vectors``: embeddings, the pgvector HNSW graph per model, nearest and cosines
 
 Importing the package loads neither psycopg nor NumPy: they load once a store is used.

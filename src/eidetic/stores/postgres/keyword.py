@@ -135,6 +135,18 @@ class KeywordSearch:
         self._proven = (key, rows if bound == 0 else [r for r in rows if r[1] >= bound])
         return rows[offset:want]
 
+    def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
+        """Records in the partitions ``access`` may read, and how many of them hold each term."""
+        conn = self._session.conn
+        parts = self._partitions.in_reach(access)
+        row = conn.execute("SELECT coalesce(sum(docs), 0) FROM eidetic_partitions WHERE part = ANY(%s)", (parts,))
+        records = int(row.fetchone()[0])
+        holding = conn.execute(
+            "SELECT term, sum(df) FROM eidetic_terms WHERE part = ANY(%s) AND term = ANY(%s) GROUP BY term",
+            (parts, list(terms)),
+        ).fetchall()
+        return records, dict.fromkeys(terms, 0) | {term: int(n) for term, n in holding}
+
     def _generation(self) -> int:
         """Moves with every write (each written record takes a new doc number): a cached
         ranking is reused only while it has not moved."""

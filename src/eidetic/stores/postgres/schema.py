@@ -4,14 +4,16 @@ write size after which its tables are vacuumed."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ...errors import env_error
+from . import trigrams
 
 if TYPE_CHECKING:
     from .connection import Session
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 # Advisory lock keys (any bigint; these spell "eidetic" + a purpose in their low bytes).
 SCHEMA_LOCK = 0x6569_6465_7469_6301  # migrations
 WRITE_LOCK = 0x6569_6465_7469_6302  # transactions changing records or keyword entries: docs number in commit order
@@ -20,8 +22,10 @@ VECTOR_LOCK = 0x6569_6465_7469_6304  # storing vectors and building a model's gr
 VACUUM_AFTER = 5000  # records (or vectors) in one write after which the tables are vacuumed and analysed
 
 # Ordered upgrades: (version, statements). Version 1 creates everything; a later change appends
-# a step, never edits one, because a team's server keeps its data across eidetic upgrades.
-MIGRATIONS: list[tuple[int, list[str]]] = [
+# a step, never edits one, because a team's server keeps its data across eidetic upgrades. A
+# statement may be a function of the connection, for what Python computes (a backfill).
+Statement = str | Callable[[Any], Any]
+MIGRATIONS: list[tuple[int, list[Statement]]] = [
     (
         1,
         [
@@ -105,6 +109,28 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE INDEX eidetic_docs_links ON eidetic_docs USING gin (links jsonb_path_ops)",
         ],
     ),
+    # Exact search's trigram filter (``trigrams``): each text's hashed trigrams, filled from
+    # Python for the rows there already, then indexed (GIN, core ``array_ops``: no extension);
+    # rows left NULL (see ``trigrams``) are found through the partial index and always checked.
+    (
+        5,
+        [
+            "ALTER TABLE eidetic_docs ADD COLUMN trigrams int[]",
+            trigrams.backfill,
+            "CREATE INDEX eidetic_docs_trigrams ON eidetic_docs USING gin (trigrams)",
+            "CREATE INDEX eidetic_docs_untrigrammed ON eidetic_docs(doc) WHERE trigrams IS NULL",
+        ],
+    ),
+    # The event clock (occurred, valid_from, valid_until: ISO text as given) and the dated
+    # lifecycle changes (``clocks``: json, as metadata is); NULL in the rows written before.
+    (
+        6,
+        [
+            "ALTER TABLE eidetic_docs ADD COLUMN IF NOT EXISTS occurred text, "
+            "ADD COLUMN IF NOT EXISTS valid_from text, ADD COLUMN IF NOT EXISTS valid_until text, "
+            "ADD COLUMN IF NOT EXISTS history json",
+        ],
+    ),
 ]
 
 
@@ -150,7 +176,10 @@ class Schema:
 
     def _migrate(self) -> None:
         """Apply the pending steps in one transaction, under an advisory lock, so several first
-        writers starting at once create the schema exactly once."""
+        writers starting at once create the schema exactly once, and a reader or writer that
+        opens a store while another upgrades it waits, then finds it upgraded. An upgraded
+        store's tables are vacuumed and analysed afterwards, as after a bulk write: a backfill
+        rewrote every row, and the planner needs the new column's statistics."""
         conn = self._session.conn
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
@@ -163,15 +192,21 @@ class Schema:
                 )
             if version < SCHEMA_VERSION:
                 self._ensure_vector_extension()
+            upgraded = 0 < version < SCHEMA_VERSION
             for step, statements in MIGRATIONS:
                 if step > version:
                     for statement in statements:
-                        conn.execute(statement)
+                        if callable(statement):
+                            statement(conn)
+                        else:
+                            conn.execute(statement)
                     conn.execute(
                         "INSERT INTO eidetic_meta VALUES('schema', %s) ON CONFLICT (key) "
                         "DO UPDATE SET value = excluded.value",
                         (str(step),),
                     )
+        if upgraded:
+            conn.execute("VACUUM (ANALYZE) eidetic_docs")
 
     def _ensure_vector_extension(self) -> None:
         import psycopg

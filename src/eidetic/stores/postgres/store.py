@@ -14,13 +14,13 @@ from typing import Any
 
 from ...docsql.listing import Join, Listed, listing
 from ...docsql.lookups import Lookups
-from ...docsql.searches import DocSearches
 from ...listing import Order
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from ...records import Record, Scope
 from ..base import FieldsRow, IndexedRecord
 from .connection import Session, guarded
+from .exact import PostgresSearches
 from .keyword import KeywordSearch
 from .postings import KeywordIndex
 from .schema import Schema
@@ -47,7 +47,7 @@ class PostgresStore:
         self._keyword = KeywordSearch(self._session, partitions)
         self._vectors = Vectors(self._session, partitions)
         self._docs = Lookups(self._session)
-        self._searches = DocSearches(self._session)
+        self._searches = PostgresSearches(self._session)
 
     @property
     def conn(self) -> Any:
@@ -165,12 +165,17 @@ class PostgresStore:
         return self._keyword.search(terms, access, filters, limit, offset)
 
     @guarded
+    def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
+        """From the partitions' and terms' statistics the keyword search reads (no scan)."""
+        return self._keyword.term_counts(terms, access) if self._ready() else (0, dict.fromkeys(terms, 0))
+
+    @guarded
     def exact(
         self, query: str, case_sensitive: bool, access: Access, filters: Filters, limit: int, offset: int = 0
     ) -> list[tuple[int, float]]:
         """(doc, min(1, len(query)/len(text))) of texts containing ``query``, shortest first
-        (then by id). The server has no substring index to rely on (pg_trgm is optional), so
-        this walks texts by length and stops at the first ``limit`` matches (``docsql.searches``)."""
+        (then by id): a walk of the texts by length when matches are common, else the trigram
+        filter eidetic keeps in core PostgreSQL (``exact``, ``trigrams``; no pg_trgm needed)."""
         if not self._ready():
             return []
         return self._searches.exact(query, case_sensitive, access, filters, limit, offset)

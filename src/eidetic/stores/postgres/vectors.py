@@ -150,7 +150,7 @@ class Vectors:
             + admission.sql
             + " ORDER BY {distance} LIMIT %s"
         ).format(distance=distance, model=sql.Literal(model))
-        window = pool if not filters.meta else 4 * pool
+        window = pool if not admission.in_python else 4 * pool
         while True:
             with conn.transaction():
                 conn.execute(

@@ -1,10 +1,12 @@
 """The postgres backend's record writes: rows in, rows out, and the keyword entries they change,
-including those of thread neighbours, whose context holds the texts around them.
+including those of thread neighbours, whose context holds the texts around them. Every record
+write inserts a whole new row (an edit, a lifecycle change or an import too), with its text's
+trigrams (``trigrams``) in the same COPY, so exact search's filter is never behind the text.
 
 A record outside a live thread is indexed with its own text; an active thread member's context
-is its text plus those of the active records just before and after it (``index.context``;
+is its text plus those of its window, the active records just around it (``index.context``;
 found by ``docsql.threads``, as the sqlite backend finds them), so writing or removing one
-re-indexes its neighbours.
+re-indexes the members whose window holds it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ...index.context import thread_of
 from ...index.stored import RECORD_COLUMNS, stored
 from ...index.text_index import partition_of
 from ...records import Record
+from . import trigrams
 from .postings import Analysed, KeywordIndex, analyse
 from .schema import VACUUM_AFTER, WRITE_LOCK
 
@@ -24,8 +27,8 @@ if TYPE_CHECKING:
     from .scope import Partitions
 
 _COPY_DOCS = (
-    f"COPY eidetic_docs(doc, id, part, {RECORD_COLUMNS}, tl_name, tl_description, tl_text, tl_context, indexed) "
-    "FROM STDIN"
+    f"COPY eidetic_docs(doc, id, part, {RECORD_COLUMNS}, tl_name, tl_description, tl_text, tl_context, indexed, "
+    "trigrams) FROM STDIN"
 )
 
 
@@ -79,10 +82,12 @@ class Writer:
 
     def reindex(self) -> None:
         """Recompute every keyword entry and statistic from the rows (impacts then use the
-        store's current averages); records, vectors and usage are left as they are."""
+        store's current averages), and the trigrams of rows that lack them (written by an
+        eidetic older than schema 5); records, vectors and usage are left as they are."""
         conn = self._session.conn
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            trigrams.backfill(conn)
             conn.execute("TRUNCATE eidetic_postings, eidetic_terms")
             conn.execute(
                 "UPDATE eidetic_partitions SET docs = 0, len_name = 0, len_description = 0, "
@@ -140,7 +145,7 @@ class Writer:
                 entry = analyse(doc, part, r.name, r.description, r.text, r.text)
                 lone.append(entry)
                 lengths, indexed = entry.lengths, True
-            rows.append((doc, r.id, part, *stored(r), *lengths, indexed))  # in ``_COPY_DOCS`` order
+            rows.append((doc, r.id, part, *stored(r), *lengths, indexed, trigrams.column(r.text)))  # ``_COPY_DOCS``
         with conn.cursor() as cur, cur.copy(_COPY_DOCS) as copy:
             for row in rows:
                 copy.write_row(row)
@@ -148,8 +153,8 @@ class Writer:
         return threaded
 
     def _retext(self, docs: set[int]) -> None:
-        """(Re)index thread members and the neighbours around them: each one's context is its
-        text plus the texts of the active records just before and after it in its thread."""
+        """(Re)index thread members and the members whose window holds them: each one's context
+        is its text plus the texts of its window in its thread (``index.context``)."""
         conn = self._session.conn
         live = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))]
         if not live:

@@ -3,6 +3,7 @@
 # Without --scope it queries this agent's own private scope (the culture.yaml suffix), which is
 # where the remember wrapper writes: a no-flag recall returns the agent's private records plus
 # the public pool. With no culture.yaml, nothing is added (the CLI default: default/public).
+# Without --relevance-floor it adds --relevance-floor auto: "nothing relevant" is an answer.
 set -euo pipefail
 VERB=recall
 
@@ -93,4 +94,13 @@ run() {
 
 # --- end of the shared part -----------------------------------------------------------------
 
-run "$@"
+# An agent's context is better empty than filled with unrelated records: hits below the relevance
+# floor are left out unless the call sets --relevance-floor itself (off shows everything).
+floor=(--relevance-floor auto)
+for arg in "$@"; do
+    case "$arg" in
+        --) break ;;
+        --relevance-floor|--relevance-floor=*) floor=() ;;
+    esac
+done
+run ${floor[@]+"${floor[@]}"} "$@"

@@ -1,0 +1,57 @@
+"""The built-in manual's pages about time (``eidetic explain time``): kept apart from
+``explain`` so that module stays one screenful of topics per concern."""
+
+TIME = """# Time: two clocks per record, `--as-of`, and a time named in the query
+Every record has two clocks.
+- Recorded (eidetic keeps it): `created`, `updated`, and `history`, one entry per lifecycle
+  change, oldest first: `{at, from, to}` (forget, restore, a supersede that shadowed it, a
+  sweep). Written by eidetic; `edit` cannot change it, `export`/`import`/`migrate` carry it.
+- Event (yours, each optional, an ISO date or date-time): `occurred`, when what the record
+  tells happened (a meeting, a deploy, a chat turn); `valid_from`/`valid_until`, when what it
+  says holds (a decision, a fact); `valid_until` is the first moment it no longer does. Give
+  them in a JSON record (`{"text": ..., "valid_from": "2026-03-01"}`), NDJSON, an import, an
+  edit or a hand-written file's front matter. `valid_until` before `valid_from` is refused.
+A record that `supersedes` another of its scope shadows it and so closes its validity: the
+`history` entry `to: shadowed` dates it; the record is kept, never deleted; the text output and
+the viewer show `valid ... until T (superseded)`. Freshness is judged from `created`, as before.
+
+`recall --as-of DATE` (and `list --as-of DATE`) answers as the store stood then:
+- only records created by then (a record of unknown creation date always was);
+- only records valid then: `valid_from <= DATE < valid_until` (a bound left out is open);
+- each in the lifecycle it had then: the `from` of its first change after DATE, else its
+  lifecycle now; so a record superseded later is active as of an earlier date, one forgotten
+  later is active then, one restored later is archived then (if it was archived then). The
+  usual flags apply to that lifecycle (`--include-shadowed`, `--include-archived`), and
+  linked records (`--depth`) are followed as they stood then;
+- items show that lifecycle and the history up to DATE; the JSON says `"as_of"`.
+DATE is an ISO date (the end of that day, UTC) or date-time (no zone: UTC); a DATE after now is
+now. Freshness is judged at DATE from the record's age alone (usage has no dates), and an as-of
+recall counts as no one's recall. The text, fields and links are the record's current ones:
+eidetic keeps no older versions of a record (supersede it to keep one). A lifecycle changed by
+hand in a file holds from its last dated change on. The scope rule is the same: another scope's
+private records are never seen or counted, as of any date.
+
+Example (the first record dated as if written in January):
+  eidetic remember '{"id": "release-day", "text": "Releases go out on Mondays", "created": "2026-01-05"}'
+  eidetic remember "Releases go out on Wednesdays" --id release-wed --supersedes release-day
+  eidetic recall "releases" --mode keyword --as-of 2026-02-01   # release-day, active then
+  eidetic recall "releases" --mode keyword                      # release-wed; release-day is shadowed
+  eidetic show release-day        # valid until <the supersede> (superseded); history active -> shadowed
+
+## A time named in the query
+A query that names a time is read relative to `--now` (default: now; ISO, e.g. `--now
+2024-03-01T12:00`): "yesterday", "today", "last week" / "this month" / "last year", "two days
+ago", "in May" (the last May before now), "March 2023", "October 24, 2023", "2023-03-01",
+"2023-03", "in 2019", "since Monday" / "since March" / "since 2023-03-01" (from then to now).
+The words are found by a short pattern (a month name alone must look like one: "in May", not "what
+may help") and read by the dateparser library; the unit widens the date to a window: the day, the
+calendar week (Monday first), the month or the year. Only the first time named counts.
+`--time-words` says what the window does (exact, keyword, approximate and hybrid; fields mode
+ignores it):
+- `blend` (default): a record recorded inside the window (`created`) scores x1.5, anything else
+  as before; chosen on public conversation data (docs/benchmarks.md);
+- `filter`: only records recorded inside the window;
+- `off`: the words are ordinary query words.
+The window is in the JSON (`time_window`: phrase, start, end, mode), the text output (`time:`)
+and `--explain` (`time_factor` per hit). A query naming no time ranks exactly as without it.
+Under `--as-of`, the query is asked as of that date: "last week" is the week before it."""

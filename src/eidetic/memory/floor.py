@@ -1,0 +1,78 @@
+"""The relevance floor over one recall's primary hits: each hit's raw evidence (its cosine, its
+BM25 over the query's idf mass) judged by ``ranking.relevance``, and the hits below the line
+left out. The idf comes from the keyword statistics of the partitions the caller may read, summed
+over the recall's stores, so another scope's private records never weigh in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ranking import relevance
+from ..ranking.access import Access
+from ..results import Hit
+from ..stores.base import RecordStore
+
+Evidence = dict[tuple[str, str], tuple[float | None, float | None]]  # (store, id) -> (cosine, bm25)
+
+
+@dataclass
+class Judged:
+    """The hits that cleared the line, how many did not, and why some could not be judged."""
+
+    kept: list[Hit]
+    below: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def judge(
+    hits: list[Hit],
+    evidence: Evidence,
+    line: float,
+    terms: list[str],
+    stores: list[RecordStore],
+    access: Access,
+    ranked: tuple[str, str | None],
+) -> Judged:
+    """Keep the hits the floor lets through (``relevance.kept``: the best must reach ``line``,
+    then each its share of it). ``ranked``: the mode as it ran and the embedder that ranked (None:
+    keyword ranking); a model with no calibration leaves its hits unjudged, and says so."""
+    mode, model = ranked
+    calibration = relevance.Calibration.of(mode, model)
+    words = calibration.keyword is not None and any(bm25 for _, bm25 in evidence.values())
+    mass = _idf_mass(terms, stores, access) if words else 0.0
+    for hit in hits:
+        cosine, bm25 = evidence.get((hit.store, hit.record.id), (None, None))
+        hit.relevance = relevance.relevance(cosine, bm25, mass, calibration, semantic=model is not None)
+    flags = relevance.kept([hit.relevance for hit in hits], line, calibration.share)
+    for hit in hits:
+        if hit.explain is not None:
+            hit.explain.update(explained(hit.relevance, line, mass, calibration))
+    judged = Judged([hit for hit, stays in zip(hits, flags) if stays], flags.count(False))
+    if model is not None and calibration.semantic is None:
+        judged.warnings.append(
+            f"the relevance floor has no calibration for {model}: hits ranked by its meaning are not judged "
+            "(benchmarks/relevance_floor.py calibrates a model)"
+        )
+    return judged
+
+
+def _idf_mass(terms: list[str], stores: list[RecordStore], access: Access) -> float:
+    records, holding = 0, dict.fromkeys(terms, 0)
+    for store in stores:
+        count, found = store.term_counts(terms, access)
+        records += count
+        for term, n in found.items():
+            holding[term] = holding.get(term, 0) + n
+    return relevance.query_idf(records, holding, terms)
+
+
+def explained(value: float | None, line: float, mass: float, calibration: relevance.Calibration) -> dict[str, object]:
+    """What ``--explain`` adds with the floor on: the hit's relevance and what it was judged by."""
+    return {
+        "relevance": value,
+        "relevance_floor": line,
+        "query_idf": mass,
+        "cosine_floor": calibration.semantic,
+        "keyword_floor": calibration.keyword,
+        "hit_share": calibration.share,
+    }
