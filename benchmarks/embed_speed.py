@@ -1,6 +1,6 @@
 """Embedding throughput of the local model against the machine's limit for its matrix shapes.
 
-    python benchmarks/embed_speed.py [--rounds 5] [--threads N] [--write]
+    python benchmarks/embed_speed.py [--rounds 5] [--threads N] [--scifact ../shared/data] [--write]
 
 Two corpora: short notes (20-60 words, ~80 tokens with this vocabulary) and long chunks
 (truncated at the model's 256 tokens). For each, in alternating rounds: the encoder embeds
@@ -183,13 +183,34 @@ def report(result: dict) -> str:
             f"| {r['cpu_fraction']:.0%} |"
         )
     lines += ["", f"(4096 x 384) @ (384 x 1536) alone on the same threads: {result['big_product_gflops']} GFLOP/s."]
+    if "scifact" in result:
+        r = result["scifact"]
+        lines += [
+            f"Every SciFact abstract ({r['texts']:,}, {r['tokens_per_text']} tokens each on average), "
+            f"256 at a time as `remember` embeds them: {r['seconds'] / 60:.1f} min."
+        ]
     return "\n".join(lines)
+
+
+def scifact(model, data: Path) -> dict:
+    """Every SciFact abstract embedded once, as an import would: the wait before it is searchable
+    by meaning."""
+    from quality import scifact_records
+
+    texts = [r["text"] for r in scifact_records(data)]
+    lengths = [sum(e.attention_mask) for e in model.tokenizer.encode_batch(texts)]
+    started = time.perf_counter()
+    for start in range(0, len(texts), 256):  # as remember does: a chunk at a time
+        model.embed(texts[start : start + 256])
+    seconds = time.perf_counter() - started
+    return {"texts": len(texts), "tokens_per_text": round(sum(lengths) / len(lengths), 1), "seconds": round(seconds, 1)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None, help="encoder threads (default: every core)")
+    parser.add_argument("--scifact", type=Path, help="also embed every SciFact abstract (the data folder)")
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md and benchmarks/results")
     args = parser.parse_args()
     from eidetic.embed import local
@@ -210,6 +231,9 @@ def main() -> None:
     for label, texts in corpora(model).items():
         result["corpora"][label] = measure(model, texts, threads, args.rounds)
         print(label, json.dumps(result["corpora"][label]), flush=True)
+    if args.scifact:
+        result["scifact"] = scifact(model, args.scifact)
+        print("scifact", json.dumps(result["scifact"]), flush=True)
     result["big_product_gflops"] = round(big_product_rate(threads, args.rounds), 1)
     result["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(report(result))
