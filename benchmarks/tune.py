@@ -56,7 +56,7 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     store.sync_vectors(embedder.name, access, lambda rows: memory._vectors(store, embedder, rows))
     semantic = store.nearest(embedder.name, q, access, flt, POOL)
     semantic.update(store.cosines(embedder.name, q, access, [d for d in keyword if d not in semantic]))
-    ids = {doc: rid for doc, (rid, _) in store.ranking_facts(list(set(keyword) | set(semantic))).items()}
+    ids = {doc: facts.id for doc, facts in store.ranking_facts(list(set(keyword) | set(semantic))).items()}
     return keyword, semantic, ids
 
 

@@ -5,6 +5,8 @@ statistics; every write path keeps the trigrams in step; and older stores are up
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from pg_store import columns, downgrade, ids, put, rec
 
@@ -244,6 +246,12 @@ def test_the_route_follows_the_statistics_and_both_give_the_walks_answer(dsn):
     assert found == walked(store, "the deploy", False, limit=10, offset=5) and len(found) == 10
     assert filter_scans(store) == scans  # the walk found them among the shortest texts
 
+    scans = filter_scans(store)  # under 3 characters: no trigram, the walk alone
+    found = store.exact("st", False, PUBLIC, NONE, 5)
+    assert len(found) == 5 and found == walked(store, "st", False, limit=5)
+    assert trigrams.of_query("z1") is None and ids(store, store.exact("z1", False, PUBLIC, NONE, 5)) == []
+    assert filter_scans(store) == scans
+
     phrase = "runbook the deploy"  # common trigrams, a phrase only the long texts hold: walk, then filter
     assert exact.plan(trigrams.of_query(phrase) or [], stats)[1] > 0
     scans = filter_scans(store)
@@ -319,6 +327,13 @@ def test_every_write_path_keeps_the_trigrams_in_step(cli, env, dsn, monkeypatch,
     assert cli("remember", '{"id": "r1", "text": "the walrus sings"}').code == 0
     assert cli("remember", '{"id": "r1", "text": "the narwhal dances"}').code == 0  # an update
     assert found("narwhal") == ["r1"] and found("walrus") == []
+    script = env / "editor.py"  # a real editor substitute: run as $EDITOR with the file to edit
+    script.write_text(
+        "import sys, pathlib\np = pathlib.Path(sys.argv[1])\np.write_text(p.read_text().replace('dances', 'waltzes'))\n"
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    assert cli("edit", "r1").code == 0
+    assert found("waltzes") == ["r1"] and found("dances") == []
     assert cli("remember", '{"id": "r2", "text": "narwhal tusks", "supersedes": "r1"}').code == 0
     assert cli("forget", "r2").code == 0 and cli("restore", "r2").code == 0
     (env / "in.ndjson").write_text(ndjson({"id": "imp", "text": "imported okapi"}))

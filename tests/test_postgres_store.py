@@ -211,7 +211,7 @@ def test_records_round_trip_and_come_back_by_id(store):
     assert [i.record.id for i in store.all_records()] == ["Beta", "Zeta", "alpha"]  # code point order
     assert store.ids_by_hash([r.hash]) == {r.hash: [("Zeta", Scope())]}
     doc = store.by_ids(["Zeta"])["Zeta"].doc
-    assert store.ranking_facts([doc]) == {doc: ("Zeta", "2026-01-02T03:04:05+00:00")}
+    assert store.ranking_facts([doc]) == {doc: ("Zeta", "2026-01-02T03:04:05+00:00", None, None, None)}
     assert store.texts([doc]) == {doc: "text é"}
 
 

@@ -108,3 +108,26 @@ def test_the_cli_reads_now_and_shows_the_window(store, cli):
     assert bad.code == 1 and "--now must be an ISO date" in bad.err
     bad = cli("recall", "decided", "--time-words", "strict")
     assert bad.code != 0 and "strict" in bad.err
+
+
+@pytest.mark.parametrize("backend", ["files", "sqlite", "postgres"], indirect=True)
+def test_the_event_clock_places_a_record_in_the_named_time_too(backend):
+    """Recorded in November, about October: "in October" finds it by ``occurred``, or by a
+    validity interval that overlaps October; a validity wholly before it, or none, does not."""
+    with Memory.open() as memory:
+        memory.remember(
+            [
+                {"id": "told", "text": "the outage review", "created": "2023-11-20", "occurred": "2023-10-12"},
+                {"id": "held", "text": "the outage rule", "created": "2023-11-20", "valid_from": "2023-09-01"},
+                {"id": "ended", "text": "the outage plan", "created": "2023-11-20", "valid_until": "2023-10-01"},
+                {"id": "plain", "text": "the outage notes", "created": "2023-11-20"},
+            ]
+        )
+        found = _ranked(memory, "outage in October 2023", time_words="filter")
+        assert sorted(found) == ["held", "told"]
+        result = memory.recall("outage in October 2023", mode="keyword", now=NOW, record=False, explain=True)
+        factors = {hit.record.id: hit.explain["time_factor"] for hit in result.items}
+        assert factors == {"told": 1.5, "held": 1.5, "ended": 1.0, "plain": 1.0}
+        assert _ranked(memory, "outage last week", time_words="filter") == ["held"]  # still valid then
+        found = _ranked(memory, "outage since November 20", time_words="filter")
+        assert sorted(found) == ["ended", "held", "plain", "told"]  # all recorded then

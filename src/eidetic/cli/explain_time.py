@@ -48,9 +48,12 @@ may help") and read by the dateparser library; the unit widens the date to a win
 calendar week (Monday first), the month or the year. Only the first time named counts.
 `--time-words` says what the window does (exact, keyword, approximate and hybrid; fields mode
 ignores it):
-- `blend` (default): a record recorded inside the window (`created`) scores x1.5, anything else
-  as before; chosen on public conversation data (docs/benchmarks.md);
-- `filter`: only records recorded inside the window;
+- `blend` (default): a record of the window's time scores x1.5, anything else as before;
+  chosen on public conversation data (docs/benchmarks.md). A record is of that time when
+  either clock puts it there: it was recorded inside the window (`created`), what it tells
+  happened inside it (`occurred`), or what it says held at some moment of it (its
+  `valid_from`..`valid_until` overlaps the window; an open bound reaches forever);
+- `filter`: only records of the window's time;
 - `off`: the words are ordinary query words.
 The window is in the JSON (`time_window`: phrase, start, end, mode), the text output (`time:`)
 and `--explain` (`time_factor` per hit). A query naming no time ranks exactly as without it.

@@ -10,7 +10,7 @@ from ..records import Scope
 from . import Source
 from .admission import scope_sql
 from .dialect import every
-from .rows import IndexedRecord, doc_columns, indexed
+from .rows import IndexedRecord, RankingFacts, doc_columns, indexed
 
 
 class Lookups:
@@ -41,11 +41,10 @@ class Lookups:
     def texts(self, docs: Sequence[int]) -> dict[int, str]:
         return dict(self._select("d.doc, d.text", "d.doc", docs, served=False))
 
-    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-        """(id, created) per doc: all the blend needs, without loading texts and metadata."""
-        return {
-            doc: (rid, created) for doc, rid, created in self._select("d.doc, d.id, d.created", "d.doc", docs, False)
-        }
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, RankingFacts]:
+        """Per doc, all the blend needs, without loading texts and metadata."""
+        columns = "d.doc, d.id, d.created, d.occurred, d.valid_from, d.valid_until"
+        return {row[0]: RankingFacts(*row[1:]) for row in self._select(columns, "d.doc", docs, False)}
 
     def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
         """For each text hash, the (id, scope) of the records that have that exact text."""

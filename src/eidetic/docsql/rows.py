@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..clocks import history_of_row
 from ..records import Record, Scope
@@ -23,6 +23,17 @@ class IndexedRecord:
     doc: int
     path: str | None
     record: Record
+
+
+class RankingFacts(NamedTuple):
+    """What the blend needs of a hit before its record is loaded: its id, its record clock's
+    ``created`` (freshness) and its event clock (a time named in the query)."""
+
+    id: str
+    created: str | None
+    occurred: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
 
 
 def doc_columns(dialect: Dialect) -> str:

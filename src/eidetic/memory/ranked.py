@@ -65,17 +65,17 @@ def _blender(
 
     def blend(rows: list[tuple[int, float]]) -> list[tuple[tuple[int, Hit], float, float]]:
         facts = store.ranking_facts([doc for doc, _ in rows])
-        ids = [rid for rid, _ in facts.values()]
+        ids = [fact.id for fact in facts.values()]
         shadowed = hidden(earlier, ids, access)
         usage = store.usage(ids)
         out = []
         for doc, raw in rows:
-            if doc not in facts or facts[doc][0] in shadowed:
+            if doc not in facts or facts[doc].id in shadowed:
                 continue
-            rid, created = facts[doc]
-            hit = make_hit(rid, created, raw, usage.get(rid), now, store.key, judged=access.as_of is None)
+            fact = facts[doc]
+            hit = make_hit(fact.id, fact.created, raw, usage.get(fact.id), now, store.key, judged=access.as_of is None)
             if timing is not None:
-                hit.time_factor = when.factor(timing.window, created)
+                hit.time_factor = when.factor(timing.window, fact)
                 if timing.strict and hit.time_factor == 1.0:
                     continue
                 hit.score *= hit.time_factor

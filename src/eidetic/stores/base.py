@@ -18,14 +18,21 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..docsql.listing import Listed
-from ..docsql.rows import IndexedRecord
+from ..docsql.rows import IndexedRecord, RankingFacts
 from ..docsql.searches import FieldsRow
 from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
 
-__all__ = ["BACKENDS", "FieldsRow", "IndexedRecord", "Listed", "RecordStore"]  # all but RecordStore: from docsql
+__all__ = [
+    "BACKENDS",
+    "FieldsRow",
+    "IndexedRecord",
+    "Listed",
+    "RankingFacts",
+    "RecordStore",
+]  # all but RecordStore: from docsql
 
 BACKENDS = ("files", "sqlite", "postgres")
 
@@ -77,8 +84,8 @@ class RecordStore(Protocol):
 
     def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]: ...
 
-    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
-        """(id, created) per doc: all the freshness blend needs."""
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, RankingFacts]:
+        """Per doc, its id and clocks: all the blend needs."""
 
     def texts(self, docs: Sequence[int]) -> dict[int, str]: ...
 

@@ -17,7 +17,7 @@ from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Scope
 from ..usage import UsageState
-from .base import FieldsRow, IndexedRecord
+from .base import FieldsRow, IndexedRecord, RankingFacts
 
 
 class IndexedStore:
@@ -44,7 +44,7 @@ class IndexedStore:
     def by_docs(self, docs: Sequence[int]) -> dict[int, IndexedRecord]:
         return self.index.docs.by_docs(docs)
 
-    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, RankingFacts]:
         return self.index.docs.ranking_facts(docs)
 
     def texts(self, docs: Sequence[int]) -> dict[int, str]:

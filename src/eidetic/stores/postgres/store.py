@@ -18,7 +18,7 @@ from ...listing import Order
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from ...records import Record, Scope
-from ..base import FieldsRow, IndexedRecord
+from ..base import FieldsRow, IndexedRecord, RankingFacts
 from .connection import Session, guarded
 from .exact import PostgresSearches
 from .keyword import KeywordSearch
@@ -114,7 +114,7 @@ class PostgresStore:
         return self._docs.by_docs(docs) if self._ready() else {}
 
     @guarded
-    def ranking_facts(self, docs: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+    def ranking_facts(self, docs: Sequence[int]) -> dict[int, RankingFacts]:
         return self._docs.ranking_facts(docs) if self._ready() else {}
 
     @guarded
