@@ -191,6 +191,14 @@ class Settings:
     model_dir: Path | None = _setting(
         None, "EIDETIC_MINILM_DIR", _path, "the local model's files", key="model-dir", shown="(its package)"
     )
+    embed_threads: int | None = _setting(
+        None,
+        "EIDETIC_EMBED_THREADS",
+        _whole(1),
+        "threads the local model embeds many texts on (a query takes one)",
+        key="embed-threads",
+        shown="every core",
+    )
     max_text_bytes: int = _setting(
         DEFAULT_MAX_TEXT_BYTES, "EIDETIC_MAX_TEXT_BYTES", _whole(1), "largest record text, bytes", key="max-text-bytes"
     )
