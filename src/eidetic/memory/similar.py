@@ -65,6 +65,13 @@ class NearDuplicates:
         self.vectors = vectors or {}
         self._texts: dict[tuple[Scope, str], str] = {}  # (scope, normalised text) -> the first id with it
         self._batch: dict[Scope, list[tuple[str, Any]]] = {}  # scope -> (id, vector) of those with vectors
+        self._normalised: dict[str, str] = {}  # text hash -> normalised text, made once per text
+
+    def _norm(self, record: Record) -> str:
+        found = self._normalised.get(record.hash)
+        if found is None:
+            found = self._normalised[record.hash] = normalised(record.text)
+        return found
 
     def of(self, record: Record) -> list[dict[str, Any]]:
         """``record``'s near-duplicates, best first, at most :data:`SHOWN`: ``{"id", "score",
@@ -77,7 +84,7 @@ class NearDuplicates:
         return [{"id": rid, "score": round(score, 3), "rule": rule} for rid, score, rule in ranked]
 
     def written(self, record: Record) -> None:
-        self._texts.setdefault((record.scope, normalised(record.text)), record.id)
+        self._texts.setdefault((record.scope, self._norm(record)), record.id)
         vector = self.vectors.get(record.hash)
         if vector is not None:
             self._batch.setdefault(record.scope, []).append((record.id, vector))
@@ -86,7 +93,7 @@ class NearDuplicates:
         """The earlier records of the batch: the one with the same normalised text (a lookup),
         and by meaning those with vectors (a batch has vectors only when it is small)."""
         vector = self.vectors.get(record.hash)
-        same = self._texts.get((record.scope, normalised(record.text)))
+        same = self._texts.get((record.scope, self._norm(record)))
         for rid, other in self._batch.get(record.scope, []) if vector is not None else []:
             yield from _judged(rid, rid == same, float(vector @ other))
         if same is not None:
@@ -95,10 +102,12 @@ class NearDuplicates:
     def _stored(self, record: Record) -> Iterator[Found]:
         from ..index.analyzer import query_terms
 
+        if not self.stores:  # a bulk load: the batch alone
+            return
         access = Access(record.scope, scope_only=True)  # its name; the visibility is checked below
         vector = self.vectors.get(record.hash)
         terms = query_terms(record.text)[:TERMS] if vector is None else []
-        mine = normalised(record.text)
+        mine = self._norm(record)
         for store in self.stores:
             cosines = store.nearest(self.model, vector, access, NO_FILTERS, POOL) if vector is not None else {}
             worded = [doc for doc, _ in store.keyword(terms, access, NO_FILTERS, WORDED)] if terms else []
