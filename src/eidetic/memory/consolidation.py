@@ -125,7 +125,7 @@ class Consolidation:
         import numpy as np
 
         if embedder is None or not rows:
-            report.without_vectors += len(rows) if embedder is not None else 0
+            report.without_vectors += len(rows)
             return np.zeros((len(rows), 0), dtype=np.float32)
         try:
             store.sync_vectors(embedder.name, access, lambda pairs: self.embedding.vectors_for(store, embedder, pairs))

@@ -40,16 +40,17 @@ class Cluster:
 
 
 def preference(candidates: Sequence[Candidate], keep: str) -> list[int]:
-    """Candidate positions, best survivor first: the most recently changed (``updated``, else
-    ``created``), or with ``keep="recalled"`` the most recalled (then the most recent); ties by id."""
+    """Candidate positions, best survivor first: the most recent (``created``, then ``updated``:
+    an import stamps every record's ``updated`` alike), or with ``keep="recalled"`` the most
+    recalled (then the most recent); ties by id."""
 
-    def moment(c: Candidate) -> float:
-        when = parse_ts(c.updated or c.created) if (c.updated or c.created) != DATE_UNKNOWN else None
+    def moment(value: str | None) -> float:
+        when = parse_ts(value) if value and value != DATE_UNKNOWN else None
         return when.timestamp() if when is not None else float("-inf")
 
-    def key(position: int) -> tuple[float, float, str]:
+    def key(position: int) -> tuple[float, float, float, str]:
         c = candidates[position]
-        return (-c.recall_count if keep == "recalled" else 0.0, -moment(c), c.id)
+        return (-c.recall_count if keep == "recalled" else 0.0, -moment(c.created), -moment(c.updated), c.id)
 
     return sorted(range(len(candidates)), key=key)
 

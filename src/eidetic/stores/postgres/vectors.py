@@ -201,5 +201,5 @@ class Vectors:
         with conn.cursor() as cur, cur.copy(statement) as copy:
             copy.set_types(["bigint", "vector"])
             for doc, vector in copy.rows():
-                out[position[doc]] = vector
+                out[position[doc]] = vector.to_numpy()
         return out
