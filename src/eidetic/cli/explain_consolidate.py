@@ -19,8 +19,8 @@ Finds near-duplicate records and folds each group into one. A dry run unless `--
   `--keep recalled` the most recalled one (then the most recent); ties go to the smaller id.
   `--survivor ID` shows only the cluster formed around ID (pick a member to keep it instead);
   `--text TEXT` or `--text-file FILE` gives that survivor a merged text you wrote.
-- `--apply`, one cluster at a time, each in one locked, atomic write (an interrupted run leaves
-  whole clusters folded and the rest as they were): every member becomes shadowed (dated in its
+- `--apply` folds them all in one locked, atomic write per store (an interrupted run leaves
+  that store as it was): every member becomes shadowed (dated in its
   history; `metadata.consolidated_into` names the survivor); the survivor gains the members'
   links (never to itself or to a member), records in `metadata.consolidated_from` what each
   member brought, and takes their usage: recall_count summed, last_recall the latest. A member

@@ -11,7 +11,7 @@ scope's vectors by ``ranking.neighbours``, not by comparing every pair.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -61,6 +61,7 @@ class _Group:
     scope: Scope
     rows: list[Admitted]
     vectors: Any
+    usage: dict[str, tuple[float, str | None]] = field(default_factory=dict)
 
 
 class Consolidation:
@@ -69,8 +70,8 @@ class Consolidation:
         self.embedding = embedding
 
     def run(self, access: Access, options: ConsolidateOptions, now: datetime | None = None) -> ConsolidateReport:
-        """Find the clusters ``access`` may see; with ``options.apply``, fold each (one atomic
-        write per cluster: an interruption leaves whole clusters done and the rest untouched)."""
+        """Find the clusters ``access`` may see; with ``options.apply``, fold them (one atomic
+        write per store: an interruption leaves that store as it was)."""
         options = options.checked()
         if options.text is not None:  # checked as remember checks a text, before anything is written
             raw = {"id": options.survivor, "text": options.text}
@@ -87,13 +88,10 @@ class Consolidation:
                 f"{access.scope.name}/{access.scope.visibility}",
                 "run 'eidetic consolidate' to see the clusters, and name a survivor or member of one",
             )
-        stamp = format_ts(now or now_utc())
-        for group, group_clusters in zip(groups, found):
-            for cluster in group_clusters:
-                view = self._view(group, cluster, options.text)
-                if options.apply:
-                    self._apply(group, view, stamp, report)
-                report.items.append(view)
+        views = [(group, self._view(group, c, options.text)) for group, cs in zip(groups, found) for c in cs]
+        report.items = [view for _, view in views]
+        if options.apply:
+            self._apply(views, format_ts(now or now_utc()), report)
         return report
 
     def _groups(self, access: Access, report: ConsolidateReport) -> list[_Group]:
@@ -136,7 +134,7 @@ class Consolidation:
         return vectors
 
     def _clusters(self, group: _Group, options: ConsolidateOptions) -> list[Cluster]:
-        usage = group.store.usage(row.id for row in group.rows)
+        usage = group.usage = group.store.usage(row.id for row in group.rows)
         candidates = [
             Candidate(row.id, row.text, row.created, row.updated, usage.get(row.id, (0.0, None))[0])
             for row in group.rows
@@ -150,7 +148,7 @@ class Consolidation:
         return clusters(candidates, pairs, options.keep, forced)
 
     def _view(self, group: _Group, cluster: Cluster, text: str | None) -> ConsolidationCluster:
-        usage = group.store.usage(group.rows[i].id for i in [cluster.survivor, *(m for m, _ in cluster.members)])
+        usage = group.usage
 
         def member(position: int, score: float) -> ClusterMember:
             row = group.rows[position]
@@ -166,13 +164,17 @@ class Consolidation:
             text,
         )
 
-    def _apply(self, group: _Group, view: ConsolidationCluster, stamp: str, report: ConsolidateReport) -> None:
-        """Fold one cluster; what changed meanwhile (a member no longer active) is left out."""
-        folded, warning = folding.fold(
-            group.store, view.survivor.id, [m.id for m in view.members], stamp, view.merged_text
-        )
-        if warning:
-            report.warnings.append(warning)
-        view.members = [m for m in view.members if m.id in folded]
-        view.applied = bool(folded)
-        view.undo = [command("restore", rid, group.scope) for rid in folded]
+    def _apply(self, views: list[tuple[_Group, ConsolidationCluster]], stamp: str, report: ConsolidateReport) -> None:
+        """Fold the clusters, one atomic write per store (``folding.fold``); a member that
+        changed meanwhile (no longer active) is left out."""
+        by_store: dict[str, list[tuple[_Group, ConsolidationCluster]]] = defaultdict(list)
+        for group, view in views:
+            by_store[group.store.key].append((group, view))
+        for pairs in by_store.values():
+            wanted = [(view.survivor.id, [m.id for m in view.members], view.merged_text) for _, view in pairs]
+            folded, warnings = folding.fold(pairs[0][0].store, wanted, stamp)
+            report.warnings += warnings
+            for (group, view), ids in zip(pairs, folded):
+                view.members = [m for m in view.members if m.id in ids]
+                view.applied = bool(ids)
+                view.undo = [command("restore", rid, group.scope) for rid in ids]

@@ -1,9 +1,10 @@
 """Folding a cluster of near-duplicates into its survivor (``consolidate --apply``), and undoing
 it for one member (``restore``).
 
-Folding, under the store's lock and in one atomic write: each member is shadowed (the change
-dated in its history) and names its survivor in ``metadata.consolidated_into``; the survivor
-gains the members' links (not to itself nor to a member) and lists in
+Folding, under the store's lock and in one atomic write for all the store's clusters: each
+member is shadowed (the change dated in its history) and names its survivor in
+``metadata.consolidated_into``; the survivor gains the members' links (not to itself nor to a
+member) and lists in
 ``metadata.consolidated_from`` each member with the links it brought and the recall_count it
 carried. The survivor's usage then becomes the sum of the cluster's counts, its last_recall the
 latest (usage lives beside the records: written just after them). Restoring a member reverses
@@ -27,43 +28,56 @@ INTO = "consolidated_into"  # a folded member's metadata: the id of its survivor
 FROM = "consolidated_from"  # a survivor's metadata: [{id, links, recall_count}] of what it folded in
 
 
-def fold(
-    store: RecordStore, survivor_id: str, member_ids: Sequence[str], stamp: str, text: str | None
-) -> tuple[list[str], str | None]:
-    """Fold the members still active (and of the survivor's scope) into the survivor; returns
-    the ids folded, and why some or all were not (None when all were)."""
+def fold(store: RecordStore, wanted: Sequence[Wanted], stamp: str) -> tuple[list[list[str]], list[str]]:
+    """Fold each cluster's members still active (and of its survivor's scope) into its survivor,
+    every cluster of the store in one atomic write under its lock (an interruption leaves all of
+    them as they were); returns the ids folded per cluster, and why some were not."""
+    folded: list[list[str]] = []
+    warnings: list[str] = []
+    writes: list[tuple[IndexedRecord | None, Record]] = []
+    usages: list[tuple[str, tuple[float, str | None]]] = []
     with store.lock():
         store.sync()
-        found = store.by_ids([survivor_id, *member_ids])
-        if survivor_id not in found or store.current(found[survivor_id]).lifecycle != "active":
-            return [], f"{survivor_id} is no longer active; its cluster was left as it was"
-        survivor = store.current(found[survivor_id])
-        members = [
-            record
-            for rid in member_ids
-            if rid in found
-            and (record := store.current(found[rid])).lifecycle == "active"
-            and record.scope == survivor.scope
-        ]
-        usage = store.usage([survivor_id, *(m.id for m in members)])
-        while members:
-            merged = _merged(survivor, members, usage, stamp, text)
-            if _storable(merged):
-                break
-            members = members[:-1]  # the survivor's metadata would be too big: fold fewer now
-        if not members:
-            return [], f"{survivor_id}: nothing left to fold into it"
-        writes: list[tuple[IndexedRecord | None, Record]] = [(found[survivor_id], merged)]
-        writes += [(found[m.id], _folded(m, survivor_id, stamp)) for m in members]
-        store.write(writes)
-        counts = [usage.get(rid, (0.0, None)) for rid in [survivor_id, *(m.id for m in members)]]
-        lasts = [last for _, last in counts if last]
-        carried = (sum(count for count, _ in counts), max(lasts) if lasts else None)
-        if carried != (counts[0][0], counts[0][1]):
-            store.set_usage(survivor_id, *carried)
-    folded = [m.id for m in members]
-    skipped = len(member_ids) - len(folded)
-    return folded, (f"{survivor_id}: {skipped} member(s) changed meanwhile and were left" if skipped else None)
+        found = store.by_ids(rid for survivor_id, member_ids, _ in wanted for rid in [survivor_id, *member_ids])
+        usage = store.usage(found)
+        for survivor_id, member_ids, text in wanted:
+            survivor, members = _still_active(store, found, survivor_id, member_ids)
+            while members and not _storable(merged := _merged(survivor, members, usage, stamp, text)):
+                members = members[:-1]  # the survivor's metadata would be too big: fold fewer now
+            folded.append([m.id for m in members])
+            if len(members) < len(member_ids):
+                warnings.append(f"{survivor_id}: {len(member_ids) - len(members)} record(s) changed meanwhile; left")
+            if members:
+                writes.append((found[survivor_id], merged))
+                writes += [(found[m.id], _folded(m, survivor_id, stamp)) for m in members]
+                usages.append((survivor_id, _carried(usage, [survivor_id, *(m.id for m in members)])))
+        if writes:
+            store.write(writes)
+        for survivor_id, carried in usages:
+            if carried != usage.get(survivor_id, (0.0, None)):
+                store.set_usage(survivor_id, *carried)
+    return folded, warnings
+
+
+Wanted = tuple[str, Sequence[str], "str | None"]  # a survivor, its members, and the text it takes (None: its own)
+
+
+def _still_active(
+    store: RecordStore, found: dict[str, IndexedRecord], survivor_id: str, member_ids: Sequence[str]
+) -> tuple[Record, list[Record]]:
+    """The survivor as stored now, and the members still active in its scope (none when the
+    survivor itself is no longer active)."""
+    if survivor_id not in found or (survivor := store.current(found[survivor_id])).lifecycle != "active":
+        return Record(survivor_id, "-"), []
+    current = (store.current(found[rid]) for rid in member_ids if rid in found)
+    return survivor, [m for m in current if m.lifecycle == "active" and m.scope == survivor.scope]
+
+
+def _carried(usage: dict[str, tuple[float, str | None]], ids: list[str]) -> tuple[float, str | None]:
+    """The cluster's recall counts summed, and its latest last_recall."""
+    counts = [usage.get(rid, (0.0, None)) for rid in ids]
+    lasts = [last for _, last in counts if last]
+    return sum(count for count, _ in counts), max(lasts) if lasts else None
 
 
 def _merged(
