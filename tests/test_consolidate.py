@@ -175,6 +175,18 @@ def test_stars_never_chain():
         assert all((min(cluster.survivor, m), max(cluster.survivor, m)) in pairs for m, _ in cluster.members)
 
 
+def test_a_members_twin_in_text_comes_with_it():
+    """C leads and takes A (similar by meaning); B, A's text in other case and punctuation, is no
+    step away from A, so it joins A rather than being left alone."""
+    candidates = [
+        Candidate("A", "Deploys go out on Fridays.", "2026-01-01", None, 0),
+        Candidate("B", "deploys go out on fridays", "2026-02-01", None, 0),
+        Candidate("C", "We deploy every Friday.", "2026-03-01", None, 0),
+    ]
+    (cluster,) = clusters(candidates, {(0, 2): 0.86})
+    assert cluster.survivor == 2 and dict(cluster.members) == {0: 0.86, 1: 0.86}
+
+
 def test_the_inverted_file_finds_the_planted_pairs_as_all_pairs_would():
     rng = np.random.default_rng(5)
     rows = rng.standard_normal((neighbours.EXACT_ROWS + 2000, 48)).astype(np.float32)

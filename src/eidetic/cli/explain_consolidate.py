@@ -13,8 +13,8 @@ Finds near-duplicate records and folds each group into one. A dry run unless `--
   get one first (as recall does); with `EIDETIC_EMBEDDER=none` only the text rule applies, and
   the summary counts the records compared without vectors.
 - Clusters are stars: the best survivor candidate that has near-duplicates not yet grouped
-  takes all of them, and so on. Every member is a near-duplicate of its survivor, so a chain
-  A~B~C~D never puts an unrelated A and D together.
+  takes all of them (and their twins in text), and so on. Every member is a near-duplicate of
+  its survivor, so a chain A~B~C~D never puts an unrelated A and D together.
 - The survivor: the most recent record (`created`, then `updated`), or with
   `--keep recalled` the most recalled one (then the most recent); ties go to the smaller id.
   `--survivor ID` shows only the cluster formed around ID (pick a member to keep it instead);

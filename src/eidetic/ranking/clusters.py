@@ -3,8 +3,9 @@ consolidate``). Pure: candidates and their similar pairs in, clusters out.
 
 Clusters are stars, never chains: candidates are taken best survivor first; one with near-
 duplicates not yet in a cluster becomes a survivor, and its cluster is exactly those near-
-duplicates. Every member is similar to its survivor, so A~B~C~D never puts A and D together
-when they are unrelated. Near-duplicates: the same text once ``similar.normalised``, or a cosine
+duplicates, with their twins in text (the same text once normalised, which is no step away).
+Every member is similar to its survivor, so A~B~C~D never puts A and D together when they are
+unrelated. Near-duplicates: the same text once ``similar.normalised``, or a cosine
 of at least the threshold (``similar.is_similar``).
 """
 
@@ -69,6 +70,7 @@ def clusters(
     same: dict[str, list[int]] = defaultdict(list)
     for position, candidate in enumerate(candidates):
         same[normalised(candidate.text)].append(position)
+    twins = {a: group for group in same.values() if len(group) > 1 for a in group}
     for group in same.values():
         for a in group:
             near[a].update((b, 1.0) for b in group if b != a)
@@ -79,6 +81,8 @@ def clusters(
         if leader in taken:
             continue
         members = {b: cosine for b, cosine in near.get(leader, {}).items() if b not in taken}
+        for b, cosine in list(members.items()):  # a member's twins in text come with it: no chain
+            members.update((t, cosine) for t in twins.get(b, ()) if t not in taken and t != leader and t not in members)
         if members:
             ranked = sorted(members.items(), key=lambda item: (-item[1], candidates[item[0]].id))
             found.append(Cluster(leader, tuple(ranked)))
