@@ -78,6 +78,7 @@ READERS = {
     "overview": ("overview",),
     "doctor": ("doctor",),
     "sweep": ("sweep",),
+    "consolidate": ("consolidate",),
     "forget": ("forget", "x"),
     "restore": ("restore", "x"),
     "export": ("export",),

@@ -37,6 +37,7 @@ def cases(env: Path) -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
         ("remember",): (['{"id": "n1", "text": "json everywhere"}'], ['{"id": 1']),
         ("recall",): (["json", "--mode", "keyword"], ["json", "--top-k", "0"]),
         ("sweep",): (["--dry-run"], ["--now", "yesterday"]),
+        ("consolidate",): ([], ["--threshold", "2"]),
         ("forget",): (["n1"], ["no-such-id"]),
         ("restore",): (["n1"], ["no-such-id"]),
         ("list",): (["--sort", "name"], ["--limit", "0"]),

@@ -8,6 +8,7 @@ import argparse
 import difflib
 
 from ..errors import user_error
+from .explain_consolidate import CONSOLIDATE
 from .explain_hooks import HOOKS
 from .explain_time import TIME
 from .output import emit_json, emit_text
@@ -38,7 +39,7 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 `recall` them verbatim, by keyword or by meaning: ranked, each hit with a score, a freshness
 signal and full metadata. Records are markdown files; the search index is derived.
 
-Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
+Verbs: remember, recall, list, show, edit, sweep, consolidate, forget, restore, overview, doctor, audit, import,
 export, migrate, index, watch, mcp, serve, skills, context, hooks, hook, capture, completion, explain,
 demo; and the `memory-recall` command. Concepts: records, stores, backends, modes, fields, thread,
 scope, lifecycle, time, freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
@@ -370,6 +371,7 @@ everything afterwards.""",
 
 TOPICS["time"] = TIME
 TOPICS.update(HOOKS)
+TOPICS["consolidate"] = CONSOLIDATE
 
 
 def add_parser(sub, add_common) -> None:

@@ -32,6 +32,7 @@ VERBS = (
     "browse",
     "edit",
     "lifecycle",
+    "consolidate",
     "inspect",
     "port",
     "audit",

@@ -30,15 +30,26 @@ from ..progress import Progress
 from ..query import RecallQuery
 from ..ranking import fields
 from ..ranking.access import Access
+from ..ranking.similar import SIMILAR_COSINE
 from ..records import Record
 from ..settings import Settings
 from ..listing import ListQuery
-from ..results import DoctorReport, ListResult, RecallResult, RecordView, RememberResult, StoreOverview, SweepReport
+from ..results import (
+    ConsolidateReport,
+    DoctorReport,
+    ListResult,
+    RecallResult,
+    RecordView,
+    RememberResult,
+    StoreOverview,
+    SweepReport,
+)
 from ..stores.base import BACKENDS, RecordStore
 from ..timeutil import now_utc
 from ..usage import UsageState
 from . import editing, health
 from .browse import Browse
+from .consolidation import Consolidation, ConsolidateOptions
 from .curation import Curation
 from .embedding import Embedding
 from .recall import Recall
@@ -92,6 +103,7 @@ class Memory:
         self._writes = Writes(self._stores, self._embedding)
         self._curation = Curation(self._stores, self._writes)
         self._browse = Browse(self._stores, self._curation)
+        self._consolidation = Consolidation(self._stores, self._embedding)
 
     @classmethod
     def open(
@@ -274,6 +286,24 @@ class Memory:
         """Apply the lifecycle rules to every record; report what ``access`` (default: the
         default scope, public) may see."""
         return self._curation.sweep(access or self.access(), dry_run, now)
+
+    def consolidate(
+        self,
+        access: Access | None = None,
+        *,
+        keep: str = "recent",
+        threshold: float | None = None,
+        survivor: str | None = None,
+        text: str | None = None,
+        apply: bool = False,
+        now: datetime | None = None,
+    ) -> ConsolidateReport:
+        """Near-duplicate clusters per store and scope that ``access`` may see (default: the
+        settings' scope), each with its proposed survivor (``keep``: "recent" or "recalled");
+        a dry run unless ``apply``. ``survivor``: only the cluster formed around that id, whose
+        text becomes ``text`` when given. ``eidetic explain consolidate`` has the rules."""
+        options = ConsolidateOptions(keep, SIMILAR_COSINE if threshold is None else threshold, survivor, text, apply)
+        return self._consolidation.run(access or self.access(), options, now)
 
     # -- everything at once ----------------------------------------------------------------
 
