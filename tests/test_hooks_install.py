@@ -72,10 +72,10 @@ def test_uninstall_after_other_edits_removes_only_eidetics_hooks(cli, project, e
 def test_a_new_settings_file_is_made_and_removed_again(cli, project, env):
     run = cli("hooks", "install", "claude", "--user", "--json")
     user = env / "home" / ".claude" / "settings.json"
-    assert run.code == 0 and run.json["file"] == str(user) and not project.exists()
+    assert run.code == 0 and run.json["path"] == str(user) and not project.exists()
     assert set(json.loads(user.read_text())["hooks"]) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
     status = cli("hooks", "status", "claude", "--json").json
-    by_file = {item["file"]: item for item in status["files"]}
+    by_file = {item["path"]: item for item in status["files"]}
     assert set(by_file[str(user)]["hooks"]) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
     assert by_file[str(project)]["exists"] is False and status["daemon"]["running"] is False
     assert cli("hooks", "uninstall", "claude", "--user").code == 0

@@ -89,7 +89,7 @@ def run_install(args: argparse.Namespace) -> int:
     if after != before:
         cs.write(path, after)
         cs.remember_install(args.settings.state_dir, path, before, after)
-    report = {"file": str(path), "added": added, "installed": cs.installed(after)}
+    report = {"path": str(path), "added": added, "installed": cs.installed(after)}
     if args.json:
         emit_json(report)
     else:
@@ -106,14 +106,14 @@ def run_uninstall(args: argparse.Namespace) -> int:
     path = settings_file(args)
     now = cs.read(path)
     if now is None or not cs.installed(now):
-        report = {"file": str(path), "removed": []}
+        report = {"path": str(path), "removed": []}
     else:
         exact, earlier = cs.restored(args.settings.state_dir, path, now)
         if exact and earlier is None:
             path.unlink()
         else:
             cs.write(path, earlier if exact and earlier is not None else cs.without_hooks(now))
-        report = {"file": str(path), "removed": sorted(cs.installed(now))}
+        report = {"path": str(path), "removed": sorted(cs.installed(now))}
     if args.json:
         emit_json(report)
     else:
@@ -134,7 +134,7 @@ def run_status(args: argparse.Namespace) -> int:
             found: dict | str = cs.installed(cs.read(path))
         except Exception as exc:  # noqa: BLE001 - status reports a broken file, it does not stop at it
             found = getattr(exc, "message", str(exc))
-        report["files"].append({"file": str(path), "exists": path.exists(), "hooks": found})
+        report["files"].append({"path": str(path), "exists": path.exists(), "hooks": found})
     where = runtime.paths()
     status = ask(where, {"control": "status"}, _soon()) if where else None
     report["daemon"] = {
@@ -163,7 +163,7 @@ def _status_text(report: dict) -> str:
     for item in report["files"]:
         hooks = item["hooks"]
         shown = hooks if isinstance(hooks, str) else (", ".join(sorted(hooks)) or "no eidetic hooks")
-        lines.append(f"{item['file']}: {shown if item['exists'] else 'no file'}")
+        lines.append(f"{item['path']}: {shown if item['exists'] else 'no file'}")
     daemon = report["daemon"]
     state = f"running (pid {daemon['pid']})" if daemon["running"] else "not running (the next hook starts it)"
     lines.append(f"daemon: {state}; log: {daemon['log']}")
