@@ -82,6 +82,12 @@ def verbs_with_json(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
     return found
 
 
+def ctrl_c_reaches_it() -> None:
+    """In the child before it starts: SIGINT as a terminal gives it. A test runner started in
+    the background of a script inherits SIGINT ignored, and its children would too."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def check_stderr(err: str) -> list[dict]:
     """Every line of stderr is one JSON object."""
     lines = [json.loads(line) for line in err.splitlines()]
@@ -172,6 +178,7 @@ def test_watch_json_reports_on_stdout_as_json_lines(cli, seeded):
         stderr=subprocess.PIPE,
         text=True,
         env=os.environ.copy(),
+        preexec_fn=ctrl_c_reaches_it,
     )
     try:
         assert _lines(proc, 1) == [{"watching": str(seeded)}]
