@@ -3,6 +3,7 @@
     python benchmarks/serve_pages.py sqlite 100000
     python benchmarks/serve_pages.py files 100000 --requests 100
     python benchmarks/serve_pages.py postgres 100000          # starts its own PostgreSQL
+    python benchmarks/serve_pages.py postgres 100000 --keep /tmp/pages   # build once, measure again
 
 The store is built once (``remember --no-embed``, vectors planted as in ``speed.py``; one record in
 ten links to the one before it, so record pages have links both ways), then opened the way
@@ -41,7 +42,8 @@ PORT = 8000  # the Host the test client sends; nothing listens on it
 
 def build(backend: str, n: int, work: Path) -> list[dict]:
     """A store of ``n`` records at ``work``, configured through the environment (as a user's
-    shell would), with the vectors of every text in the cache."""
+    shell would), with the vectors of every text in the cache; built once per ``work`` folder
+    (a second run with ``--keep`` measures the same store again)."""
     os.environ.update(
         {
             "HOME": str(work / "home"),
@@ -56,8 +58,13 @@ def build(backend: str, n: int, work: Path) -> list[dict]:
     for i, record in enumerate(chunk):
         if i % 10 == 9:
             record["links"] = [chunk[i - 1]["id"]]
-    ingest_no_embed(chunk, work, {**os.environ, "PYTHONPATH": str(REPO / "src")})
-    plant_vectors(chunk, [work / "cache"])
+    built = work / "built"
+    if not built.exists():
+        ingest_no_embed(chunk, work, {**os.environ, "PYTHONPATH": str(REPO / "src")})
+        plant_vectors(chunk, [work / "cache"])
+        built.write_text(f"{backend} {n}\n")
+    elif built.read_text().split() != [backend, str(n)]:
+        raise SystemExit(f"{work} holds a store of another backend or size: {built.read_text().strip()}")
     return chunk
 
 
@@ -127,13 +134,20 @@ def main() -> None:
     parser.add_argument("n", type=int)
     parser.add_argument("--requests", type=int, default=50, help="requests per page (default 50)")
     parser.add_argument("--pages", help="only the pages whose names contain this (e.g. search)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="build the store in this folder and keep it, reused when there (as root, postgres "
+        "needs a folder its server user can reach, e.g. under /tmp)",
+    )
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="eidetic-serve-pages-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="eidetic-serve-pages-"))
+    work.mkdir(parents=True, exist_ok=True)
     stop = None
     if args.backend == "postgres":
         from pg_server import start_postgres
 
-        dsn, stop = start_postgres(work)
+        dsn, stop = start_postgres(work, keep=args.keep is not None)
         os.environ["EIDETIC_PG_DSN"] = dsn
     try:
         print(f"building a {args.backend} store of {args.n:,} records", flush=True)
@@ -148,8 +162,10 @@ def main() -> None:
     finally:
         if stop is not None:
             stop()
-        shutil.rmtree(work, ignore_errors=True)
-    saved = HERE / "results" / f"serve-pages-{args.backend}-{args.n}.json"
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    part = f"-{args.pages.replace(' ', '-')}" if args.pages else ""  # a part of the pages: saved apart
+    saved = HERE / "results" / f"serve-pages-{args.backend}-{args.n}{part}.json"
     saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(result, indent=2) + "\n")
 
