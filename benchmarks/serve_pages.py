@@ -10,7 +10,9 @@ ten links to the one before it, so record pages have links both ways), then open
 ``eidetic serve`` opens it: one ``Memory`` behind one session. Each page is asked for in-process
 (Starlette's test client: the app's whole request handling and rendering, no network), with a
 different query or record on each request, after a warm-up request per page (for the overview,
-until its first report is made: a running server's page is measured, not its first seconds). The target is a
+until its first report is made: a running server's page is measured, not its first seconds).
+``--served N`` first has the server answer N keyword searches of other words, as a server in
+use has (the postgres backend keeps common terms' postings between searches). The target is a
 p50 of at most 100 ms per page at 100k records; the results go to
 ``benchmarks/results/serve-pages-BACKEND-N.json`` and docs/benchmarks.md.
 """
@@ -28,6 +30,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -69,20 +72,19 @@ def build(backend: str, n: int, work: Path) -> list[dict]:
 
 
 def pages(chunk: list[dict], count: int) -> dict[str, list[str]]:
-    """Each page with ``count`` different URLs (queries and records drawn from the store)."""
-    from urllib.parse import quote
-
+    """Each page with ``count`` different URLs (queries and records drawn from the store; each
+    search page its own queries)."""
     rng = random.Random(5)
-    words = keyword_queries(chunk, count, seed=21)
+    words, other, third = (keyword_queries(chunk, count, seed=seed) for seed in (21, 22, 23))
     exact = [" ".join(chunk[rng.randrange(len(chunk))]["text"].split()[2:4]) for _ in range(count)]
     ids = [quote(chunk[rng.randrange(len(chunk))]["id"]) for _ in range(count)]
     types = ["lesson", "decision", "note", "reference"]
     return {
         "search keyword": [f"/?q={quote(q)}&mode=keyword" for q in words],
-        "search hybrid": [f"/?q={quote(q)}&mode=hybrid" for q in words],
+        "search hybrid": [f"/?q={quote(q)}&mode=hybrid" for q in other],
         "search exact": [f"/?q={quote(q)}&mode=exact" for q in exact],
         "search keyword, filtered": [
-            f"/?q={quote(q)}&mode=keyword&types=lesson&filters=priority%3E%3D2" for q in words
+            f"/?q={quote(q)}&mode=keyword&types=lesson&filters=priority%3E%3D2" for q in third
         ],
         "record": [f"/record?id={i}" for i in ids],
         "edit form": [f"/record/edit?id={i}" for i in ids],
@@ -92,7 +94,7 @@ def pages(chunk: list[dict], count: int) -> dict[str, list[str]]:
     }
 
 
-def measure(urls: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+def measure(urls: dict[str, list[str]], served: list[str]) -> dict[str, dict[str, float]]:
     from starlette.testclient import TestClient
 
     from eidetic import Memory
@@ -103,6 +105,8 @@ def measure(urls: dict[str, list[str]]) -> dict[str, dict[str, float]]:
     session = Session(memory, memory.access().scope)
     results: dict[str, dict[str, float]] = {}
     with TestClient(create_app(session, port=PORT), base_url=f"http://127.0.0.1:{PORT}") as client:
+        for url in served:
+            client.get(url)
         for page, batch in urls.items():
             # warm: indexes opened, model loaded, templates compiled, the overview's report made
             while 'http-equiv="refresh"' in client.get(batch[0]).text:
@@ -134,6 +138,7 @@ def main() -> None:
     parser.add_argument("n", type=int)
     parser.add_argument("--requests", type=int, default=50, help="requests per page (default 50)")
     parser.add_argument("--pages", help="only the pages whose names contain this (e.g. search)")
+    parser.add_argument("--served", type=int, default=0, help="keyword searches answered before measuring")
     parser.add_argument(
         "--keep",
         type=Path,
@@ -157,7 +162,11 @@ def main() -> None:
             "records": args.n,
             "machine": machine(),
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-            "pages": measure({k: v for k, v in pages(chunk, args.requests).items() if (args.pages or "") in k}),
+            "served_before": args.served,
+            "pages": measure(
+                {k: v for k, v in pages(chunk, args.requests).items() if (args.pages or "") in k},
+                [f"/?q={quote(q)}&mode=keyword" for q in keyword_queries(chunk, args.served, seed=99)],
+            ),
         }
     finally:
         if stop is not None:
@@ -165,6 +174,7 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
     part = f"-{args.pages.replace(' ', '-')}" if args.pages else ""  # a part of the pages: saved apart
+    part += f"-served-{args.served}" if args.served else ""
     saved = HERE / "results" / f"serve-pages-{args.backend}-{args.n}{part}.json"
     saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(result, indent=2) + "\n")
