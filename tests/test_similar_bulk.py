@@ -140,3 +140,41 @@ def test_a_store_written_before_the_key_is_upgraded_and_its_records_found(cli, b
         [store] = memory.stores()
         found = store.by_normalised([normal_key(f"old fact number {i}") for i in range(5)], Access())
         assert sorted(rid for hits in found.values() for _, rid, _ in hits) == ["new"] + [f"old{i}" for i in range(5)]
+
+
+def test_graph_walks_and_matrix_products_find_the_same(backend, monkeypatch):
+    """A few queries against many rows walk the vector graph once each; a batch is compared
+    with every row by matrix products. Both find the same near-duplicates, in scope only."""
+    import numpy as np
+
+    from eidetic.ranking import neighbours
+    from eidetic.records import Scope
+
+    monkeypatch.setenv("EIDETIC_ANN_THRESHOLD", "2")  # the files and sqlite partitions get a graph too
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((40, 16)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    records = [
+        {"id": f"r{i}", "text": f"record {i}", "scope": {"name": "team" if i % 2 else "other", "visibility": "public"}}
+        for i in range(40)
+    ]
+    by_text = {r["text"]: v for r, v in zip(records, base)}
+    with Memory.open() as memory:
+        memory.remember(records, embed=False)
+        [store] = memory.stores()
+        store.sync_vectors("test-model", None, lambda rows: {h: by_text[t] for (d, h), t in _texts(store, rows)})
+        queries = base[:6] + 0.05 * rng.standard_normal((6, 16)).astype(np.float32)
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+        access = Access(Scope("team", "public"), scope_only=True)
+        answers = []
+        for walk_rows in (10**9, 0):  # every query compared at once; every query walks
+            monkeypatch.setattr(neighbours, "WALK_ROWS", walk_rows)
+            found = store.similar("test-model", queries, access, 0.9, 8)
+            answers.append([{store.by_docs([d])[d].record.id: round(s, 4) for d, s in near.items()} for near in found])
+    assert answers[0] == answers[1]
+    assert [sorted(near) for near in answers[0]] == [[], ["r1"], [], ["r3"], [], ["r5"]]  # "other" never named
+
+
+def _texts(store, rows):
+    texts = store.texts([doc for doc, _ in rows])
+    return [((doc, h), texts[doc]) for doc, h in rows]

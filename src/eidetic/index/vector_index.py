@@ -35,7 +35,6 @@ ANN_EXPANSION_SEARCH = 256
 # precision (recall@10 after re-scoring the top 100: 0.9925 vs 0.985 at ef 256), a 40 % faster
 # build and 58 % of the file size (measured with usearch 2.26 on this machine; docs/benchmarks.md).
 ANN_DTYPE = "i8"
-SCORES_AT_ONCE = 1 << 23  # cosines of one slice of rows with a batch (32 MB): bounds above()'s memory
 
 
 def _empty(gen: int) -> dict[str, Any]:
@@ -107,6 +106,11 @@ class VectorIndex:
     @property
     def rows(self) -> int:
         return self.state()["rows"]
+
+    @property
+    def graphed(self) -> bool:
+        """Whether searches walk the HNSW graph: built, and not turned off (threshold 0)."""
+        return bool(self.state()["ann_rows"]) and self.ann_threshold > 0
 
     @property
     def last_doc(self) -> int:
@@ -268,25 +272,16 @@ class VectorIndex:
 
     def above(self, queries: Any, threshold: float) -> tuple[Any, Any, Any]:
         """(query row, doc, cosine) of every query and stored row whose cosine reaches
-        ``threshold``, exactly: one matrix product per slice of rows (sized so its scores stay
-        bounded), keeping only the pairs at the line, which are few. A batch of a thousand
-        against 100k rows takes seconds, less than a graph walk per query took here (an 8-bit
-        graph at ef 256 answered a batched search in ~4.5 ms a query)."""
+        ``threshold``, exactly (``ranking.neighbours.above``); none for another dimension."""
         import numpy as np
 
+        from ..ranking.neighbours import above
+
         state = self.state()
-        queries = np.asarray(queries, dtype=np.float32)
-        parts: list[tuple[Any, Any, Any]] = []
-        if state["rows"] and len(queries) and queries.shape[1] == state["dim"]:
-            matrix, docs = self.matrix(), self.docs()
-            step = max(256, SCORES_AT_ONCE // len(queries))
-            for start in range(0, state["rows"], step):
-                scores = np.asarray(matrix[start : start + step]) @ queries.T
-                stored, query = np.nonzero(scores >= threshold)
-                parts.append((query, np.asarray(docs[start + stored]), scores[stored, query]))
-        if not parts:
+        if not state["rows"] or np.shape(queries)[1] != state["dim"]:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
-        return tuple(np.concatenate(column) for column in zip(*parts))  # type: ignore[return-value]
+        query, row, score = above(self.matrix(), queries, threshold)
+        return query, np.asarray(self.docs()[row]), score
 
     def ranked(self, query: Any, first: int) -> Iterator[list[tuple[int, float]]]:
         """(doc, cosine) pages, best first: the first ``first`` candidates, then growing pages
@@ -299,7 +294,7 @@ class VectorIndex:
         if not rows:
             return
         matrix, docs = self.matrix(), self.docs()
-        graph = bool(state["ann_rows"]) and self.ann_threshold > 0  # EIDETIC_ANN_THRESHOLD=0: exact, always
+        graph = self.graphed  # EIDETIC_ANN_THRESHOLD=0: exact, always
         if graph:
             ann = self._graph(state)
             offered: set[int] = set()

@@ -10,8 +10,9 @@ write's locks), with the scope admitted inside each store: one lookup of the bat
 keys (stored with every record), and when the batch was embedded one comparison of its vectors
 with the store's (``RecordStore.similar``: matrix products, or one statement of graph walks).
 So a bulk load of thousands is checked as a single record is, at nearly the same cost a record
-(docs/benchmarks.md, "Near-duplicates"). Within the batch, the pairs close in meaning come from
-one matrix product of its vectors; each record is compared with the earlier ones written.
+(docs/benchmarks.md, "Near-duplicates"). Within the batch, the pairs close in meaning are found
+as ``consolidate`` finds them (``ranking.neighbours``); each record is compared with the earlier
+ones written.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from ..stores.base import RecordStore
 ON_SIMILAR = ("write", "skip", "supersede")
 SHOWN = 3  # near-duplicates named per record, best first
 POOL = 8  # stored candidates by meaning kept per record and store
-PAIRS_AT_ONCE = 1 << 22  # cosines of one slice of the batch with itself (16 MB)
 
 Found = tuple[str, float, str]  # (id, score, rule: "text" or "meaning")
 
@@ -100,19 +100,16 @@ class NearDuplicates:
 
     def _pairs(self) -> dict[int, list[tuple[int, float]]]:
         """Per place of the batch, the earlier places of its scope whose vectors are as close as
-        the line: one matrix product of each scope's vectors, a slice of rows at a time."""
+        the line (``ranking.neighbours``: matrix products, not a comparison per pair)."""
         import numpy as np
+
+        from ..ranking.neighbours import similar_pairs
 
         earlier: dict[int, list[tuple[int, float]]] = {}
         for places in self._by_scope(vectors_only=True).values():
-            matrix = np.stack([self.vectors[self._batch[place].hash] for place in places]).astype(np.float32)
-            step = max(1, PAIRS_AT_ONCE // len(places))
-            for start in range(0, len(places), step):
-                scores = matrix[start : start + step] @ matrix.T
-                rows, columns = np.nonzero(scores >= SIMILAR_COSINE)
-                for row, column in zip(rows.tolist(), columns.tolist()):
-                    if column < start + row:
-                        earlier.setdefault(places[start + row], []).append((places[column], float(scores[row, column])))
+            matrix = np.stack([self.vectors[self._batch[place].hash] for place in places])
+            for (first, later), cosine in similar_pairs(matrix, SIMILAR_COSINE).items():
+                earlier.setdefault(places[later], []).append((places[first], cosine))
         return earlier
 
     def _by_scope(self, vectors_only: bool = False) -> dict[Scope, list[int]]:

@@ -134,10 +134,17 @@ class IndexedStore:
 
     def similar(self, model: str, queries: Any, access: Access, threshold: float, pool: int) -> list[dict[int, float]]:
         """Each partition in reach compares every row with the batch at once (``VectorIndex.above``:
-        exact, a matrix product a slice of rows at a time); SQL admits the docs that reach the line."""
+        exact matrix products), and SQL admits the docs that reach the line; a few queries
+        against a partition big enough for a graph walk it once each (``nearest``)."""
+        from ..ranking.neighbours import WALK_ROWS
+
+        indexes = self.index.vectors.get(model, self.search.reach(access))
+        if any(index.graphed and len(queries) * WALK_ROWS < index.rows for index in indexes):
+            walked = (self.nearest(model, query, access, Filters(), pool) for query in queries)
+            return [{doc: score for doc, score in near.items() if score >= threshold} for near in walked]
         found: list[dict[int, float]] = [{} for _ in range(len(queries))]
         admission = self.search.admission(access, Filters())
-        for index in self.index.vectors.get(model, self.search.reach(access)):
+        for index in indexes:
             rows, docs, scores = index.above(queries, threshold)
             allowed = self.search.admitted(sorted(set(docs.tolist())), admission) if len(docs) else set()
             for row, doc, score in zip(rows.tolist(), docs.tolist(), scores.tolist()):

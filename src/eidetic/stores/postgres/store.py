@@ -217,7 +217,7 @@ class PostgresStore:
         """Near-duplicates by meaning of a whole batch (``Vectors.similar``)."""
         if not self._ready():
             return [{} for _ in range(len(queries))]
-        return self._vectors.similar(model, queries, access, threshold, pool)
+        return self._vectors.similar(model, queries, access, threshold, pool, self._docs.count(access))
 
     @guarded
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
