@@ -9,8 +9,8 @@ The stored ones are looked up for the whole batch at once, at its first question
 write's locks), with the scope admitted inside each store: one lookup of the batch's normalised
 keys (stored with every record), and when the batch was embedded one comparison of its vectors
 with the store's (``RecordStore.similar``: matrix products, or one statement of graph walks).
-So a bulk load of thousands is checked as a single record is, at nearly the same cost a record
-(docs/benchmarks.md, "Near-duplicates"). Within the batch, the pairs close in meaning are found
+So a bulk load of thousands is checked as fully as a single record, without a search per
+record (what it costs: docs/benchmarks.md, "Near-duplicates"). Within the batch, the pairs close in meaning are found
 as ``consolidate`` finds them (``ranking.neighbours``); each record is compared with the earlier
 ones written.
 """
