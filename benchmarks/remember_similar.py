@@ -123,11 +123,16 @@ def run(args: argparse.Namespace) -> dict:
             "seconds": spent, "records_per_s": rates}  # fmt: skip
 
 
+def load() -> str:
+    """The 1-, 5- and 15-minute load averages: the machine is shared, so the numbers say how busy."""
+    return " / ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
 def table(results: list[dict], date: str, where: str) -> str:
     lines = [
         f"Run {date} on {where}: `python benchmarks/remember_similar.py BACKEND --old OLD --new NEW` (vectors "
         "planted: the model's own time, ~10 records/s, is left out). Records/s, median of the runs; "
-        "old: before near-duplicates were looked for.",
+        "the load average when the runs ended was " + load() + ".",
         "",
         "| backend | store | batch | old → new | `remember --no-embed` records/s | `remember` (vectors cached) records/s |",
         "|---|---|---|---|---|---|",

@@ -26,6 +26,7 @@ def ids(store: PostgresStore, hits) -> list[str]:
 
 
 UNDO: dict[int, list[str]] = {
+    7: ["DROP INDEX eidetic_docs_norm", "ALTER TABLE eidetic_docs DROP COLUMN norm"],
     6: [
         "ALTER TABLE eidetic_docs DROP COLUMN occurred, DROP COLUMN valid_from, DROP COLUMN valid_until, DROP COLUMN history"
     ],

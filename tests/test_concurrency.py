@@ -17,21 +17,24 @@ def test_eight_concurrent_writers_lose_nothing(store, env):
             json.dumps({"id": f"w{w}-r{i}", "text": f"writer {w} record {i} quokka", "metadata": {"writer": w}}) + "\n"
             for i in range(200)
         )
+        # Output to a file: each reports 200 records and their near-duplicates, more than a pipe holds
+        # while nobody reads it.
+        output = env / f"writer-{w}.json"
         proc = subprocess.Popen(
             [sys.executable, "-m", "eidetic", "remember", "--json"],
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdout=output.open("w"),
             stderr=subprocess.PIPE,
             text=True,
             env=os.environ.copy(),
         )
-        writers.append((proc, lines))
-    for proc, lines in writers:
+        writers.append((proc, lines, output))
+    for proc, lines, _ in writers:
         proc.stdin.write(lines)
         proc.stdin.close()
-    for proc, _ in writers:
+    for proc, _, output in writers:
         assert proc.wait(timeout=300) == 0, proc.stderr.read()
-        assert json.loads(proc.stdout.read())["upserted"] == 200
+        assert json.loads(output.read_text())["upserted"] == 200
     files = sorted(store.rglob("*.md"))
     assert len(files) == 1600
     for path in files:

@@ -149,21 +149,3 @@ def test_mcp_remember_takes_on_similar(backend, env):
                 anyio.run(call, server, {"records": {"id": "c", "text": "x"}, "on_similar": "drop"})
         finally:
             session.close()
-
-
-def test_a_bulk_batch_is_compared_within_itself_and_says_so(store):
-    """Over CHECKED_BATCH records: no search of the stored records (a bulk load keeps its speed),
-    identical texts within the batch still reported, and a warning naming consolidate."""
-    from eidetic.memory.similar import CHECKED_BATCH
-
-    with Memory.open() as memory:
-        memory.remember([{"id": "stored", "text": "Deploys happen on Fridays"}], embed=False)
-        batch = [{"id": f"n{i}", "text": f"note number {i}"} for i in range(CHECKED_BATCH)]
-        batch += [{"id": "again", "text": "deploys happen on fridays!"}, {"id": "twin", "text": "Note number 7."}]
-        result = memory.remember(batch, embed=False)
-        entries = {item["id"]: item for item in result.items}
-        assert "similar_to" not in entries["again"]  # the stored record is not searched
-        assert entries["twin"]["similar_to"] == [{"id": "n7", "score": 1.0, "rule": "text"}]
-        assert any("eidetic consolidate" in warning for warning in result.warnings)
-        small = memory.remember([{"id": "later", "text": "deploys happen on Fridays."}], embed=False)
-        assert small.items[0]["similar_to"][0]["id"] in {"stored", "again"}

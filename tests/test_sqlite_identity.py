@@ -242,12 +242,12 @@ def test_a_schema_10_database_is_upgraded_in_place(env):
     # Schema 10 was this without the drop log and the change stamp, and its keyword indexes
     # kept no state of their own (a "pending" flag in the database instead); schema 11 added
     # the log and the stamp, schema 12 the listing indexes, schema 13 the columns of the event
-    # clock and the dated lifecycle changes.
+    # clock and the dated lifecycle changes, schema 14 each text's normalised key.
     listing = ("docs_updated", "docs_created", "docs_name", "docs_supersedes", "docs_linking")
     with sqlite3.connect(database) as conn:
-        for index in listing:
+        for index in (*listing, "docs_norm"):
             conn.execute(f"DROP INDEX {index}")
-        for column in ("occurred", "valid_from", "valid_until", "history"):
+        for column in ("occurred", "valid_from", "valid_until", "history", "norm"):
             conn.execute(f"ALTER TABLE docs DROP COLUMN {column}")
         conn.execute("DROP TABLE IF EXISTS dropped")
         conn.execute("DELETE FROM meta WHERE key='change'")
@@ -263,7 +263,7 @@ def test_a_schema_10_database_is_upgraded_in_place(env):
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         assert conn.execute("SELECT id FROM docs ORDER BY id").fetchall() == [("a1",), ("a2",)]
     conn.close()
-    assert SCHEMA_VERSION == "13" and meta["schema"] == "13" and meta["instance"] == instance
+    assert SCHEMA_VERSION == "14" and meta["schema"] == "14" and meta["instance"] == instance
     assert "keyword_pending" not in meta and meta["change"] and "dropped" in tables and set(listing) <= tables
     assert [item["id"] for item in ann.run("list", "--sort", "name")["items"]] == ["a1", "a2"]
     ann.run("forget", "a1")  # purged below

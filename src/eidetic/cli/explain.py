@@ -57,8 +57,8 @@ reported in `duplicates` and not written. A record that `supersedes` another of 
 shadows it at once. A new record whose meaning is already in its scope (same name and
 visibility; never another scope) is reported with those records as `similar_to` (text equal once
 case, punctuation and spacing are set aside, or a cosine of 0.88 or more; without vectors,
-`--no-embed`, by text alone; a batch of over 100 records only within itself, by identical text,
-and it says so); `--on-similar write` (default) writes it, `skip` leaves it out
+`--no-embed`, by text alone; a bulk batch is checked as fully as one record, with the vectors
+computed before anything is written); `--on-similar write` (default) writes it, `skip` leaves it out
 (status similar), `supersede` writes it superseding the closest. Each record is reported: new,
 updated, unchanged, duplicate (of which) or similar, with its file (files backend) or its backend
 and database.

@@ -64,6 +64,22 @@ class Lookups:
             result.setdefault(h, []).append((rid, Scope(scope, visibility)))
         return result
 
+    def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
+        """Per normalised-text key (``ranking.similar.normal_key``), the (doc, id, scope) of the
+        served records ``access`` admits (scope rule and lifecycles, in SQL) whose text has it."""
+        dialect, conn = self._source.dialect, self._source.conn
+        scope, scope_params = scope_sql(dialect, access)
+        result: dict[str, list[tuple[int, str, Scope]]] = {}
+        for condition, params in dialect.one_of("d.norm", list(dict.fromkeys(keys))):
+            rows = conn.execute(
+                f"SELECT d.norm, d.doc, d.id, d.scope, d.visibility FROM {dialect.table} d "
+                f"WHERE {every(dialect.served(), condition, scope)}",
+                [*params, *scope_params],
+            )
+            for key, doc, rid, name, visibility in rows:
+                result.setdefault(key, []).append((doc, rid, Scope(name, visibility)))
+        return result
+
     def all_records(self) -> list[IndexedRecord]:
         """Every served record, by id."""
         dialect = self._source.dialect

@@ -226,7 +226,7 @@ class RecordDatabase(ABC):
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
         self.conn.executemany(
-            f"INSERT INTO docs(doc, id, path, {RECORD_COLUMNS}, winner) VALUES({self.dialect.marks(26)}, 1)",
+            f"INSERT INTO docs(doc, id, path, {RECORD_COLUMNS}, winner) VALUES({self.dialect.marks(27)}, 1)",
             [(doc, r.id, rel, *stored(r)) for doc, (rel, r) in zip(docs, items)],
         )
 

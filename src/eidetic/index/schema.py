@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
+from ..docsql.dialect import SQLITE
 from ..errors import env_error
+from .stored import backfill_norm
 
-SCHEMA_VERSION = "13"
+SCHEMA_VERSION = "14"
 CLOCK_COLUMNS = ("occurred", "valid_from", "valid_until", "history")
 
 # The sqlite backend logs each dropped doc (with what its keyword entry and its thread
@@ -55,12 +58,14 @@ CREATE TABLE IF NOT EXISTS docs(
     name TEXT, description TEXT, text TEXT NOT NULL, hash TEXT NOT NULL, len INTEGER NOT NULL,
     created TEXT, created_ts REAL, updated TEXT, added_by TEXT, supersedes TEXT,
     links TEXT NOT NULL, metadata TEXT NOT NULL, source TEXT, winner INTEGER NOT NULL,
-    thread_key TEXT, thread_order TEXT, occurred TEXT, valid_from TEXT, valid_until TEXT, history TEXT);
+    thread_key TEXT, thread_order TEXT, occurred TEXT, valid_from TEXT, valid_until TEXT, history TEXT,
+    norm TEXT);
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_thread ON docs(thread_key, thread_order, doc) WHERE thread_key IS NOT NULL;
 CREATE TABLE IF NOT EXISTS partitions(key TEXT PRIMARY KEY, visibility TEXT NOT NULL, scope TEXT);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(hash);
 CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
+CREATE INDEX IF NOT EXISTS docs_norm ON docs(norm);
 """
     + DROPPED
     + ";"
@@ -69,21 +74,32 @@ CREATE INDEX IF NOT EXISTS docs_len ON docs(len);
 )
 
 # Upgrades of a database that is the store, from each old schema version to the next. A change
-# to SCHEMA must add its step here: such a database is never dropped and rebuilt.
-MIGRATIONS: dict[str, tuple[str, str]] = {  # from version -> (to version, SQL script)
+# to SCHEMA must add its step here: such a database is never dropped and rebuilt. A step is an
+# SQL script, or a function of the connection for what Python computes (a backfill).
+Step = str | Callable[[sqlite3.Connection], None]
+MIGRATIONS: dict[str, tuple[str, list[Step]]] = {  # from version -> (to version, steps)
     # 11: the drop log and a change stamp; each cache folder's keyword index keeps its own
     # state instead of the shared flag
     "10": (
         "11",
-        DROPPED + ";DELETE FROM meta WHERE key='keyword_pending'"
-        ";INSERT OR REPLACE INTO meta VALUES('change', lower(hex(randomblob(16))))",
+        [
+            DROPPED + ";DELETE FROM meta WHERE key='keyword_pending'"
+            ";INSERT OR REPLACE INTO meta VALUES('change', lower(hex(randomblob(16))))"
+        ],
     ),
     # 12: indexes for listings by last write, creation and name
-    "11": ("12", LISTING),
+    "11": ("12", [LISTING]),
     # 13: the event clock and the dated lifecycle changes (``clocks``); NULL in older rows
-    "12": (
-        "13",
-        ";".join(f"ALTER TABLE docs ADD COLUMN {column} TEXT" for column in CLOCK_COLUMNS),
+    "12": ("13", [";".join(f"ALTER TABLE docs ADD COLUMN {column} TEXT" for column in CLOCK_COLUMNS)]),
+    # 14: each text's normalised key (``ranking.similar.normal_key``), computed for the rows
+    # there already, and its index: a remember finds the stored texts it repeats in one lookup
+    "13": (
+        "14",
+        [
+            "ALTER TABLE docs ADD COLUMN norm TEXT",
+            lambda conn: backfill_norm(conn, SQLITE),
+            "CREATE INDEX IF NOT EXISTS docs_norm ON docs(norm)",
+        ],
     ),
 }
 
@@ -132,8 +148,12 @@ def lay_out(conn: sqlite3.Connection, path: Path) -> None:
                     f"(schema {SCHEMA_VERSION}) cannot read",
                     "upgrade eidetic; the file was left as it was",
                 )
-            version, script = MIGRATIONS[version]
-            _run(conn, script)
+            version, steps = MIGRATIONS[version]
+            for step in steps:
+                if callable(step):
+                    step(conn)
+                else:
+                    _run(conn, step)
             conn.execute("UPDATE meta SET value=? WHERE key='schema'", (version,))
         conn.execute("COMMIT")
     except BaseException:

@@ -5,26 +5,32 @@ and read them back through ``docsql.rows``."""
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from typing import Any
 
 from ..clocks import history_json
+from ..docsql.dialect import Dialect
+from ..ranking.similar import normal_key
 from ..records import Record
 from ..timeutil import to_epoch
 from .context import order_key, thread_key, thread_of
+
+BACKFILL_BATCH = 2000  # rows read and updated at a time when a store gains ``norm`` (an upgrade)
 
 # The columns a record fills, in the order of :func:`stored`; each engine adds its own before
 # (doc, id, and a path or partition) and after (an elected copy, or keyword lengths).
 RECORD_COLUMNS = (
     "scope, visibility, lifecycle, type, name, description, text, hash, len, created, created_ts, updated, "
     "added_by, supersedes, links, metadata, source, thread_key, thread_order, occurred, valid_from, valid_until, "
-    "history"
+    "history, norm"
 )
 
 
 def stored(r: Record) -> tuple[Any, ...]:
     """The values of :data:`RECORD_COLUMNS`: the record's fields (links and metadata as JSON
     text), and what searches need of them: the text's length, ``created`` in epoch seconds, the
-    ``source`` filter, and the record's thread and place in it (``context``)."""
+    ``source`` filter, the record's thread and place in it (``context``), and the key of its
+    normalised text (``ranking.similar.normal_key``: its near-duplicates by text)."""
     ts = to_epoch(r.created)
     tkey = thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata))
     source = r.metadata.get("source")
@@ -52,4 +58,25 @@ def stored(r: Record) -> tuple[Any, ...]:
         r.valid_from,
         r.valid_until,
         history_json(r.history),
+        normal_key(r.text),
     )
+
+
+def backfill_norm(conn: Any, dialect: Dialect) -> None:
+    """Fill ``norm`` of the rows that have none (written before the column was there), in
+    batches by doc number, inside the caller's transaction (an upgrade's: the store is never
+    seen half filled). In Python, with the function every write uses, so both agree."""
+    table, mark = dialect.table, dialect.mark
+    last = -1
+    while True:
+        rows = conn.execute(
+            f"SELECT doc, text FROM {table} WHERE doc > {mark} AND norm IS NULL ORDER BY doc LIMIT {mark}",
+            (last, BACKFILL_BATCH),
+        ).fetchall()
+        if not rows:
+            return
+        with closing(conn.cursor()) as cursor:
+            cursor.executemany(
+                f"UPDATE {table} SET norm = {mark} WHERE doc = {mark}", [(normal_key(text), doc) for doc, text in rows]
+            )
+        last = rows[-1][0]

@@ -108,6 +108,11 @@ class VectorIndex:
         return self.state()["rows"]
 
     @property
+    def graphed(self) -> bool:
+        """Whether searches walk the HNSW graph: built, and not turned off (threshold 0)."""
+        return bool(self.state()["ann_rows"]) and self.ann_threshold > 0
+
+    @property
     def last_doc(self) -> int:
         return self.state()["last_doc"]
 
@@ -265,6 +270,19 @@ class VectorIndex:
         scores = np.asarray(self.matrix()[rows]) @ query
         return {int(d): float(s) for d, s in zip(wanted[hit], scores)}
 
+    def above(self, queries: Any, threshold: float) -> tuple[Any, Any, Any]:
+        """(query row, doc, cosine) of every query and stored row whose cosine reaches
+        ``threshold``, exactly (``ranking.neighbours.above``); none for another dimension."""
+        import numpy as np
+
+        from ..ranking.neighbours import above
+
+        state = self.state()
+        if not state["rows"] or np.shape(queries)[1] != state["dim"]:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+        query, row, score = above(self.matrix(), queries, threshold)
+        return query, np.asarray(self.docs()[row]), score
+
     def ranked(self, query: Any, first: int) -> Iterator[list[tuple[int, float]]]:
         """(doc, cosine) pages, best first: the first ``first`` candidates, then growing pages
         until every row has been offered. Exact below the ANN threshold; above it the graph's
@@ -276,7 +294,7 @@ class VectorIndex:
         if not rows:
             return
         matrix, docs = self.matrix(), self.docs()
-        graph = bool(state["ann_rows"]) and self.ann_threshold > 0  # EIDETIC_ANN_THRESHOLD=0: exact, always
+        graph = self.graphed  # EIDETIC_ANN_THRESHOLD=0: exact, always
         if graph:
             ann = self._graph(state)
             offered: set[int] = set()

@@ -3,14 +3,16 @@
 A new record's near-duplicates are the active records of exactly its scope (same name, same
 visibility: never another scope, so nothing outside what the writer may read is named) and
 the records written before it in the same batch whose text is the same once normalised, or
-whose vectors are as close as ``SIMILAR_COSINE`` (both rules: ``ranking/similar.py``). Stored
-candidates come from each store's own searches, with the scope admitted inside the store: the
-nearest vectors when the batch was embedded (a text identical once normalised is among them:
-its cosine was 0.95 or more in every case tried), else the records sharing the most words (a
-text identical once normalised has all of them), and then only the text rule runs. The word
-search costs a few milliseconds a record (docs/benchmarks.md, "Near-duplicates"), so a batch of
-more than ``CHECKED_BATCH`` records (a bulk load) is only compared within itself, by identical
-text, and says so; ``eidetic consolidate`` finds the rest.
+whose vectors are as close as ``SIMILAR_COSINE`` (both rules: ``ranking/similar.py``).
+
+The stored ones are looked up for the whole batch at once, at its first question (under the
+write's locks), with the scope admitted inside each store: one lookup of the batch's normalised
+keys (stored with every record), and when the batch was embedded one comparison of its vectors
+with the store's (``RecordStore.similar``: matrix products, or one statement of graph walks).
+So a bulk load of thousands is checked as fully as a single record, without a search per
+record (what it costs: docs/benchmarks.md, "Near-duplicates"). Within the batch, the pairs close in meaning are found
+as ``consolidate`` finds them (``ranking.neighbours``); each record is compared with the earlier
+ones written.
 """
 
 from __future__ import annotations
@@ -20,21 +22,13 @@ from typing import Any
 
 from ..errors import option_error
 from ..ranking.access import Access
-from ..ranking.filters import Filters
-from ..ranking.similar import is_similar, normalised
+from ..ranking.similar import SIMILAR_COSINE, is_similar, normal_key
 from ..records import Record, Scope
 from ..stores.base import RecordStore
 
 ON_SIMILAR = ("write", "skip", "supersede")
-# Records of one remember that are each compared with the stored records (a search per store
-# each, ~10 ms): what a person or an agent remembers at once. A bigger batch is a bulk load,
-# compared only within itself by identical text, so it keeps its speed (docs/benchmarks.md).
-CHECKED_BATCH = 100
 SHOWN = 3  # near-duplicates named per record, best first
-POOL = 8  # candidates read per store by meaning
-WORDED = 3  # by words: a text identical once normalised shares every word and its length, so ranks first
-TERMS = 16  # words of a long text searched for: an identical text holds every one of them
-NO_FILTERS = Filters()
+POOL = 8  # stored candidates by meaning kept per record and store
 
 Found = tuple[str, float, str]  # (id, score, rule: "text" or "meaning")
 
@@ -55,73 +49,114 @@ def checked(on_similar: Any) -> str:
 class NearDuplicates:
     """Finds each new record's near-duplicates, as the batch is decided in order.
 
-    ``vectors`` (text hash -> vector of ``model``) were computed before the locks were taken;
-    empty: the text rule alone. ``written`` is told each record the batch writes, so a later
-    record of the batch is compared with it too."""
+    ``batch``: the remember's records in order. ``vectors`` (text hash -> vector of ``model``)
+    were computed before the locks were taken; empty: the text rule alone. ``written`` is told
+    each record the batch writes, so a later record of the batch is compared with it too."""
 
-    def __init__(self, stores: list[RecordStore], model: str = "", vectors: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, stores: list[RecordStore], batch: list[Record], model: str = "", vectors: dict[str, Any] | None = None
+    ) -> None:
         self.stores = stores
         self.model = model
         self.vectors = vectors or {}
-        self._texts: dict[tuple[Scope, str], str] = {}  # (scope, normalised text) -> the first id with it
-        self._batch: dict[Scope, list[tuple[str, Any]]] = {}  # scope -> (id, vector) of those with vectors
-        self._normalised: dict[str, str] = {}  # text hash -> normalised text, made once per text
-
-    def _norm(self, record: Record) -> str:
-        found = self._normalised.get(record.hash)
-        if found is None:
-            found = self._normalised[record.hash] = normalised(record.text)
-        return found
+        first: dict[str, Record] = {}
+        for record in batch:
+            first.setdefault(record.id, record)  # a later copy of an id is an update: never judged
+        self._batch = list(first.values())
+        self._place = {record.id: place for place, record in enumerate(self._batch)}
+        self._stored: dict[str, list[Found]] | None = None  # id -> stored near-duplicates, at the first question
+        self._earlier: dict[int, list[tuple[int, float]]] | None = None  # place -> earlier places close in meaning
+        self._texts: dict[tuple[Scope, str], str] = {}  # (scope, normalised key) -> the first id written with it
+        self._written: set[int] = set()  # places of the batch written so far
 
     def of(self, record: Record) -> list[dict[str, Any]]:
         """``record``'s near-duplicates, best first, at most :data:`SHOWN`: ``{"id", "score",
-        "rule"}``; the score is the cosine (1.0 for identical text when there are no vectors)."""
+        "rule"}``; the score is the cosine (1.0 for identical text whose cosine is unknown)."""
+        if self._stored is None:
+            self._stored = self._look_up()
         best: dict[str, Found] = {}
-        for found in (*self._in_batch(record), *self._stored(record)):
+        for found in (*self._in_batch(record), *self._stored.get(record.id, [])):
             if found[0] != record.id and found[0] not in best:  # the batch's copy is the newer one
                 best[found[0]] = found
         ranked = sorted(best.values(), key=lambda found: (-found[1], found[0]))[:SHOWN]
         return [{"id": rid, "score": round(score, 3), "rule": rule} for rid, score, rule in ranked]
 
     def written(self, record: Record) -> None:
-        self._texts.setdefault((record.scope, self._norm(record)), record.id)
-        vector = self.vectors.get(record.hash)
-        if vector is not None:
-            self._batch.setdefault(record.scope, []).append((record.id, vector))
+        self._texts.setdefault((record.scope, normal_key(record.text)), record.id)
+        self._written.add(self._place[record.id])
 
     def _in_batch(self, record: Record) -> Iterator[Found]:
-        """The earlier records of the batch: the one with the same normalised text (a lookup),
-        and by meaning those with vectors (a batch has vectors only when it is small)."""
-        vector = self.vectors.get(record.hash)
-        same = self._texts.get((record.scope, self._norm(record)))
-        for rid, other in self._batch.get(record.scope, []) if vector is not None else []:
-            yield from _judged(rid, rid == same, float(vector @ other))
+        """The earlier records of the batch written: the first with the same normalised text,
+        and those close in meaning (with their cosines, found first)."""
+        if self._earlier is None:
+            self._earlier = self._pairs()
+        same = self._texts.get((record.scope, normal_key(record.text)))
+        for other, cosine in self._earlier.get(self._place[record.id], []):
+            if other in self._written:
+                rid = self._batch[other].id
+                yield from _judged(rid, rid == same, cosine)
         if same is not None:
             yield from _judged(same, True, None)  # without vectors (or found above, and kept)
 
-    def _stored(self, record: Record) -> Iterator[Found]:
-        from ..index.analyzer import query_terms
+    def _pairs(self) -> dict[int, list[tuple[int, float]]]:
+        """Per place of the batch, the earlier places of its scope whose vectors are as close as
+        the line (``ranking.neighbours``: matrix products, not a comparison per pair)."""
+        import numpy as np
 
-        if not self.stores:  # a bulk load: the batch alone
-            return
-        access = Access(record.scope, scope_only=True)  # its name; the visibility is checked below
-        vector = self.vectors.get(record.hash)
-        terms = query_terms(record.text)[:TERMS] if vector is None else []
-        mine = self._norm(record)
+        from ..ranking.neighbours import similar_pairs
+
+        earlier: dict[int, list[tuple[int, float]]] = {}
+        for places in self._by_scope(vectors_only=True).values():
+            matrix = np.stack([self.vectors[self._batch[place].hash] for place in places])
+            for (first, later), cosine in similar_pairs(matrix, SIMILAR_COSINE).items():
+                earlier.setdefault(places[later], []).append((places[first], cosine))
+        return earlier
+
+    def _by_scope(self, vectors_only: bool = False) -> dict[Scope, list[int]]:
+        groups: dict[Scope, list[int]] = {}
+        for place, record in enumerate(self._batch):
+            if not vectors_only or record.hash in self.vectors:
+                groups.setdefault(record.scope, []).append(place)
+        return groups
+
+    def _look_up(self) -> dict[str, list[Found]]:
+        """Every batch record's stored near-duplicates: per store and scope, one lookup of the
+        normalised keys and one comparison of the vectors, with the scope admitted in the store
+        (its name; the visibility is checked here)."""
+        found: dict[str, list[Found]] = {}
         for store in self.stores:
-            cosines = store.nearest(self.model, vector, access, NO_FILTERS, POOL) if vector is not None else {}
-            worded = [doc for doc, _ in store.keyword(terms, access, NO_FILTERS, WORDED)] if terms else []
-            for doc, item in store.by_docs([*cosines, *worded]).items():
-                other = item.record
-                if other.scope == record.scope and other.lifecycle == "active":
-                    same = _near_length(other.text, record.text) and normalised(other.text) == mine
-                    yield from _judged(other.id, same, cosines.get(doc))
+            for scope, places in self._by_scope().items():
+                records = [self._batch[place] for place in places]
+                for record, near in zip(records, self._in_store(store, scope, records)):
+                    found.setdefault(record.id, []).extend(near)
+        return found
 
+    def _in_store(self, store: RecordStore, scope: Scope, records: list[Record]) -> Iterator[list[Found]]:
+        """Each record's near-duplicates in one store, in order."""
+        access = Access(scope, scope_only=True)
+        same_text = store.by_normalised((normal_key(record.text) for record in records), access)
+        close = self._close(store, access, records)
+        named = store.by_docs(sorted({doc for near in close for doc in near}))
+        for record, near in zip(records, close):
+            texts = {doc: rid for doc, rid, other in same_text.get(normal_key(record.text), []) if other == scope}
+            found = [hit for doc, rid in texts.items() for hit in _judged(rid, True, near.get(doc))]
+            for doc, cosine in near.items():
+                item = named.get(doc)
+                if doc not in texts and item is not None and item.record.scope == scope:
+                    found += _judged(item.record.id, False, cosine)
+            yield found
 
-def _near_length(text: str, other: str) -> bool:
-    """Whether two texts' lengths allow them to be the same once normalised, short of one being
-    mostly punctuation and spaces: normalising a long candidate costs more than the search."""
-    return len(text) <= 2 * len(other) + 16 and len(other) <= 2 * len(text) + 16
+    def _close(self, store: RecordStore, access: Access, records: list[Record]) -> list[dict[int, float]]:
+        """Per record, the docs of ``store`` close in meaning (none without a vector)."""
+        import numpy as np
+
+        embedded = [place for place, record in enumerate(records) if record.hash in self.vectors]
+        close: list[dict[int, float]] = [{} for _ in records]
+        if embedded:
+            queries = np.stack([self.vectors[records[place].hash] for place in embedded]).astype(np.float32)
+            for place, near in zip(embedded, store.similar(self.model, queries, access, SIMILAR_COSINE, POOL)):
+                close[place] = near
+        return close
 
 
 def _judged(rid: str, same_text: bool, cosine: float | None) -> Iterator[Found]:

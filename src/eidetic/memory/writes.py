@@ -25,7 +25,7 @@ from ..results import RememberResult
 from ..stores.base import IndexedRecord, RecordStore
 from ..timeutil import format_ts
 from .embedding import Embedding
-from .similar import CHECKED_BATCH, NearDuplicates
+from .similar import NearDuplicates
 from .stores import Located, StoreSet
 
 Batch = list[tuple[Record, bool]]  # each record, and whether its input gave ``created``
@@ -105,20 +105,15 @@ class Writes:
     def _near_duplicates(self, batch: Batch, embed: bool) -> tuple[NearDuplicates, list[str]]:
         """The finder of near-duplicates, with the batch's vectors when ``embed`` and an
         embedder are there (computed now, outside the locks), and why not when it failed."""
-        if len(batch) > CHECKED_BATCH:  # a bulk load: identical texts of the batch alone
-            note = (
-                f"near-duplicates looked for only among this batch's identical texts ({len(batch)} records, "
-                f"more than {CHECKED_BATCH}); `eidetic consolidate` finds the rest"
-            )
-            return NearDuplicates([]), [note]
         stores = [store for store in self.stores.all() if store.exists()]
+        records = [record for record, _ in batch]
         embedder, _ = self.embedding.embedder() if embed else (None, None)
         if embedder is None:
-            return NearDuplicates(stores), []
-        vectors, failure = self.embedding.ahead(embedder, {r.hash: r.text for r, _ in batch}, stores)
+            return NearDuplicates(stores, records), []
+        vectors, failure = self.embedding.ahead(embedder, {r.hash: r.text for r in records}, stores)
         if failure is not None:
-            return NearDuplicates(stores), [f"near-duplicates judged by text alone: {failure}"]
-        return NearDuplicates(stores, embedder.name, vectors), []
+            return NearDuplicates(stores, records), [f"near-duplicates judged by text alone: {failure}"]
+        return NearDuplicates(stores, records, embedder.name, vectors), []
 
     def restore(self, items: Iterable[tuple[Record, Usage | None]]) -> dict[str, int]:
         """Write records exactly as given (lifecycle, dates and all) with their usage: how

@@ -1,5 +1,7 @@
 """Which rows of a matrix of unit vectors lie within a cosine of each other, without comparing
-all pairs. Pure (NumPy only): ``eidetic consolidate`` (``memory.consolidation``) asks it.
+all pairs. Pure (NumPy only): ``eidetic consolidate`` (``memory.consolidation``) and a
+remember's near-duplicates within its batch (``memory.similar``) ask it; :func:`above`
+compares a batch with a store's rows.
 
 Up to ``EXACT_ROWS`` rows every pair is compared (a few matrix products). Above, an inverted
 file: ``2 * sqrt(n)`` rows drawn at random are the centres; each row joins the list of its
@@ -16,6 +18,10 @@ from typing import Any
 EXACT_ROWS = 8192
 PROBES = 8
 BLOCK = 4096  # rows multiplied at a time: bounded memory
+SCORES_AT_ONCE = 1 << 23  # cosines of a slice of rows with a batch held at once by above() (32 MB)
+# A few queries against many rows walk a vector graph once each instead (where there is one):
+# a walk cost about what comparing with, or reading, this many rows did (docs/benchmarks.md).
+WALK_ROWS = 1000
 SEED = 20261201  # the centres are drawn the same way on every run: the same input, the same pairs
 
 
@@ -30,6 +36,23 @@ def similar_pairs(matrix: Any, threshold: float) -> dict[tuple[int, int], float]
     if len(rows) <= EXACT_ROWS:
         return _collect(rows, np.arange(len(rows)), np.arange(len(rows)), threshold)
     return _inverted_file(rows, threshold)
+
+
+def above(rows: Any, queries: Any, threshold: float) -> tuple[Any, Any, Any]:
+    """(query, row, cosine) of every query and row whose cosine reaches ``threshold``, exactly:
+    one matrix product per slice of ``rows`` (sized so its scores stay bounded; ``rows`` may be
+    memory-mapped), keeping only the pairs at the line, which are few."""
+    import numpy as np
+
+    queries = np.asarray(queries, dtype=np.float32)
+    found: list[tuple[Any, Any, Any]] = [(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32))]
+    step = max(256, SCORES_AT_ONCE // max(1, len(queries)))
+    for start in range(0, len(rows) if len(queries) else 0, step):
+        scores = np.asarray(rows[start : start + step]) @ queries.T
+        row, query = np.nonzero(scores >= threshold)
+        found.append((query, start + row, scores[row, query]))
+    query, row, score = (np.concatenate(column) for column in zip(*found))
+    return query, row, score
 
 
 def _inverted_file(rows: Any, threshold: float) -> dict[tuple[int, int], float]:

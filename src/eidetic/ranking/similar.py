@@ -8,8 +8,10 @@ chosen, on which data, is in docs/benchmarks.md ("Near-duplicates").
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 # Chosen on LoCoMo's tuning conversations (an observation fact and the turn it restates against
 # the other turns of its conversation): the lowest line from which fact-turn precision stays
@@ -24,6 +26,14 @@ def normalised(text: str) -> str:
     punctuation dropped and whitespace collapsed. Two records with the same normalised text
     are near-duplicates whatever their vectors say ("Use  uv." and "use uv")."""
     return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+@lru_cache(maxsize=8192)
+def normal_key(text: str) -> str:
+    """A hash of the text's normalised form: stored with each record, so a remember finds the
+    stored records its texts repeat in one lookup, however many there are. Cached: a remember
+    computes it for its checks and again for the rows it writes."""
+    return hashlib.sha256(normalised(text).encode("utf-8")).hexdigest()[:32]
 
 
 def is_similar(cosine: float, threshold: float = SIMILAR_COSINE) -> bool:

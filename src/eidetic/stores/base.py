@@ -94,6 +94,11 @@ class RecordStore(Protocol):
     def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
         """Per text hash, the (id, scope) of the records with exactly that text."""
 
+    def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
+        """Per normalised-text key (``ranking.similar.normal_key``, stored with each record),
+        the (doc, id, scope) of the records ``access`` admits whose text has it: the stored
+        texts a remember's records repeat, in one lookup."""
+
     def all_records(self) -> list[IndexedRecord]:
         """Every record, by id."""
 
@@ -153,6 +158,11 @@ class RecordStore(Protocol):
 
     def nearest(self, model: str, query: Any, access: Access, filters: Filters, pool: int) -> dict[int, float]:
         """The ``pool`` admitted docs with the highest cosine to ``query``."""
+
+    def similar(self, model: str, queries: Any, access: Access, threshold: float, pool: int) -> list[dict[int, float]]:
+        """For each row of ``queries`` (a float32 matrix of ``model``'s vectors), up to ``pool``
+        admitted docs whose cosine to it reaches ``threshold``, best first: a remember's
+        near-duplicates by meaning, for a whole batch at once."""
 
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
         """The cosine of each doc's vector to ``query`` (docs ``access`` may not see, or without

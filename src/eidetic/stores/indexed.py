@@ -53,6 +53,9 @@ class IndexedStore:
     def ids_by_hash(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
         return self.index.docs.ids_by_hash(hashes)
 
+    def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
+        return self.index.docs.by_normalised(keys, access)
+
     def all_records(self) -> list[IndexedRecord]:
         return self.index.docs.all_records()
 
@@ -128,6 +131,26 @@ class IndexedStore:
                     break
             found.update(admitted)
         return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
+
+    def similar(self, model: str, queries: Any, access: Access, threshold: float, pool: int) -> list[dict[int, float]]:
+        """Each partition in reach compares every row with the batch at once (``VectorIndex.above``:
+        exact matrix products), and SQL admits the docs that reach the line; a few queries
+        against a partition big enough for a graph walk it once each (``nearest``)."""
+        from ..ranking.neighbours import WALK_ROWS
+
+        indexes = self.index.vectors.get(model, self.search.reach(access))
+        if any(index.graphed and len(queries) * WALK_ROWS < index.rows for index in indexes):
+            walked = (self.nearest(model, query, access, Filters(), pool) for query in queries)
+            return [{doc: score for doc, score in near.items() if score >= threshold} for near in walked]
+        found: list[dict[int, float]] = [{} for _ in range(len(queries))]
+        admission = self.search.admission(access, Filters())
+        for index in indexes:
+            rows, docs, scores = index.above(queries, threshold)
+            allowed = self.search.admitted(sorted(set(docs.tolist())), admission) if len(docs) else set()
+            for row, doc, score in zip(rows.tolist(), docs.tolist(), scores.tolist()):
+                if doc in allowed:
+                    found[row][doc] = score
+        return [dict(sorted(hits.items(), key=lambda item: -item[1])[:pool]) for hits in found]
 
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
         found: dict[int, float] = {}

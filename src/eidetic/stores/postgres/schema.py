@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...docsql.dialect import Postgres
 from ...errors import env_error
+from ...index.stored import backfill_norm
 from . import trigrams
 
 if TYPE_CHECKING:
     from .connection import Session
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Advisory lock keys (any bigint; these spell "eidetic" + a purpose in their low bytes).
 SCHEMA_LOCK = 0x6569_6465_7469_6301  # migrations
 WRITE_LOCK = 0x6569_6465_7469_6302  # transactions changing records or keyword entries: docs number in commit order
@@ -129,6 +131,17 @@ MIGRATIONS: list[tuple[int, list[Statement]]] = [
             "ALTER TABLE eidetic_docs ADD COLUMN IF NOT EXISTS occurred text, "
             "ADD COLUMN IF NOT EXISTS valid_from text, ADD COLUMN IF NOT EXISTS valid_until text, "
             "ADD COLUMN IF NOT EXISTS history json",
+        ],
+    ),
+    # Each text's normalised key (``ranking.similar.normal_key``), computed in Python for the
+    # rows there already, and its index: a remember finds the stored texts it repeats in one
+    # lookup (``docsql.lookups``).
+    (
+        7,
+        [
+            "ALTER TABLE eidetic_docs ADD COLUMN IF NOT EXISTS norm text",
+            lambda conn: backfill_norm(conn, Postgres()),
+            "CREATE INDEX IF NOT EXISTS eidetic_docs_norm ON eidetic_docs(norm)",
         ],
     ),
 ]

@@ -126,6 +126,10 @@ class PostgresStore:
         return self._docs.ids_by_hash(hashes) if self._ready() else {}
 
     @guarded
+    def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
+        return self._docs.by_normalised(keys, access) if self._ready() else {}
+
+    @guarded
     def all_records(self) -> list[IndexedRecord]:
         return self._docs.all_records() if self._ready() else []
 
@@ -207,6 +211,13 @@ class PostgresStore:
         if not self._ready():
             return {}
         return self._vectors.nearest(model, query, access, filters, pool)
+
+    @guarded
+    def similar(self, model: str, queries: Any, access: Access, threshold: float, pool: int) -> list[dict[int, float]]:
+        """Near-duplicates by meaning of a whole batch (``Vectors.similar``)."""
+        if not self._ready():
+            return [{} for _ in range(len(queries))]
+        return self._vectors.similar(model, queries, access, threshold, pool, self._docs.count(access))
 
     @guarded
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:

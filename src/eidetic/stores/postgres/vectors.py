@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ...docsql.admission import Admission
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 # 0.9835 for ~0.7 ms more; so 100, which holds >= 0.95 with a margin.
 EF_SEARCH = 100
 HNSW_BUILD_MEMORY = "512MB"  # maintenance_work_mem for a graph build: 100k x 384-d fits
+WALKS_AT_ONCE = 256  # query rows of similar() per statement of graph walks
+READ_AT_ONCE = 20_000  # vectors similar() reads from the server at a time (30 MB at 384 dimensions)
 
 
 class Vectors:
@@ -163,6 +166,85 @@ class Vectors:
             if len(found) >= pool or len(rows) < window:
                 return dict(sorted(found.items(), key=lambda item: -item[1])[:pool])
             window *= 4
+
+    def similar(
+        self, model: str, queries: Any, access: Access, threshold: float, pool: int, admitted: int
+    ) -> list[dict[int, float]]:
+        """Per query row, up to ``pool`` of the docs ``access`` admits (``admitted`` of them)
+        whose cosine reaches ``threshold``, best first. A few queries against many docs walk
+        the graph once each (:meth:`_walks`); else the admitted docs' vectors are read once, a
+        slice at a time, and compared with the whole batch (``ranking.neighbours.above``)."""
+        from ...ranking.neighbours import WALK_ROWS
+
+        found: list[dict[int, float]] = [{} for _ in range(len(queries))]
+        admission = Admission.of(self._session.dialect, access, Filters())
+        if not len(queries):
+            return found
+        if len(queries) * WALK_ROWS < admitted:
+            self._walks(model, queries, admission, pool, found)
+        else:
+            self._compared(model, queries, admission, threshold, found)
+        return [
+            dict(sorted(((d, s) for d, s in hits.items() if s >= threshold), key=lambda item: -item[1])[:pool])
+            for hits in found
+        ]
+
+    def _compared(
+        self, model: str, queries: Any, admission: Admission, threshold: float, found: list[dict[int, float]]
+    ) -> None:
+        """The admitted docs' vectors, read through a binary COPY a slice at a time (bounded
+        memory), each slice compared with every query."""
+        import numpy as np
+        from psycopg import ClientCursor
+
+        from ...ranking.neighbours import above
+
+        conn = self._session.conn
+        select = ClientCursor(conn).mogrify(  # COPY takes no parameters: the values are quoted in
+            "SELECT d.doc, e.embedding FROM eidetic_docs d JOIN eidetic_embeddings e "
+            f"ON e.model = %s AND e.hash = d.hash WHERE {admission.sql}",
+            [model, *admission.params],
+        )
+        with conn.cursor() as cur, cur.copy(f"COPY ({select}) TO STDOUT WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["bigint", "vector"])
+            rows = copy.rows()
+            while piece := list(islice(rows, READ_AT_ONCE)):
+                matrix = np.stack([vector.to_numpy() for _, vector in piece]).astype(np.float32)
+                if matrix.shape[1] != np.shape(queries)[1]:
+                    continue
+                for query, row, score in zip(*(column.tolist() for column in above(matrix, queries, threshold))):
+                    found[query][piece[row][0]] = score
+
+    def _walks(self, model: str, queries: Any, admission: Admission, pool: int, found: list[dict[int, float]]) -> None:
+        """nearest()'s graph walk for every query, many to a statement (a LATERAL join over
+        the batch: one round trip for all their walks)."""
+        import numpy as np
+        from psycopg import sql
+
+        conn = self._session.conn
+        row = conn.execute("SELECT dims FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
+        if row is None:
+            return
+        distance = sql.SQL("(e.embedding::vector({dims}) <=> q.v::vector({dims}))").format(dims=sql.Literal(row[0]))
+        statement = sql.SQL(
+            "SELECT q.i, x.doc, x.score FROM unnest(%s::int[], %s::vector[]) AS q(i, v) CROSS JOIN LATERAL "
+            "(SELECT d.doc, 1 - {distance} AS score FROM eidetic_embeddings e JOIN eidetic_docs d ON d.hash = e.hash "
+            "WHERE e.model = {model} AND " + admission.sql + " ORDER BY {distance} LIMIT %s) x"
+        ).format(distance=distance, model=sql.Literal(model))
+        vectors = [np.asarray(vector, dtype=np.float32) for vector in queries]
+        for start in range(0, len(vectors), WALKS_AT_ONCE):
+            chunk = vectors[start : start + WALKS_AT_ONCE]
+            with conn.transaction():
+                conn.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                    (str(max(EF_SEARCH, pool)),),
+                )
+                rows = conn.execute(
+                    statement, [list(range(start, start + len(chunk))), chunk, *admission.params, pool]
+                ).fetchall()
+            for i, doc, score in rows:
+                found[i][doc] = float(score)
 
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
         """Exact cosines of these docs' vectors, for docs in the caller's reach."""
