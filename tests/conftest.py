@@ -175,15 +175,10 @@ def graph_server():
     server.stop()
 
 
-def fresh_graph(server, name: str) -> str:
-    """A new empty database on the graph server; returns its URI (user and password: set
-    ``EIDETIC_NEO4J_USER`` / ``EIDETIC_NEO4J_PASSWORD`` to the server's)."""
-    return server.database(name)
-
-
 def use_graph(monkeypatch, server, name: str) -> str:
-    """Point the CLI and ``Memory.open()`` at a fresh database ``name`` of the graph server."""
-    uri = fresh_graph(server, name)
+    """Point the CLI and ``Memory.open()`` at an empty database ``name`` of the graph server
+    (tests run one at a time: each empties the one it names)."""
+    uri = server.database(name)
     monkeypatch.setenv("EIDETIC_BACKEND", "neo4j")
     monkeypatch.setenv("EIDETIC_NEO4J_URI", uri)
     monkeypatch.setenv("EIDETIC_NEO4J_USER", server.user)
@@ -213,7 +208,7 @@ def backend(request, env, monkeypatch):
         monkeypatch.setenv("EIDETIC_BACKEND", "sqlite")
         monkeypatch.setenv("EIDETIC_SQLITE_PATH", str(env / "db" / "memory.sqlite"))
     elif name == "neo4j":
-        use_graph(monkeypatch, request.getfixturevalue("graph_server"), f"t{abs(hash(request.node.nodeid)):x}")
+        use_graph(monkeypatch, request.getfixturevalue("graph_server"), "contract")
     else:
         dsn = request.getfixturevalue("postgres_dsn")
         monkeypatch.setenv("EIDETIC_BACKEND", "postgres")

@@ -65,7 +65,8 @@ class Target:
         database = parts.path.strip("/") or None
         if database is not None and not database.replace("-", "").replace("_", "").replace(".", "").isalnum():
             raise user_error(
-                f"the neo4j database name {database!r} is not a plain name", "letters, digits, '-', '_' and '.'"
+                f"the neo4j database name {database!r} is not a plain name",
+                "name it with letters, digits, '-', '_' and '.', e.g. bolt://graph.internal:7687/eidetic",
             )
         name = user or unquote(parts.username or "") or "neo4j"
         secret = password or unquote(parts.password or "")
@@ -111,17 +112,17 @@ class Connection:
             self._driver = None
 
     def read(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        """The rows of one read query."""
-        return self.transaction(lambda tx: [dict(row) for row in tx.run(query, params)])
+        """The rows of one query run on its own (no explicit transaction: one round trip)."""
+
+        def work() -> list[dict[str, Any]]:
+            with self._open().session(database=self.target.database) as session:
+                return [dict(row) for row in session.run(query, params)]
+
+        return self._guarded(work)
 
     def run(self, query: str, **params: Any) -> None:
         """One statement on its own (schema statements run outside explicit transactions)."""
-
-        def work() -> None:
-            with self._open().session(database=self.target.database) as session:
-                session.run(query, params).consume()
-
-        self._guarded(work)
+        self.read(query, **params)
 
     def transaction(self, work: Callable[[Any], T]) -> T:
         """Run ``work(tx)`` in one explicit transaction and commit it; run it again (with a

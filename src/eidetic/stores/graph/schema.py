@@ -21,6 +21,7 @@ Only portable Cypher: ``CREATE CONSTRAINT/INDEX ... IF NOT EXISTS`` as Neo4j 5 s
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from ...errors import env_error
 from .connection import Connection
@@ -46,7 +47,7 @@ class Schema:
         self._connection = connection
         self._ready = False
 
-    def point(self) -> dict[str, object] | None:
+    def point(self) -> dict[str, Any] | None:
         """The store node's version, instance, last change and drop-log start; None when the
         graph holds no store yet (reads never create one)."""
         rows = self._connection.read(POINT)

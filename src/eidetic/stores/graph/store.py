@@ -11,6 +11,7 @@ live in the per-user usage state, as for the files and sqlite backends.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +28,7 @@ from .lease import Lease
 from .mirror import GraphMirror
 from .schema import Schema
 
+SEEN_FOR = 0.5  # seconds the point exists() read stands in for sync()'s own read
 REACH_LIMIT = 10_000  # ids one traversal query returns at most (the walk resolves the rest itself)
 
 
@@ -41,6 +43,7 @@ class GraphStore(IndexedStore):
         self._connection = Connection(target)
         self._schema = Schema(self._connection)
         self._lease = Lease(self._connection)
+        self._seen: tuple[float, dict[str, Any] | None] | None = None  # when exists() read the point, and it
         digest = hashlib.sha256(str(target).encode("utf-8")).hexdigest()[:16]
         safe = "".join(ch if ch.isalnum() else "-" for ch in f"{target.host}-{target.database or ''}")[:40]
         mirror = GraphMirror(
@@ -54,11 +57,14 @@ class GraphStore(IndexedStore):
         self._connection.close()
 
     def exists(self) -> bool:
-        return self._schema.point() is not None
+        self._seen = (time.monotonic(), self._schema.point())
+        return self._seen[1] is not None
 
     def sync(self, full: bool = False) -> None:
-        """Catch the derived copy up with the graph's changes (one query when there are none)."""
-        point = self._schema.point()
+        """Catch the derived copy up with the graph's changes: none to read when there are
+        none. The graph's point :meth:`exists` has just read (callers ask it first) serves once."""
+        seen, self._seen = self._seen, None
+        point = seen[1] if seen is not None and time.monotonic() - seen[0] < SEEN_FOR else self._schema.point()
         if point is not None:
             self.index.follow(point)
 
