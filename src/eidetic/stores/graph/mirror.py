@@ -11,7 +11,8 @@ a drop log pruned past its point, or a lost file: it is dropped and filled again
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,13 @@ ALL = (
     "MATCH (m:Memory) WHERE m.id > $after AND m.seq IS NOT NULL AND m.seq <= $upto "
     "RETURN properties(m) AS p ORDER BY m.id LIMIT $page"
 )
+
+
+class _Behind(Exception):
+    """This copy was not at the change before the one just made: it catches up instead."""
+
+    def __init__(self, instance: str, seq: int) -> None:
+        self.instance, self.seq = instance, seq
 
 
 class GraphMirror(DerivedDatabase):
@@ -59,19 +67,31 @@ class GraphMirror(DerivedDatabase):
             self._start_over()
         self._write(lambda: self._catch_up(instance, seq))
 
-    def applied(self, instance: str, seq: int, records: Sequence[Record], purged: Iterable[str] = ()) -> None:
-        """Take in a change this process made (``seq``): directly when this copy was at the
-        change before it, else by catching up from the graph."""
+    def written(
+        self, change: Callable[[], tuple[int, str]], records: Sequence[Record], purged: Iterable[str] = ()
+    ) -> None:
+        """Make a change in the graph (``change`` writes it and returns its (seq, instance)) and
+        take it in here. The two overlap: the graph's transaction runs on a thread while this
+        copy writes the same records in its own open transaction, which commits only if the
+        graph's change directly follows the point it reflects; otherwise it is rolled back and
+        the copy catches up from the graph. A failed graph write rolls this copy back too."""
+        gone = list(purged)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(change)
 
-        def action() -> None:
-            mine, since = self.state()
-            if mine == instance and since == seq - 1:
-                self._replace([*purged, *(r.id for r in records)], records)
+            def take() -> None:
+                mine, since = self.state()
+                self._replace([*gone, *(r.id for r in records)], records)
+                seq, instance = pending.result()
+                if mine != instance or since != seq - 1:
+                    raise _Behind(instance, seq)
                 self._mark(instance, seq)
-            else:
-                self._catch_up(instance, seq)
 
-        self._write(action)
+            try:
+                self._write(take)
+            except _Behind as behind:
+                instance, seq = behind.instance, behind.seq
+                self._write(lambda: self._catch_up(instance, seq))
 
     def rebuild(self, point: dict[str, Any] | None) -> None:
         """Drop this copy and fill it again from the graph (none: leave it empty)."""

@@ -93,15 +93,13 @@ class GraphStore(IndexedStore):
         if not records:
             return
         self._schema.ensure()
-        seq, instance = self._connection.transaction(lambda tx: writes.put(tx, records))
-        self.index.applied(instance, seq, records)
+        self.index.written(lambda: self._connection.transaction(lambda tx: writes.put(tx, records)), records)
 
     def delete(self, item: IndexedRecord) -> None:
         """Purge one record: its node (a stub stays while others link to it) and its copy."""
         self._schema.ensure()
         rid = item.record.id
-        seq, instance = self._connection.transaction(lambda tx: writes.purge(tx, rid))
-        self.index.applied(instance, seq, [], purged=[rid])
+        self.index.written(lambda: self._connection.transaction(lambda tx: writes.purge(tx, rid)), [], [rid])
 
     # -- traversal -------------------------------------------------------------------------
 
