@@ -242,7 +242,9 @@ class Recall:
         """Records linked to the hits (``ranking.traverse``), scored half their parent's."""
         where: dict[str, RecordStore] = {}
         paths: dict[str, str | None] = {}
-        lookups = _walked(run.stores, [h.record.id for h in hits], run.query.depth)
+        # only hits with links or supersedes lead anywhere: the others need no walk
+        seeds = [h.record.id for h in hits if h.record.links or h.record.supersedes]
+        lookups = _walked(run.stores, seeds, run.query.depth)
 
         def fetch(ids: Iterable[str]) -> dict[str, Record]:
             found: dict[str, Record] = {}

@@ -8,6 +8,7 @@ password. The driver is imported only once a connection is needed (the CLI must 
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,6 +91,7 @@ class Connection:
     def __init__(self, target: Target) -> None:
         self.target = target
         self._driver: Any = None
+        self._sessions = threading.local()  # each thread's (driver, session) for reads
 
     def _open(self) -> Any:
         if self._driver is None:
@@ -112,13 +114,22 @@ class Connection:
             self._driver = None
 
     def read(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        """The rows of one query run on its own (no explicit transaction: one round trip)."""
+        """The rows of one query run on its own (no explicit transaction: one round trip), in
+        this thread's session: a session is not shared between threads, and opening one per
+        query cost ~2 ms more here."""
 
         def work() -> list[dict[str, Any]]:
-            with self._open().session(database=self.target.database) as session:
-                return [dict(row) for row in session.run(query, params)]
+            return [dict(row) for row in self._session().run(query, params)]
 
         return self._guarded(work)
+
+    def _session(self) -> Any:
+        """This thread's session on the current driver (a new one after a reconnect)."""
+        driver = self._open()
+        held = getattr(self._sessions, "held", None)
+        if held is None or held[0] is not driver:
+            held = self._sessions.held = (driver, driver.session(database=self.target.database))
+        return held[1]
 
     def run(self, query: str, **params: Any) -> None:
         """One statement on its own (schema statements run outside explicit transactions)."""
