@@ -80,8 +80,8 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def _with_store_flags(report: dict, args: argparse.Namespace) -> None:
     """The report's commands with the store flags of this command line (``--memory-dir``,
-    ``--backend``, ``--db``), so they act on the store swept. A ``--dsn`` is not repeated: it
-    may hold a password (set EIDETIC_PG_DSN instead)."""
+    ``--backend``, ``--db``), so they act on the store swept. A ``--dsn`` or ``--uri`` is not
+    repeated: either may hold a password (set EIDETIC_PG_DSN or EIDETIC_NEO4J_URI instead)."""
     import shlex
 
     flags = [*(w for d in args.memory_dir or () for w in ("--memory-dir", d))]
