@@ -2,8 +2,8 @@
 
 Every field is a property a Cypher user can read as it is: ``links`` a list of ids, the
 clocks and dates as the text eidetic writes. ``metadata`` and ``history`` are JSON text:
-Neo4j properties cannot hold maps. Every key is always sent, a missing value as null, so a
-rewrite (``SET m += props``) removes what the new version no longer has.
+Neo4j properties cannot hold maps. A missing value is no property (a rewrite replaces every
+property of the node: ``SET m = props``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from ...records import Record, Scope
 
 
 def properties(record: Record) -> dict[str, Any]:
-    """The node's properties for ``record`` (not its ``id``, which identifies the node)."""
-    return {
+    """The node's properties for ``record`` (not its ``id``, which identifies the node), the
+    missing ones left out."""
+    found = {
         "scope": record.scope.name,
         "visibility": record.scope.visibility,
         "lifecycle": record.lifecycle,
@@ -36,8 +37,8 @@ def properties(record: Record) -> dict[str, Any]:
         "valid_from": record.valid_from,
         "valid_until": record.valid_until,
         "history": history_json(record.history),
-        "stub": None,
     }
+    return {key: value for key, value in found.items() if value is not None}
 
 
 def record_of(props: dict[str, Any]) -> Record:

@@ -27,7 +27,7 @@ UNLINK = (
     "UNWIND $ids AS id MATCH (m:Memory {id: id})-[e:LINKS|SUPERSEDES]->(t:Memory) "
     "WITH e, t.id AS target DELETE e RETURN collect(DISTINCT target) AS targets"
 )
-PUT = "UNWIND $rows AS r MERGE (m:Memory {id: r.id}) SET m += r.props, m.seq = $seq"
+PUT = "UNWIND $rows AS r MERGE (m:Memory {id: r.id}) SET m = r"  # every property replaced: a stub's too
 LINK = (
     "UNWIND $edges AS e MATCH (a:Memory {id: e.source}) MERGE (b:Memory {id: e.target}) "
     "ON CREATE SET b.stub = true CREATE (a)-[:LINKS {position: e.position}]->(b)"
@@ -60,7 +60,7 @@ def put(tx: Any, records: Sequence[Record]) -> tuple[int, str]:
     seq, instance = next_change(tx)
     ids = [record.id for record in records]
     old_targets = tx.run(UNLINK, ids=ids).single()["targets"]
-    tx.run(PUT, rows=[{"id": r.id, "props": properties(r)} for r in records], seq=seq).consume()
+    tx.run(PUT, rows=[dict(properties(r), id=r.id, seq=seq) for r in records]).consume()
     links = [
         {"source": r.id, "target": target, "position": position}
         for r in records
@@ -82,16 +82,10 @@ def purge(tx: Any, rid: str) -> tuple[int, str]:
     seq, instance = next_change(tx)
     old_targets = tx.run(UNLINK, ids=[rid]).single()["targets"]
     if tx.run(POINTED_AT, id=rid).single()["n"]:
-        blank = dict.fromkeys(properties_keys(), None)
-        tx.run("MATCH (m:Memory {id: $id}) SET m += $blank, m.seq = null, m.stub = true", id=rid, blank=blank).consume()
+        tx.run("MATCH (m:Memory {id: $id}) SET m = {id: $id, stub: true}", id=rid).consume()
     else:
         tx.run("MATCH (m:Memory {id: $id}) DELETE m", id=rid).consume()
     tx.run("CREATE (:EideticDrop {seq: $seq, id: $id})", seq=seq, id=rid).consume()
     if old_targets:
         tx.run(UNSTUB, ids=old_targets).consume()
     return seq, instance
-
-
-def properties_keys() -> list[str]:
-    """The record properties of a node (what a stub is stripped of)."""
-    return [key for key in properties(Record(id="x", text="x")) if key != "stub"]
