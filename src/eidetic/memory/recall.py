@@ -294,11 +294,12 @@ Lookup = Callable[[list[str]], dict[str, IndexedRecord]]
 
 def _walked(stores: list[RecordStore], seeds: list[str], depth: int) -> list[tuple[RecordStore, Lookup]]:
     """Each store with how the traversal looks ids up in it. A graph store walks its
-    relationships itself (``RecordStore.reach``), one level past the depth bound (what
-    ``truncated`` looks at), so the walk then finds its records without asking it again."""
+    relationships itself, to the depth bound (``RecordStore.reach``), so the walk finds those
+    records without asking it again; the level past the bound (what ``truncated`` looks at)
+    and anything the server did not return are looked up as usual."""
     found: list[tuple[RecordStore, Lookup]] = []
     for store in stores:
-        known = store.reach(seeds, depth + 1) if depth > 0 and seeds else None
+        known = store.reach(seeds, depth) if depth > 0 and seeds else None
         found.append((store, store.by_ids if known is None else partial(_known_first, store, known)))
     return found
 

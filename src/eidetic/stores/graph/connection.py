@@ -140,17 +140,9 @@ class Connection:
         short random wait) when the server reports a transient conflict: a concurrent writer
         touched the same node (ArcadeDB's optimistic concurrency, Neo4j's deadlock detection)."""
         neo4j = driver_module()
-
-        def attempt() -> T:
-            with self._open().session(database=self.target.database) as session:
-                with session.begin_transaction() as tx:
-                    result = work(tx)
-                    tx.commit()
-                    return result
-
         for number in range(RETRIES):
             try:
-                return self._guarded(attempt)
+                return self._guarded(lambda: self._once(work))
             except neo4j.exceptions.TransientError:
                 if number == RETRIES - 1:
                     raise env_error(
@@ -159,6 +151,21 @@ class Connection:
                     ) from None
                 time.sleep(random.uniform(0.01, 0.05) * 2**number)
         raise AssertionError("unreachable")
+
+    def attempt(self, work: Callable[[Any], T]) -> tuple[bool, T | None]:
+        """Run ``work(tx)`` in one transaction, once: (False, None) when the server reports a
+        transient conflict (another process wrote the same node meanwhile), else (True, result)."""
+        try:
+            return True, self._guarded(lambda: self._once(work))
+        except driver_module().exceptions.TransientError:
+            return False, None
+
+    def _once(self, work: Callable[[Any], T]) -> T:
+        with self._open().session(database=self.target.database) as session:
+            with session.begin_transaction() as tx:
+                result = work(tx)
+                tx.commit()
+                return result
 
     def _guarded(self, work: Callable[[], T]) -> T:
         """``work()``, with a lost, refused or unauthorised connection as an environment error

@@ -65,8 +65,9 @@ class Lease:
         deadline = time.monotonic() + WAIT_SECONDS
         pause = 0.005
         while True:
-            rows = self._connection.transaction(lambda tx: tx.run(CLAIM, me=me, lease=LEASE_MS).data())
-            if rows and rows[0]["owner"] == me:
+            # a claim that conflicts with another claim at commit simply failed: look again
+            done, rows = self._connection.attempt(lambda tx: tx.run(CLAIM, me=me, lease=LEASE_MS).data())
+            if done and rows and rows[0]["owner"] == me:
                 return
             if time.monotonic() > deadline:
                 raise env_error(
