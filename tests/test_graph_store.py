@@ -99,6 +99,16 @@ def test_other_cache_folders_follow_and_a_lost_copy_is_filled_again(cli, graph, 
             copy.unlink()
     found = cli("recall", "walrus", "--mode", "keyword", "--json").json["items"]
     assert sorted(h["id"] for h in found) == ["a", "c"]
+    # a copy further behind than the drop log reaches starts over
+    monkeypatch.setattr("eidetic.stores.graph.writes.DROPS_KEPT", 1)
+    monkeypatch.setenv("EIDETIC_CACHE_DIR", str(env / "other-cache"))
+    assert cli("forget", "c", "--purge", "--yes").code == 0
+    for n in range(4):
+        assert cli("remember", stdin=ndjson({"id": f"d{n}", "text": f"walrus number {n}"})).code == 0
+    assert graph("MATCH (s:EideticStore) RETURN s.pruned AS p")[0]["p"] > 2
+    monkeypatch.setenv("EIDETIC_CACHE_DIR", str(env / "cache"))
+    found = cli("recall", "walrus", "--mode", "keyword", "--top-k", "10", "--json").json["items"]
+    assert sorted(h["id"] for h in found) == ["a", "d0", "d1", "d2", "d3"]
     # a graph replaced by another at the same address: the copy starts over
     graph("MATCH (n) DETACH DELETE n")
     assert cli("remember", stdin=ndjson({"id": "z", "text": "another walrus"})).code == 0

@@ -55,15 +55,16 @@ class GraphMirror(DerivedDatabase):
         """(graph instance, change) this copy reflects; (None, -1) before its first fill."""
         return self.meta("graph_instance"), int(self.meta("graph_seq") or -1)
 
-    def follow(self, point: dict[str, Any], rebuild: bool = False) -> None:
+    def follow(self, point: dict[str, Any]) -> None:
         """Catch up with the graph at ``point`` (its ``instance``, ``seq`` and ``pruned``): one
-        meta read when nothing changed."""
+        local meta read when nothing changed. Another graph, or a drop log pruned past this
+        copy's point: it starts over."""
         self._check_keyword()
         instance, seq = str(point["instance"]), int(point["seq"])
         mine, since = self.state()
-        if not rebuild and mine == instance and since >= seq:
+        if mine == instance and since >= seq:
             return
-        if rebuild or (mine is not None and mine != instance) or since < int(point["pruned"] or 0):
+        if (mine is not None and mine != instance) or since < int(point["pruned"] or 0):
             self._start_over()
         self._write(lambda: self._catch_up(instance, seq))
 

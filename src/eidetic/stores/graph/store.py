@@ -43,7 +43,7 @@ class GraphStore(IndexedStore):
         self._connection = Connection(target)
         self._schema = Schema(self._connection)
         self._lease = Lease(self._connection)
-        self._seen: tuple[float, dict[str, Any] | None] | None = None  # when exists() read the point, and it
+        self._seen: tuple[float, dict[str, Any] | None] | None = None  # (when, the point) exists() read
         digest = hashlib.sha256(str(target).encode("utf-8")).hexdigest()[:16]
         safe = "".join(ch if ch.isalnum() else "-" for ch in f"{target.host}-{target.database or ''}")[:40]
         mirror = GraphMirror(
