@@ -73,6 +73,7 @@ def env(tmp_path, monkeypatch):
         "EIDETIC_MODEL",
         "EIDETIC_MODEL_ENDPOINT",
         "HF_HUB_OFFLINE",
+        "EIDETIC_EMBED_THREADS",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)

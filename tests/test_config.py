@@ -141,19 +141,21 @@ def test_settings_load_reads_nothing_else(tmp_path):
 
 def test_only_the_settings_module_reads_eidetic_variables():
     """Every EIDETIC_* variable is read by ``eidetic.settings`` and handed down: no other module
-    reads the environment (the BLAS thread default and libpq's own PG* names aside)."""
+    reads the environment (the BLAS thread default and libpq's own PG* names aside, and the hook
+    client's runtime: it must start without loading eidetic, so it reads its two variables and
+    hashes the environment that picks its daemon itself)."""
     source = Path(__file__).resolve().parents[1] / "src" / "eidetic"
     readers = {
         str(path.relative_to(source))
         for path in source.rglob("*.py")
         if re.search(r"os\.environ(?!\.setdefault\(_name)|os\.getenv", path.read_text())
     }
-    assert readers == {"settings.py", "stores/postgres/connection.py"}, readers
+    assert readers == {"settings.py", "stores/postgres/connection.py", "hooks/runtime.py"}, readers
 
 
 def test_every_setting_is_documented():
     table = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
     for row in Settings().describe():
         assert f"`{row['env']}`" in table, row["env"]
-        if row["key"] not in ("embed-api-key", "serve-token", "neo4j-password"):  # secrets: environment only
+        if row["key"] not in ("embed-api-key", "serve-token", "neo4j-password", "hook-timeout", "hook-daemon"):
             assert f"| `{row['key']}` |" in table, row["key"]

@@ -446,3 +446,32 @@ def test_listing_sorts_filters_and_pages_alike(backend):
         rows, _ = store.listing(everything, Filters(), Order("name", False), None, refers_to="d")
         assert [rid for _, rid, _ in rows] == ["e"]
         assert store.listing(everything, Filters(), Order(), 10, 0, refers_to="p")[1] == 0
+
+
+def test_admitted_records_and_their_vectors_follow_the_scope_rule(cli, backend, monkeypatch):
+    """What ``consolidate`` reads: the active records in reach, and a row of zeros for a doc with
+    no vector yet or out of reach (another scope's private record gives nothing, not even its vector)."""
+    import numpy as np
+
+    from eidetic.ranking.access import Access
+
+    monkeypatch.delenv("EIDETIC_EMBEDDER")
+    secret = {"id": "s", "text": "alice's plan", "scope": {"name": "alice", "visibility": "private"}}
+    cli("remember", stdin=ndjson({"id": "a", "text": "the kiln fires at noon"}, {"id": "gone", "text": "old"}, secret))
+    cli("remember", "--no-embed", stdin=ndjson({"id": "late", "text": "no vector yet"}))
+    cli("forget", "gone")
+    with Memory.open() as memory:
+        (store,) = memory.stores()
+        public = store.admitted(Access())
+        assert [(r.id, r.scope.name, r.text) for r in public] == [
+            ("a", "default", "the kiln fires at noon"),
+            ("late", "default", "no vector yet"),
+        ]
+        alice = Access.of("alice", "private")
+        docs = {r.id: r.doc for r in store.admitted(alice)}
+        assert set(docs) == {"a", "late", "s"}
+        model = memory._embedding.embedder()[0].name
+        rows = store.vectors_of(model, Access(), [docs["a"], docs["late"], docs["s"]])
+        assert rows.dtype == np.float32 and abs(float(np.linalg.norm(rows[0])) - 1) < 1e-3
+        assert not rows[1].any() and not rows[2].any()  # no vector yet; out of reach
+        assert store.vectors_of(model, alice, [docs["s"]]).any()

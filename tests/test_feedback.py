@@ -78,6 +78,8 @@ READERS = {
     "overview": ("overview",),
     "doctor": ("doctor",),
     "sweep": ("sweep",),
+    "consolidate": ("consolidate",),
+    "context": ("context", "--prompt", "x"),
     "forget": ("forget", "x"),
     "restore": ("restore", "x"),
     "export": ("export",),
@@ -88,7 +90,7 @@ READERS = {
     "mcp": ("mcp",),
     "serve": ("serve",),
 }
-WRITERS = {"remember": ("remember", "a new note"), "import": ("import",)}
+WRITERS = {"remember": ("remember", "a new note"), "import": ("import",), "capture": ("capture", "transcript.jsonl")}
 
 
 def test_every_verb_with_memory_dir_is_covered_here():

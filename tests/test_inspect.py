@@ -105,7 +105,7 @@ def test_explain_without_a_topic_lists_them_with_a_line_each(cli):
     assert lines["recall"] == "find records verbatim, by keyword or by meaning"  # a verb's line is its --help line
     text = cli("explain")
     assert text.code == 0 and text.err == ""
-    assert "  completion  print a tab-completion script for bash, zsh or fish" in text.out
+    assert "  completion   print a tab-completion script for bash, zsh or fish" in text.out  # aligned with consolidate
     assert all(f"  {topic} " in text.out for topic in TOPICS)
 
 

@@ -33,10 +33,21 @@ def cases(env: Path) -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
     dump = env / "dump.ndjson"
     dump.write_text(json.dumps({"id": "imported", "text": "from a file"}) + "\n")
     (env / "skills-here").mkdir(exist_ok=True)
+    (env / "said.txt").write_text("remember that json is everywhere\n")
+    (env / "broken.json").write_text("{not json")
+    hooks_file = ["claude", "--file", str(env / "claude-settings.json")]
+    broken = ["claude", "--file", str(env / "broken.json")]
     return {
         ("remember",): (['{"id": "n1", "text": "json everywhere"}'], ['{"id": 1']),
         ("recall",): (["json", "--mode", "keyword"], ["json", "--top-k", "0"]),
         ("sweep",): (["--dry-run"], ["--now", "yesterday"]),
+        ("consolidate",): ([], ["--threshold", "2"]),
+        ("context",): (["--prompt", "json", "--mode", "keyword"], ["--prompt", "json", "--budget", "-5"]),
+        ("capture",): ([str(env / "said.txt"), "--dry-run"], [str(env / "missing.jsonl")]),
+        ("hooks", "install"): (hooks_file, broken),
+        ("hooks", "status"): (hooks_file, ["claude", "--bogus"]),
+        ("hooks", "uninstall"): (hooks_file, broken),
+        ("hooks", "stop"): ([], ["--bogus"]),
         ("forget",): (["n1"], ["no-such-id"]),
         ("restore",): (["n1"], ["no-such-id"]),
         ("list",): (["--sort", "name"], ["--limit", "0"]),
@@ -69,6 +80,12 @@ def verbs_with_json(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
             for name, child in action.choices.items():
                 found |= verbs_with_json(child, (*words, name))
     return found
+
+
+def ctrl_c_reaches_it() -> None:
+    """In the child before it starts: SIGINT as a terminal gives it. A test runner started in
+    the background of a script inherits SIGINT ignored, and its children would too."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def check_stderr(err: str) -> list[dict]:
@@ -161,6 +178,7 @@ def test_watch_json_reports_on_stdout_as_json_lines(cli, seeded):
         stderr=subprocess.PIPE,
         text=True,
         env=os.environ.copy(),
+        preexec_fn=ctrl_c_reaches_it,
     )
     try:
         assert _lines(proc, 1) == [{"watching": str(seeded)}]

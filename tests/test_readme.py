@@ -95,8 +95,14 @@ def sandbox(tmp_path_factory) -> Sandbox:
 def run(example: Example, box: Sandbox) -> subprocess.CompletedProcess:
     command = ["bash", "-e", "-o", "pipefail", "-c", example.command]
     if example.command.split("#")[0].strip() in UNTIL_INTERRUPTED:
-        proc = subprocess.Popen(
-            command, cwd=box.project, env=box.env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        proc = subprocess.Popen(  # SIGINT as a terminal gives it, even when the runner's is ignored
+            command,
+            cwd=box.project,
+            env=box.env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         time.sleep(3)
         proc.send_signal(signal.SIGINT)

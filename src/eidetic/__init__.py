@@ -7,6 +7,9 @@
 from __future__ import annotations
 
 import os
+from importlib import import_module
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING (mypy reads it so), without importing typing
 
 __version__ = "0.1.0"
 
@@ -15,24 +18,33 @@ __version__ = "0.1.0"
 for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-from .errors import EideticError  # noqa: E402
-from .listing import ListQuery  # noqa: E402
-from .query import MODES, RecallQuery  # noqa: E402
-from .ranking.access import Access  # noqa: E402
-from .records import Record, Scope  # noqa: E402
-from .results import (
-    Check,
-    DoctorReport,
-    Hit,
-    ListedRecord,
-    ListResult,
-    RecallResult,
-    RecordView,
-    RememberResult,  # noqa: E402
-    StoreOverview,
-    SweepReport,
-)
-
+# The public names and the module each lives in. They are loaded on first use (PEP 562), so a
+# command that needs none of them (``eidetic --help``, a hook's client) starts without them.
+_EXPORTS = {
+    "Memory": "memory",
+    "RecallQuery": "query",
+    "MODES": "query",
+    "ListQuery": "listing",
+    "Access": "ranking.access",
+    "Record": "records",
+    "Scope": "records",
+    "EideticError": "errors",
+    **dict.fromkeys(
+        (
+            "Hit",
+            "RecallResult",
+            "ListResult",
+            "ListedRecord",
+            "RecordView",
+            "RememberResult",
+            "SweepReport",
+            "DoctorReport",
+            "Check",
+            "StoreOverview",
+        ),
+        "results",
+    ),
+}
 __all__ = [
     "Memory",
     "RecallQuery",
@@ -55,11 +67,33 @@ __all__ = [
     "__version__",
 ]
 
+if TYPE_CHECKING:
+    from typing import Any
 
-def __getattr__(name: str):
-    # Memory pulls in the index and SQLite; load it on first use so `eidetic --help` stays fast.
-    if name == "Memory":
-        from .memory import Memory
+    from .errors import EideticError
+    from .listing import ListQuery
+    from .memory import Memory
+    from .query import MODES, RecallQuery
+    from .ranking.access import Access
+    from .records import Record, Scope
+    from .results import (
+        Check,
+        DoctorReport,
+        Hit,
+        ListedRecord,
+        ListResult,
+        RecallResult,
+        RecordView,
+        RememberResult,
+        StoreOverview,
+        SweepReport,
+    )
 
-        return Memory
-    raise AttributeError(name)
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'eidetic' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

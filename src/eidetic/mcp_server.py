@@ -240,10 +240,18 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
         scope: ScopeArg = None,
         visibility: VisibilityArg = None,
         added_by: Annotated[str | None, Field(description="attribution; default: the nick from culture.yaml")] = None,
+        on_similar: Annotated[
+            Literal["write", "skip", "supersede"],
+            Field(
+                description="a new record whose meaning is already in its scope (similar_to): write it "
+                "anyway, skip it, or write it to supersede the closest"
+            ),
+        ] = "write",
     ) -> dict[str, Any]:
         """Store records (an idempotent upsert by id). Returns {"upserted", "ids", "duplicates",
-        "items": [{"id", "status": new|updated|unchanged|duplicate, "duplicate_of"?, "backend",
-        "store", "path"}]}, as `eidetic remember --json`."""
+        "items": [{"id", "status": new|updated|unchanged|duplicate|similar, "duplicate_of"?,
+        "similar_to"?: [{"id", "score", "rule"}], "shadowed"?, "backend", "store", "path"}]}, as
+        `eidetic remember --json`."""
         batch = records if isinstance(records, list) else [records]
         result = await session.run(
             lambda: session.memory.remember(
@@ -252,6 +260,7 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
                 visibility=visibility or session.scope.visibility,
                 added_by=added_by,
                 writer=Access(session.scope),
+                on_similar=on_similar,
             )
         )
         await _warn(ctx, result.warnings)

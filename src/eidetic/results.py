@@ -235,3 +235,57 @@ class StoreOverview:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class ClusterMember:
+    """One record of a near-duplicate cluster; ``score``: its similarity to the survivor (1.0
+    for the survivor itself, and for the same text once normalised)."""
+
+    id: str
+    score: float
+    text: str
+    created: str
+    updated: str | None
+    recall_count: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ConsolidationCluster:
+    """Near-duplicates of one scope and the record they are folded into (``survivor``).
+    ``merged_text``: the text the survivor takes (``--text``), else None. ``undo``: the
+    commands that bring each member back, once applied."""
+
+    scope: dict[str, str]
+    store: str
+    survivor: ClusterMember
+    members: list[ClusterMember]
+    merged_text: str | None = None
+    applied: bool = False
+    undo: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ConsolidateReport:
+    """What ``consolidate`` found (and, unless ``dry_run``, did), named and counted only as far
+    as the caller may see. ``without_vectors``: records compared by normalised text alone."""
+
+    dry_run: bool
+    keep: str
+    threshold: float
+    scanned: int
+    without_vectors: int
+    items: list[ConsolidationCluster]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["clusters"] = len(self.items)
+        data["superseded"] = sum(len(c.members) for c in self.items if c.applied)
+        return data

@@ -23,6 +23,13 @@ DEFAULT_ANN_THRESHOLD = 20_000
 DEFAULT_VERIFY_FILES = 500
 DEFAULT_EMBED_TIMEOUT = 10.0
 DEFAULT_MODEL_ENDPOINT = "https://huggingface.co"
+# Memory that comes to the agent (docs/hooks.md): token budgets, capture, the hook client's limits.
+DEFAULT_START_TOKENS = 400
+DEFAULT_PROMPT_TOKENS = 300
+DEFAULT_SESSION_TOKENS = 3000
+DEFAULT_HOOK_TIMEOUT = 2.0
+DEFAULT_HOOK_IDLE_MINUTES = 15
+CAPTURE = ("off", "private", "public")
 BORROWED_KEYS = ("COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")  # keys the HTTP embedder may borrow
 TERMINAL = ("NO_COLOR", "TERM", "VISUAL", "EDITOR")  # the conventions of terminal programs, as set
 
@@ -192,6 +199,14 @@ class Settings:
     model_dir: Path | None = _setting(
         None, "EIDETIC_MINILM_DIR", _path, "the local model's files", key="model-dir", shown="(its package)"
     )
+    embed_threads: int | None = _setting(
+        None,
+        "EIDETIC_EMBED_THREADS",
+        _whole(1),
+        "threads the local model embeds many texts on (a query takes one)",
+        key="embed-threads",
+        shown="every core",
+    )
     max_text_bytes: int = _setting(
         DEFAULT_MAX_TEXT_BYTES, "EIDETIC_MAX_TEXT_BYTES", _whole(1), "largest record text, bytes", key="max-text-bytes"
     )
@@ -208,6 +223,53 @@ class Settings:
         _whole(0),
         "record files stat-checked per recall (0: none)",
         key="verify-files",
+    )
+    context_start_tokens: int = _setting(
+        DEFAULT_START_TOKENS,
+        "EIDETIC_CONTEXT_START_TOKENS",
+        _whole(0),
+        "tokens of memories a session start gets (0: none)",
+        key="context-start-tokens",
+        repo=True,
+    )
+    context_prompt_tokens: int = _setting(
+        DEFAULT_PROMPT_TOKENS,
+        "EIDETIC_CONTEXT_PROMPT_TOKENS",
+        _whole(0),
+        "tokens of memories one prompt gets (0: none)",
+        key="context-prompt-tokens",
+        repo=True,
+    )
+    context_session_tokens: int = _setting(
+        DEFAULT_SESSION_TOKENS,
+        "EIDETIC_CONTEXT_SESSION_TOKENS",
+        _whole(0),
+        "tokens of memories one session gets in all",
+        key="context-session-tokens",
+        repo=True,
+    )
+    capture: str = _setting(
+        "off",
+        "EIDETIC_CAPTURE",
+        _choice(*CAPTURE),
+        "session-end capture of remembered statements: off, private or public",
+        key="capture",
+    )
+    hook_timeout: float = _setting(
+        DEFAULT_HOOK_TIMEOUT,
+        "EIDETIC_HOOK_TIMEOUT",
+        _seconds,
+        "seconds a hook command may take before it gives up quietly (environment only)",
+    )
+    hook_daemon: bool = _setting(
+        True, "EIDETIC_HOOK_DAEMON", _flag, "0: hook commands never start the warm daemon (environment only)", shown="1"
+    )
+    hook_idle_minutes: int = _setting(
+        DEFAULT_HOOK_IDLE_MINUTES,
+        "EIDETIC_HOOK_IDLE_MINUTES",
+        _whole(1),
+        "minutes the hook daemon waits for a request before it exits",
+        key="hook-idle-minutes",
     )
     borrowed_keys: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     terminal: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # TERMINAL's values

@@ -8,6 +8,8 @@ import argparse
 import difflib
 
 from ..errors import user_error
+from .explain_consolidate import CONSOLIDATE
+from .explain_hooks import HOOKS
 from .explain_time import TIME
 from .output import emit_json, emit_text
 
@@ -18,7 +20,7 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "backends": "files, sqlite, postgres or neo4j: where a store keeps its records",
     "modes": "exact, keyword, approximate, hybrid, fields: how recall ranks",
     "fields": "the transparent ranking of markdown memory folders (and memory-recall)",
-    "context": "how a conversation's turns lend their words to each other",
+    "thread": "how a conversation's turns lend their words to each other",
     "scope": "who sees which records: public, private, scope-only",
     "lifecycle": "active, shadowed, archived: what recall leaves out",
     "freshness": "the freshness signal: age and usage move a score",
@@ -37,10 +39,10 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 `recall` them verbatim, by keyword or by meaning: ranked, each hit with a score, a freshness
 signal and full metadata. Records are markdown files; the search index is derived.
 
-Verbs: remember, recall, list, show, edit, sweep, forget, restore, overview, doctor, audit, import,
-export, migrate, index, watch, mcp, serve, skills, completion, explain, demo; and the `memory-recall`
-command. Concepts: records, stores, backends, modes, fields, context, scope, lifecycle, time,
-freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
+Verbs: remember, recall, list, show, edit, sweep, consolidate, forget, restore, overview, doctor, audit, import,
+export, migrate, index, watch, mcp, serve, skills, context, hooks, hook, capture, completion, explain,
+demo; and the `memory-recall` command. Concepts: records, stores, backends, modes, fields, thread,
+scope, lifecycle, time, freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
     "remember": """# eidetic remember
 Store records: text (`eidetic remember "Never deploy on Fridays"`), one JSON object as an
@@ -52,12 +54,19 @@ a brace. The whole batch is validated before anything is written; a bad line exi
 Upsert by `id` (derived from scope and text when omitted): `created`, lifecycle and usage are
 kept; an unchanged record is not rewritten. Identical text under a new id in the same scope is
 reported in `duplicates` and not written. A record that `supersedes` another of its scope
-shadows it at once. Each record is reported: new, updated, unchanged or duplicate (of which),
-with its file (files backend) or its backend and database.
+shadows it at once. A new record whose meaning is already in its scope (same name and
+visibility; never another scope) is reported with those records as `similar_to` (text equal once
+case, punctuation and spacing are set aside, or a cosine of 0.88 or more; without vectors,
+`--no-embed`, by text alone; a batch of over 100 records only within itself, by identical text,
+and it says so); `--on-similar write` (default) writes it, `skip` leaves it out
+(status similar), `supersede` writes it superseding the closest. Each record is reported: new,
+updated, unchanged, duplicate (of which) or similar, with its file (files backend) or its backend
+and database.
 Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--no-embed`,
-`--memory-dir DIR` (created if missing), `--json`.
+`--on-similar write|skip|supersede`, `--memory-dir DIR` (created if missing), `--json`.
 Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}], "items": [{"id", "status",
-"duplicate_of"?, "shadowed"?, "backend", "store", "path"}]}`.""",
+"duplicate_of"?, "similar_to"?: [{"id", "score", "rule"}], "shadowed"?, "backend", "store",
+"path"}]}`.""",
     "recall": """# eidetic recall QUERY
 Ranked records for a query: the top-k primary hits, then records linked to them.
 Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (>= 1),
@@ -181,7 +190,7 @@ Output: one line per memory with its reasons and a summary; `--json`:
 `{"repo_root", "stale_months", "now", "summary": {"fresh", "stale", "dead-reference"}, "count",
 "items": [{"id", "name", "path", "grade", "reasons", "references", "missing",
 "months_since_touched", "recall_count", "last_recall"}]}`.""",
-    "context": """# Conversation context
+    "thread": """# Conversation context
 Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form a thread,
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
 record's keyword `context` field holds its text together with the texts of the two records
@@ -366,6 +375,8 @@ everything afterwards.""",
 
 
 TOPICS["time"] = TIME
+TOPICS.update(HOOKS)
+TOPICS["consolidate"] = CONSOLIDATE
 
 
 def add_parser(sub, add_common) -> None:

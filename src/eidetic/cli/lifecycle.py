@@ -79,25 +79,26 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def _with_store_flags(report: dict, args: argparse.Namespace) -> None:
-    """The report's commands with the store flags of this command line (``--memory-dir``,
-    ``--backend``, ``--db``), so they act on the store swept. A ``--dsn`` or ``--uri`` is not
-    repeated: either may hold a password (set EIDETIC_PG_DSN or EIDETIC_NEO4J_URI instead)."""
+    """The report's commands with the store flags of this command line (``with_store_flags``)."""
+    for item in report["changed"]:
+        if "undo" in item:
+            item["undo"] = with_store_flags(item["undo"], args)
+    for item in report["suggestions"]:
+        item["commands"] = [with_store_flags(command, args) for command in item["commands"]]
+
+
+def with_store_flags(command: str, args: argparse.Namespace) -> str:
+    """``command`` (``eidetic VERB ...``) with the store flags of this command line
+    (``--memory-dir``, ``--backend``, ``--db``), so it acts on the same store. A ``--dsn`` or ``--uri``
+    is not repeated: either may hold a password (set EIDETIC_PG_DSN or EIDETIC_NEO4J_URI instead)."""
     import shlex
 
     flags = [*(w for d in args.memory_dir or () for w in ("--memory-dir", d))]
     flags += [w for flag, value in (("--backend", args.backend), ("--db", args.db)) if value for w in (flag, value)]
     if not flags:
-        return
-
-    def add(command: str) -> str:
-        program, verb, rest = command.split(" ", 2)
-        return f"{program} {verb} {shlex.join(flags)} {rest}"
-
-    for item in report["changed"]:
-        if "undo" in item:
-            item["undo"] = add(item["undo"])
-    for item in report["suggestions"]:
-        item["commands"] = [add(command) for command in item["commands"]]
+        return command
+    program, verb, rest = command.split(" ", 2)
+    return f"{program} {verb} {shlex.join(flags)} {rest}"
 
 
 def run_forget(args: argparse.Namespace) -> int:

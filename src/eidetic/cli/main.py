@@ -10,54 +10,48 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
+
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import EideticError, env_error, user_error
-from ..settings import Settings
-from . import (
-    audit,
-    browse,
-    completion,
-    config,
-    demo,
-    edit,
-    explain,
-    index,
-    inspect,
-    lifecycle,
-    mcp,
-    migrate,
-    port,
-    recall,
-    remember,
-    serve,
-    skills,
-    watch,
-)
 from .output import report_error, warn
 from .stores import check_memory_dirs
 
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+# The verbs, in the order ``eidetic --help`` lists them: modules of this package, each with
+# ``add_parser`` and ``run``. Imported when the parser is built, so ``eidetic hook`` (below) runs
+# without loading any of them.
 VERBS = (
-    remember,
-    recall,
-    browse,
-    edit,
-    lifecycle,
-    inspect,
-    port,
-    audit,
-    index,
-    watch,
-    migrate,
-    config,
-    explain,
-    demo,
-    mcp,
-    serve,
-    skills,
-    completion,
+    "remember",
+    "recall",
+    "browse",
+    "edit",
+    "lifecycle",
+    "consolidate",
+    "inspect",
+    "port",
+    "audit",
+    "index",
+    "watch",
+    "migrate",
+    "config",
+    "explain",
+    "demo",
+    "mcp",
+    "serve",
+    "skills",
+    "context",
+    "hooks",
+    "hook",
+    "capture",
+    "completion",
 )
+HOOK_EVENTS = ("session-start", "prompt", "session-end")  # as cli.hook.EVENTS, without importing it
 BACKENDS = ("files", "sqlite", "postgres", "neo4j")  # as stores.base.BACKENDS, without importing it
 
 
@@ -104,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="eidetic", description="A memory store for AI agents and their teams.")
     parser.add_argument("--version", action="version", version=f"eidetic {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
-    for verb in VERBS:
-        verb.add_parser(sub, add_common)
+    for name in VERBS:
+        import_module(f".{name}", __package__).add_parser(sub, add_common)
     return parser
 
 
@@ -140,6 +134,8 @@ FLAG_SETTINGS = {
 def configure(args: argparse.Namespace) -> Settings:
     """The command's settings (config files, environment, then its flags); flags left out take
     the settings' values, so every verb sees one answer. Config warnings go to stderr."""
+    from ..settings import Settings
+
     settings = Settings.load()
     for dest, (name, flag) in FLAG_SETTINGS.items():
         value = getattr(args, dest, None)
@@ -158,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     wants_json = any(a == "--json" or a.startswith("--json=") or a == "--format=json" for a in args_list) or any(
         a == "--format" and b == "json" for a, b in zip(args_list, args_list[1:])
     )
+    if len(args_list) == 3 and args_list[0] == "hook" and args_list[1] == "claude" and args_list[2] in HOOK_EVENTS:
+        from ..hooks.client import run  # the hook an agent runs on each prompt: nothing else is loaded
+
+        return run(args_list[1], args_list[2])
     try:
         parser = build_parser()
         if not args_list:

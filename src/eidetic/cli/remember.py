@@ -1,5 +1,6 @@
 """``eidetic remember``: plain text or one JSON object as an argument, or NDJSON on stdin; then
-what happened to each record (new, updated, unchanged, a duplicate of which) and where it lives."""
+what happened to each record (new, updated, unchanged, a duplicate of which, close to which)
+and where it lives."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ def add_parser(sub, add_common) -> None:
         help="store records (text or a JSON argument, or NDJSON on stdin)",
         description="Upsert records by id. An argument starting with '{' is a JSON record; any other "
         "argument is the text of a record, described by the flags below. Without an argument, "
-        "NDJSON is read from stdin. The whole batch is validated before anything is written.",
+        "NDJSON is read from stdin. The whole batch is validated before anything is written. A new "
+        "record whose meaning is already in its scope is reported with the records it is close to "
+        "(similar_to); --on-similar says what it does.",
     )
     parser.add_argument(
         "record", nargs="?", help="the text to remember, or one JSON object; omit to read NDJSON from stdin"
@@ -31,7 +34,17 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument("--visibility", help="public (default) or private")
     parser.add_argument("--added-by", help="attribution (default: nick from culture.yaml)")
     parser.add_argument(
-        "--no-embed", action="store_true", help="do not compute vectors now (the first semantic recall does)"
+        "--no-embed",
+        action="store_true",
+        help="do not compute vectors now (the first semantic recall does); near-duplicates are then "
+        "judged by text alone",
+    )
+    parser.add_argument(
+        "--on-similar",
+        default="write",
+        metavar="write|skip|supersede",
+        help="a new record close to one already in its scope (reported as similar_to): write it "
+        "anyway (default), skip it, or write it to supersede the closest",
     )
     add_common(parser)
     parser.set_defaults(run=run, creates_store=True)
@@ -49,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             "visibility": args.visibility,
             "added_by": args.added_by,
             "embed": not args.no_embed,
+            "on_similar": args.on_similar,
         }
         if records is not None:
             result = memory.remember(records, **options)
@@ -72,7 +86,8 @@ def render_text(records: list[dict[str, Any]]) -> str:
         counts: dict[str, int] = {}
         for entry in records:
             counts[entry["status"]] = counts.get(entry["status"], 0) + 1
-        summary = ", ".join(f"{counts[s]} {s}" for s in ("new", "updated", "unchanged", "duplicate") if s in counts)
+        states = ("new", "updated", "unchanged", "duplicate", "similar")
+        summary = ", ".join(f"{counts[s]} {s}" for s in states if s in counts)
         lines.append(f"{len(records)} record(s): {summary or 'none'}.")
     return "\n".join(lines)
 
@@ -81,8 +96,17 @@ def _line(entry: dict[str, Any]) -> str:
     where = entry.get("path") or " ".join(str(entry[key]) for key in ("backend", "store") if entry.get(key))
     if entry["status"] == "duplicate":
         line = f"duplicate  {entry['id']}: same text as {entry['duplicate_of']}, not written ({where})"
+    elif entry["status"] == "similar":
+        line = f"similar    {entry['id']}: close to {_close(entry)}, not written ({where})"
     else:
         line = f"{entry['status']:<9}  {entry['id']}  {where}"
+        if entry.get("similar_to"):
+            line += f"\n           similar to {_close(entry)}"
     if entry.get("shadowed"):
         line += f"\n           supersedes {entry['shadowed']}, now shadowed"
     return line
+
+
+def _close(entry: dict[str, Any]) -> str:
+    """The near-duplicates of an entry, with their scores: ``n1 (0.97), n2 (0.95)``."""
+    return ", ".join(f"{near['id']} ({near['score']:.2f})" for near in entry["similar_to"])

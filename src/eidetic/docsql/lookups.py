@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..ranking.access import Access
 from ..records import Scope
@@ -11,6 +11,17 @@ from . import Source
 from .admission import scope_sql
 from .dialect import every
 from .rows import IndexedRecord, RankingFacts, doc_columns, indexed
+
+
+class Admitted(NamedTuple):
+    """A record a caller may see, as ``consolidate`` groups it: no metadata, links or history."""
+
+    doc: int
+    id: str
+    scope: Scope
+    text: str
+    created: str
+    updated: str | None
 
 
 class Lookups:
@@ -68,3 +79,17 @@ class Lookups:
         scope, params = scope_sql(dialect, access) if access is not None else (None, [])
         where = every(dialect.served(), scope)
         return self._source.conn.execute(f"SELECT count(*) FROM {dialect.table} d WHERE {where}", params).fetchone()[0]
+
+    def admitted(self, access: Access) -> list[Admitted]:
+        """Every served record ``access`` admits (scope rule and lifecycles), by doc."""
+        dialect = self._source.dialect
+        scope, params = scope_sql(dialect, access)
+        rows = self._source.conn.execute(
+            f"SELECT d.doc, d.id, d.scope, d.visibility, d.text, d.created, d.updated FROM {dialect.table} d "
+            f"WHERE {every(dialect.served(), scope)} ORDER BY d.doc",
+            params,
+        )
+        return [
+            Admitted(doc, rid, Scope(name, vis), text, created, updated)
+            for doc, rid, name, vis, text, created, updated in rows
+        ]

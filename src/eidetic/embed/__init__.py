@@ -34,9 +34,11 @@ def default_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
         except EideticError as exc:
             return None, exc.message
     try:
-        from . import local, model_files
+        from . import batches, local, model_files
 
-        return local.load(cache=settings.cache_dir, source=model_files.locate(settings)), None
+        model = local.load(cache=settings.cache_dir, source=model_files.locate(settings))
+        model.threads = settings.embed_threads or batches.cores()
+        return model, None
     except EideticError as exc:
         return None, exc.message
     except ImportError as exc:  # numpy / tokenizers / safetensors missing

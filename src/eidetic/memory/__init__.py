@@ -3,7 +3,8 @@
 - ``stores``: which stores a caller reads and writes, their precedence, where an id lives;
 - ``recall``: one :class:`~eidetic.query.RecallQuery` through the ranking of its mode
   (``ranked``, ``fields_mode``), linked records and usage;
-- ``writes``: validate, decide under the locks, write, shadow, embed (``embedding``);
+- ``writes``: validate, decide under the locks, write, shadow, embed (``embedding``); a new
+  record's near-duplicates in its scope (``similar``);
 - ``curation``: one record by id, forget/restore/purge, the sweep rules;
 - ``browse``: listings and one record with its connections (never counted as recalls);
 - ``editing``: one record as a markdown file a person edits, read back as remember input;
@@ -11,8 +12,8 @@
 
 Data flow of a recall: query -> each store's index (synced with its files; scope, lifecycle and
 filters pushed into SQL) -> ranking (pure) -> usage bump -> result. Of a remember: input ->
-validation of the whole batch -> decisions under the store locks (upsert, duplicates,
-shadowing) -> atomic writes -> index update -> vectors.
+validation of the whole batch -> vectors of its texts -> decisions under the store locks
+(upsert, duplicates, near-duplicates, shadowing) -> atomic writes -> index update.
 """
 
 from __future__ import annotations
@@ -29,18 +30,30 @@ from ..progress import Progress
 from ..query import RecallQuery
 from ..ranking import fields
 from ..ranking.access import Access
+from ..ranking.similar import SIMILAR_COSINE
 from ..records import Record
 from ..settings import Settings
 from ..listing import ListQuery
-from ..results import DoctorReport, ListResult, RecallResult, RecordView, RememberResult, StoreOverview, SweepReport
+from ..results import (
+    ConsolidateReport,
+    DoctorReport,
+    ListResult,
+    RecallResult,
+    RecordView,
+    RememberResult,
+    StoreOverview,
+    SweepReport,
+)
 from ..stores.base import BACKENDS, RecordStore
 from ..timeutil import now_utc
 from ..usage import UsageState
 from . import editing, health
 from .browse import Browse
+from .consolidation import Consolidation, ConsolidateOptions
 from .curation import Curation
 from .embedding import Embedding
 from .recall import Recall
+from .similar import checked
 from .stores import StoreSet
 from .writes import NdjsonLines, Writes, labelled, ndjson_items, validate
 
@@ -95,6 +108,7 @@ class Memory:
         self._writes = Writes(self._stores, self._embedding)
         self._curation = Curation(self._stores, self._writes)
         self._browse = Browse(self._stores, self._curation)
+        self._consolidation = Consolidation(self._stores, self._embedding)
 
     @classmethod
     def open(
@@ -173,16 +187,20 @@ class Memory:
         now: datetime | None = None,
         embed: bool = True,
         writer: Access | None = None,
+        on_similar: str = "write",
     ) -> RememberResult:
         """Validate every record (dicts in the JSON record format, or :class:`Record` objects),
         then upsert them all; nothing is written if any is invalid. ``scope``/``visibility``:
         of records that name none (default: the settings'). ``embed``: compute the new texts'
-        vectors now (else at the first recall that needs them). ``writer`` confines the batch to
-        scopes it may read (an MCP session)."""
+        vectors now (else at the first recall that needs them; near-duplicates are then judged
+        by text alone). ``writer`` confines the batch to scopes it may read (an MCP session).
+        ``on_similar``: what a new record does whose near-duplicates (``similar_to``) are in its
+        scope: ``write`` it anyway, ``skip`` it, or write it to ``supersede`` the closest."""
+        on_similar = checked(on_similar)
         items = records.lines if isinstance(records, NdjsonLines) else labelled(records)
         default_scope = self.access(scope, visibility).scope
         batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes)
-        return self._writes.remember(batch, now or now_utc(), embed)
+        return self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar)
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
         """NDJSON input, with ``remember``'s options: every line is parsed and validated before
@@ -273,6 +291,24 @@ class Memory:
         """Apply the lifecycle rules to every record; report what ``access`` (default: the
         default scope, public) may see."""
         return self._curation.sweep(access or self.access(), dry_run, now)
+
+    def consolidate(
+        self,
+        access: Access | None = None,
+        *,
+        keep: str = "recent",
+        threshold: float | None = None,
+        survivor: str | None = None,
+        text: str | None = None,
+        apply: bool = False,
+        now: datetime | None = None,
+    ) -> ConsolidateReport:
+        """Near-duplicate clusters per store and scope that ``access`` may see (default: the
+        settings' scope), each with its proposed survivor (``keep``: "recent" or "recalled");
+        a dry run unless ``apply``. ``survivor``: only the cluster formed around that id, whose
+        text becomes ``text`` when given. ``eidetic explain consolidate`` has the rules."""
+        options = ConsolidateOptions(keep, SIMILAR_COSINE if threshold is None else threshold, survivor, text, apply)
+        return self._consolidation.run(access or self.access(), options, now)
 
     # -- everything at once ----------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from ..records import Scope
 from ..results import SweepReport
 from ..stores.base import IndexedRecord, RecordStore
 from ..timeutil import format_ts, now_utc
+from . import folding
 from .stores import StoreSet
 from .writes import Writes
 
@@ -38,8 +39,11 @@ class Curation:
         in its history; undoable, nothing is deleted."""
         if state not in ("active", "archived"):
             raise user_error(f"cannot set lifecycle {state!r} by hand", "use 'archived' (forget) or 'active' (restore)")
-        _, item = self.visible(rid, access)
+        store, item = self.visible(rid, access)
         previous = item.record.lifecycle
+        if previous == "shadowed" and state == "active" and folding.INTO in item.record.metadata:
+            survivor = folding.unfold(self.stores, store, item, format_ts(now or now_utc()))
+            return {"id": rid, "lifecycle": state, "previous": previous, "survivor": survivor}
         if previous != state:  # the copy the caller sees, not a hidden one with the same id
             self.writes.set_lifecycles({rid: state}, now or now_utc(), access)
         return {"id": rid, "lifecycle": state, "previous": previous}

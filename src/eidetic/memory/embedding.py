@@ -16,7 +16,9 @@ from ..records import text_hash
 from ..settings import Settings
 from ..stores.base import RecordStore
 
-EMBED_CHUNK = 64  # texts embedded (and cached) per step: an HTTP request's batch; little lost if interrupted
+# Texts embedded (and cached) per step: enough batches for every core (the local model), a few
+# seconds of work, so little is lost if interrupted (an HTTP embedder splits it into requests).
+EMBED_CHUNK = 256
 # From this many texts a run shows progress: ~2 s at the measured 33 short texts/s (docs/benchmarks.md).
 LONG_RUN = 64
 
@@ -60,6 +62,24 @@ class Embedding:
                 unique.setdefault(text_hash(text), text)
             found.update(self._embed(embedder, unique, "for semantic recall (once: they were stored without vectors)"))
         return found
+
+    def ahead(
+        self, embedder: Embedder, texts: dict[str, str], stores: Iterable[RecordStore]
+    ) -> tuple[dict[str, Any], str | None]:
+        """Vectors of texts about to be remembered (hash -> text), and the stores' vectors
+        brought up to date, before a write takes its locks: its near-duplicates are then found
+        by meaning under them (``memory.similar``). Returns (hash -> vector, None), or ({}, why
+        not) when the embedder failed: the write goes on, judging by text alone."""
+        try:
+            vectors = self.cache.get(embedder.name, texts)
+            vectors.update(self._embed(embedder, {h: t for h, t in texts.items() if h not in vectors}, "remembered"))
+            for store in stores:
+                store.sync_vectors(embedder.name, None, self._vectors_of(store, embedder))
+        except EideticError as exc:
+            if exc.code != ENV_ERROR:
+                raise
+            return {}, exc.message
+        return vectors, None
 
     def remembered(self, embedder: Embedder, texts: dict[str, str], stores: Iterable[RecordStore]) -> str | None:
         """Embed texts just remembered (hash -> text) in chunks, with progress, and let the vector

@@ -25,6 +25,7 @@ from ..results import RememberResult
 from ..stores.base import IndexedRecord, RecordStore
 from ..timeutil import format_ts
 from .embedding import Embedding
+from .similar import CHECKED_BATCH, NearDuplicates
 from .stores import Located, StoreSet
 
 Batch = list[tuple[Record, bool]]  # each record, and whether its input gave ``created``
@@ -69,23 +70,55 @@ class Writes:
         self.stores = stores
         self.embedding = embedding
 
-    def remember(self, batch: Batch, now: datetime, embed: bool, expected: Record | None = None) -> RememberResult:
-        """Upsert a validated batch; with ``embed``, compute the new texts' vectors now.
+    def remember(
+        self,
+        batch: Batch,
+        now: datetime,
+        embed: bool,
+        expected: Record | None = None,
+        on_similar: str = "write",
+    ) -> RememberResult:
+        """Upsert a validated batch; with ``embed``, compute the new texts' vectors now (before
+        the locks: a new record's near-duplicates are found by meaning under them).
         ``expected``: a record the batch replaces (an edit), which must still be stored as it
-        was, checked under the locks: a concurrent change is never overwritten."""
+        was, checked under the locks: a concurrent change is never overwritten. ``on_similar``:
+        what a new record with near-duplicates in its scope does (``memory.similar``)."""
         if not batch:
             return RememberResult([], [])
         stamp = format_ts(now)
+        near, warnings = self._near_duplicates(batch, embed)
 
         def decide(decided: dict[str, RecordStore], existing: Located) -> RememberResult:
             if expected is not None:
                 _check_unchanged(expected, existing)
-            return self._decide(batch, decided, existing, stamp)
+            return self._decide(batch, decided, existing, stamp, Similar(near, on_similar))
 
-        result = self._locked(batch, decide, also=self._shadow_stores)
+        def locked_too(batch: Batch) -> list[RecordStore]:  # a superseded near-duplicate may live in any
+            return self._shadow_stores(batch) + (near.stores if on_similar == "supersede" else [])
+
+        result = self._locked(batch, decide, also=locked_too)
+        result.warnings.extend(warnings)
         if embed and result.ids:
             self._embed(result, batch)
         return result
+
+    def _near_duplicates(self, batch: Batch, embed: bool) -> tuple[NearDuplicates, list[str]]:
+        """The finder of near-duplicates, with the batch's vectors when ``embed`` and an
+        embedder are there (computed now, outside the locks), and why not when it failed."""
+        if len(batch) > CHECKED_BATCH:  # a bulk load: identical texts of the batch alone
+            note = (
+                f"near-duplicates looked for only among this batch's identical texts ({len(batch)} records, "
+                f"more than {CHECKED_BATCH}); `eidetic consolidate` finds the rest"
+            )
+            return NearDuplicates([]), [note]
+        stores = [store for store in self.stores.all() if store.exists()]
+        embedder, _ = self.embedding.embedder() if embed else (None, None)
+        if embedder is None:
+            return NearDuplicates(stores), []
+        vectors, failure = self.embedding.ahead(embedder, {r.hash: r.text for r, _ in batch}, stores)
+        if failure is not None:
+            return NearDuplicates(stores), [f"near-duplicates judged by text alone: {failure}"]
+        return NearDuplicates(stores, embedder.name, vectors), []
 
     def restore(self, items: Iterable[tuple[Record, Usage | None]]) -> dict[str, int]:
         """Write records exactly as given (lifecycle, dates and all) with their usage: how
@@ -167,9 +200,11 @@ class Writes:
         wanted = [record.supersedes for record, _ in batch if record.supersedes]
         return [store for store, _ in self.stores.locate(wanted, synced=False).values()]
 
-    def _decide(self, batch: Batch, targets: dict[str, RecordStore], existing: Located, stamp: str) -> RememberResult:
-        """Upsert by id (a record keeps its scope), skip same-scope duplicate texts, shadow what
-        is superseded, then write."""
+    def _decide(
+        self, batch: Batch, targets: dict[str, RecordStore], existing: Located, stamp: str, similar: Similar
+    ) -> RememberResult:
+        """Upsert by id (a record keeps its scope), skip same-scope duplicate texts, report (and
+        skip, or supersede with) near-duplicates, shadow what is superseded, then write."""
         owners = self._hash_owners(record.hash for record, _ in batch)
         ids: list[str] = []
         duplicates: list[dict[str, str]] = []
@@ -188,23 +223,26 @@ class Writes:
                 duplicates.append({"id": record.id, "duplicate_of": owner})
                 entries.append({"id": record.id, "status": "duplicate", "duplicate_of": owner})
                 continue
+            record, entry = similar.judged(record)
+            entries.append(entry)
+            if entry["status"] == "similar":
+                continue
             record = record.with_changes(created=record.created if created_given else stamp, updated=stamp)
             final[record.id] = (targets[record.id], None, record)
             batch_texts[(record.hash, record.scope)] = record.id
             ids.append(record.id)
-            entries.append({"id": record.id, "status": "new"})
         self._apply_shadowing(final, stamp)
         written = _persist(final, existing)
         _settle(entries, final, written)
         return RememberResult(ids, duplicates, len(written), items=self._placed(entries))
 
     def _placed(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each entry with where its record lives (a duplicate: where the record it repeats
-        lives): the store (a folder, a database file, a server without its password), its
-        backend, and on the files backend the record's file."""
-        located = self.stores.locate((e.get("duplicate_of") or e["id"] for e in entries), synced=False)
+        """Each entry with where its record lives (a duplicate, or a near-duplicate left out:
+        where the record it repeats lives): the store (a folder, a database file, a server
+        without its password), its backend, and on the files backend the record's file."""
+        located = self.stores.locate((_placed_as(e) for e in entries), synced=False)
         for entry in entries:
-            found = located.get(entry.get("duplicate_of") or entry["id"])
+            found = located.get(_placed_as(entry))
             if found is not None:
                 store, item = found
                 entry.update(backend=store.backend, store=store.location, path=store.file_of(item))
@@ -238,6 +276,30 @@ class Writes:
             if old.scope != record.scope or old.lifecycle != "active" or lifecycle.protected(old):
                 continue
             final[old_id] = (old_store, old_item, moved(old, "shadowed", stamp))
+
+
+@dataclass(frozen=True)
+class Similar:
+    """What a new record with near-duplicates does: ``write`` (reported), ``skip`` (left out,
+    status ``similar``, naming them) or ``supersede`` (written, superseding the closest)."""
+
+    finder: NearDuplicates
+    on_similar: str
+
+    def judged(self, record: Record) -> tuple[Record, dict[str, Any]]:
+        """The record as it is to be written, and its entry; the finder is told of it unless
+        it is left out. A record it names in ``supersedes`` is replaced knowingly: not reported."""
+        near = [found for found in self.finder.of(record) if found["id"] != record.supersedes]
+        entry: dict[str, Any] = {"id": record.id, "status": "new"}
+        if near:
+            entry["similar_to"] = near
+            if self.on_similar == "skip":
+                entry["status"] = "similar"
+                return record, entry
+            if self.on_similar == "supersede" and not record.supersedes:
+                record = record.with_changes(supersedes=near[0]["id"])
+        self.finder.written(record)
+        return record, entry
 
 
 @dataclass(frozen=True)
@@ -330,6 +392,14 @@ def _duplicate_owner(
         if scope == record.scope and rid != record.id:
             return rid
     return batch_texts.get((record.hash, record.scope))
+
+
+def _placed_as(entry: dict[str, Any]) -> str:
+    """The id whose store an entry names: the record's, or for a record left out, the one it
+    repeats."""
+    if entry["status"] == "similar":
+        return str(entry["similar_to"][0]["id"])
+    return str(entry.get("duplicate_of") or entry["id"])
 
 
 def _scope_conflict(record: Record, held: Scope) -> EideticError:

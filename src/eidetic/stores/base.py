@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..docsql.listing import Listed
+from ..docsql.lookups import Admitted
 from ..docsql.rows import IndexedRecord, RankingFacts
 from ..docsql.searches import FieldsRow
 from ..listing import Order
@@ -27,6 +28,7 @@ from ..records import Record, Scope
 
 __all__ = [
     "BACKENDS",
+    "Admitted",
     "FieldsRow",
     "IndexedRecord",
     "Listed",
@@ -98,6 +100,10 @@ class RecordStore(Protocol):
     def count(self, access: Access | None = None) -> int:
         """How many records (that ``access`` may see, in any lifecycle it admits)."""
 
+    def admitted(self, access: Access) -> list[Admitted]:
+        """Every record ``access`` admits (scope, lifecycle), with its text and dates, by doc:
+        what ``consolidate`` groups into near-duplicates."""
+
     # -- search (scope, lifecycle and filters applied inside) ------------------------------
 
     def keyword(
@@ -157,6 +163,11 @@ class RecordStore(Protocol):
     def cosines(self, model: str, query: Any, access: Access, docs: Sequence[int]) -> dict[int, float]:
         """The cosine of each doc's vector to ``query`` (docs ``access`` may not see, or without
         a vector, are left out)."""
+
+    def vectors_of(self, model: str, access: Access, docs: Sequence[int]) -> Any:
+        """The vectors of ``model`` of these docs as one float32 matrix, a row per doc in order;
+        a doc without a vector, or out of ``access``'s reach, has a row of zeros (none at all:
+        zero columns)."""
 
     # -- usage (recall_count, last_recall) -------------------------------------------------
 

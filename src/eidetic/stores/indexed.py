@@ -17,7 +17,7 @@ from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Scope
 from ..usage import UsageState
-from .base import FieldsRow, IndexedRecord, RankingFacts
+from .base import Admitted, FieldsRow, IndexedRecord, RankingFacts
 
 
 class IndexedStore:
@@ -58,6 +58,9 @@ class IndexedStore:
 
     def count(self, access: Access | None = None) -> int:
         return self.index.docs.count(access)
+
+    def admitted(self, access: Access) -> list[Admitted]:
+        return self.index.docs.admitted(access)
 
     # -- search ----------------------------------------------------------------------------
 
@@ -134,6 +137,21 @@ class IndexedStore:
         for index in self.index.vectors.get(model, self.search.reach(access)):
             found.update(index.cosines(query, [doc for doc in docs if doc not in found]))
         return found
+
+    def vectors_of(self, model: str, access: Access, docs: Sequence[int]) -> Any:
+        """Each doc's row, looked up in the sorted doc numbers of the partitions in reach."""
+        import numpy as np
+
+        wanted = np.asarray(docs, dtype=np.int64)
+        indexes = [index for index in self.index.vectors.get(model, self.search.reach(access)) if index.rows]
+        out = np.zeros((len(wanted), indexes[0].state()["dim"] if indexes else 0), dtype=np.float32)
+        for index in indexes:
+            known = index.docs()
+            at = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
+            hit = (known[at] == wanted) & ~out.any(axis=1)
+            if hit.any() and index.state()["dim"] == out.shape[1]:
+                out[hit] = index.matrix()[at[hit]]
+        return out
 
     # -- usage -----------------------------------------------------------------------------
 

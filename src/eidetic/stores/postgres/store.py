@@ -18,7 +18,7 @@ from ...listing import Order
 from ...ranking.access import Access
 from ...ranking.filters import Filters
 from ...records import Record, Scope
-from ..base import FieldsRow, IndexedRecord, RankingFacts
+from ..base import Admitted, FieldsRow, IndexedRecord, RankingFacts
 from .connection import Session, guarded
 from .exact import PostgresSearches
 from .keyword import KeywordSearch
@@ -133,6 +133,10 @@ class PostgresStore:
     def count(self, access: Access | None = None) -> int:
         return self._docs.count(access) if self._ready() else 0
 
+    @guarded
+    def admitted(self, access: Access) -> list[Admitted]:
+        return self._docs.admitted(access) if self._ready() else []
+
     # -- search ------------------------------------------------------------------------------
 
     @guarded
@@ -213,6 +217,15 @@ class PostgresStore:
         if not docs or not self._ready():
             return {}
         return self._vectors.cosines(model, query, access, docs)
+
+    @guarded
+    def vectors_of(self, model: str, access: Access, docs: Sequence[int]) -> Any:
+        """These docs' vectors, zeros where none (``Vectors.of_docs``)."""
+        if not self._ready():
+            import numpy as np
+
+            return np.zeros((len(docs), 0), dtype=np.float32)
+        return self._vectors.of_docs(model, access, docs)
 
     # -- usage -------------------------------------------------------------------------------
 

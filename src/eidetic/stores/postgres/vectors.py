@@ -175,3 +175,31 @@ class Vectors:
             (np.asarray(query, dtype=np.float32), model, list(docs), parts),
         ).fetchall()
         return {doc: float(score) for doc, score in rows}
+
+    def of_docs(self, model: str, access: Access, docs: Sequence[int]) -> Any:
+        """These docs' vectors as one float32 matrix, a row per doc (zeros: none, or out of
+        reach), read through a binary COPY (100k rows in about a second)."""
+        import numpy as np
+
+        conn = self._session.conn
+        row = conn.execute("SELECT dims FROM eidetic_vector_models WHERE model = %s", (model,)).fetchone()
+        out = np.zeros((len(docs), row[0] if row is not None else 0), dtype=np.float32)
+        if row is None or not len(docs):
+            return out
+        position = {doc: i for i, doc in enumerate(docs)}
+        query = (
+            "COPY (SELECT d.doc, e.embedding FROM eidetic_docs d JOIN eidetic_embeddings e ON e.model = {} "
+            "AND e.hash = d.hash WHERE d.doc = ANY({}) AND d.part = ANY({})) TO STDOUT WITH (FORMAT BINARY)"
+        )
+        from psycopg import sql
+
+        statement = sql.SQL(query).format(
+            sql.Literal(model),
+            sql.Literal(list(map(int, docs))),
+            sql.Literal(self._partitions.in_reach(access)),
+        )
+        with conn.cursor() as cur, cur.copy(statement) as copy:
+            copy.set_types(["bigint", "vector"])
+            for doc, vector in copy.rows():
+                out[position[doc]] = vector.to_numpy()
+        return out

@@ -1,0 +1,217 @@
+"""The cosine line of near-duplicates (``SIMILAR_COSINE`` in ``ranking/similar.py``), chosen on
+public data and measured on a held-out half.
+
+    python benchmarks/near_duplicates.py [--data ../shared/data]
+
+LoCoMo's per-session ``observation`` facts each cite the dialogue turns (``dia_id``) they
+restate: a fact and its evidence turn are the same memory worded twice (positive pairs), and the
+fact with every other turn of its conversation is a hard negative (same people, same topics).
+Two facts citing the same turn are a second kind of positive pair (both third-person summaries),
+and two facts citing different turns a negative. A turn is a record as ``quality.py`` makes it
+("speaker: text", plus the shared image's caption), so its vector is the one a recall uses.
+
+The line is chosen on the tuning conversations (conv-26, conv-30, conv-41) and reported on the
+held-out ones (conv-42, conv-43, conv-44): the lowest cosine, on a 0.01 grid, from which every
+higher line keeps the precision of fact-turn pairs at ``PRECISION`` or more. Precision comes
+first because ``remember --on-similar skip`` leaves out what it calls similar. Fact-fact pairs
+are reported, not used to choose: LoCoMo restates a fact in later sessions citing a later turn,
+so many of their "negatives" are the same memory (their precision is a floor); the closest
+fact-fact pairs citing no turn in common are listed for a reader to judge. The script
+prints the line it chose and evaluates the one ``ranking/similar.py`` ships; put the printed line
+there when they differ. ``EIDETIC_CACHE_DIR`` shares the embedding cache (the turns' vectors are
+those of ``quality.py``); the data is read from ``../shared/data`` (CC BY-NC: never copied here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from measure import machine  # noqa: E402
+from quality import locomo_samples, prepared  # noqa: E402
+from report import update_doc  # noqa: E402
+
+from eidetic.ranking.similar import SIMILAR_COSINE  # noqa: E402
+
+TUNING = ("conv-26", "conv-30", "conv-41")
+HELD_OUT = ("conv-42", "conv-43", "conv-44")
+PRECISION = 0.95  # a false "similar" under --on-similar skip loses a record
+LINES = [round(float(c), 2) for c in np.arange(0.60, 1.0001, 0.01)]
+KINDS = ("fact-turn", "fact-fact")
+_DIA = re.compile(r"D\d+:\d+")
+
+
+def facts(data: Path) -> dict[str, list[tuple[str, set[str]]]]:
+    """Per conversation, each observation fact with the ids of the turns it cites."""
+    out: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)
+    for sample in json.loads((data / "locomo" / "locomo_public.json").read_text()):
+        conv = sample["sample_id"]
+        for session in sample["observation"].values():
+            for said in session.values():
+                for text, cited in said:
+                    cited = cited if isinstance(cited, list) else [cited]
+                    ids = {f"{conv}:{dia}" for item in cited for dia in _DIA.findall(item)}
+                    if ids:
+                        out[conv].append((text, ids))
+    return out
+
+
+def vectors(embedder, texts: list[str]) -> np.ndarray:
+    """Each text's vector, from the embedding cache where it is (else computed and cached)."""
+    from eidetic.embed.cache import VectorCache
+    from eidetic.records import text_hash
+    from eidetic.settings import Settings
+
+    cache = VectorCache(Settings.load().cache_dir / "vectors.sqlite")
+    hashes = [text_hash(text) for text in texts]
+    found = cache.get(embedder.name, hashes)
+    missing = list(dict.fromkeys(h for h in hashes if h not in found))
+    by_hash = dict(zip(hashes, texts))
+    for start in range(0, len(missing), 64):
+        chunk = missing[start : start + 64]
+        new = dict(zip(chunk, embedder.embed([by_hash[h] for h in chunk])))
+        cache.put(embedder.name, new.items())
+        found.update(new)
+    cache.close()
+    return np.stack([found[h] for h in hashes]).astype(np.float32)
+
+
+def pairs(embedder, data: Path) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Per conversation and kind, (cosines, is-positive) of every pair."""
+    turns, _ = locomo_samples(data)
+    out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+    for conv, said in facts(data).items():
+        records = turns[conv]
+        turn_vectors = vectors(embedder, [r["text"] for r in records])
+        fact_vectors = vectors(embedder, [text for text, _ in said])
+        cited = np.array([[r["id"] in ids for r in records] for _, ids in said])
+        shares = np.array([[bool(a & b) for _, b in said] for _, a in said])
+        upper = np.triu_indices(len(said), k=1)  # each pair of facts once
+        out[conv] = {
+            "fact-turn": ((fact_vectors @ turn_vectors.T).ravel(), cited.ravel()),
+            "fact-fact": ((fact_vectors @ fact_vectors.T)[upper], shares[upper]),
+        }
+    return out
+
+
+def scored(found: dict, convs: tuple[str, ...], line: float) -> dict[str, dict[str, float]]:
+    """Precision and recall of "similar at ``line``" per kind of pair and pooled, with counts."""
+    out = {}
+    for kind in (*KINDS, "pooled"):
+        kinds = KINDS if kind == "pooled" else (kind,)
+        cos = np.concatenate([found[c][k][0] for c in convs for k in kinds])
+        positive = np.concatenate([found[c][k][1] for c in convs for k in kinds])
+        called = cos >= line
+        hits = int((called & positive).sum())
+        out[kind] = {
+            "precision": round(hits / called.sum(), 4) if called.any() else 1.0,
+            "recall": round(hits / positive.sum(), 4),
+            "called": int(called.sum()),
+            "positives": int(positive.sum()),
+            "pairs": int(len(cos)),
+        }
+    return out
+
+
+def chosen(found: dict) -> float:
+    """The lowest line from which every higher one keeps tuning fact-turn precision >= PRECISION."""
+    line = LINES[-1]
+    for candidate in reversed(LINES):
+        if scored(found, TUNING, candidate)["fact-turn"]["precision"] < PRECISION:
+            break
+        line = candidate
+    return line
+
+
+def closest_apart(embedder, data: Path, convs: tuple[str, ...], line: float, shown: int = 8) -> list[list]:
+    """The closest pairs of facts at ``line`` or above that cite no turn in common: [cosine, a, b]."""
+    found = []
+    for conv, said in facts(data).items():
+        if conv not in convs:
+            continue
+        fact_vectors = vectors(embedder, [text for text, _ in said])
+        cosines = fact_vectors @ fact_vectors.T
+        for i in range(len(said)):
+            for j in range(i + 1, len(said)):
+                if cosines[i, j] >= line and not said[i][1] & said[j][1]:
+                    found.append([round(float(cosines[i, j]), 3), said[i][0], said[j][0]])
+    return sorted(found, reverse=True)[:shown]
+
+
+def table(result: dict) -> str:
+    lines = [
+        f"Run {result['date']} on {result['machine']}: `python benchmarks/near_duplicates.py` "
+        f"({result['seconds']} s), model `{result['embedder']}`. Pairs: each LoCoMo observation fact "
+        "with every turn of its conversation (positive: a turn it cites) and with every other fact "
+        "(positive: both cite a turn in common).",
+        "",
+        f"Chosen on the tuning conversations (fact-turn precision >= {PRECISION} at the line and "
+        f"above): **{result['chosen']}**; shipped in `ranking/similar.py`: **{result['shipped']}**. "
+        "Fact-fact precision is a floor (a fact restated in a later session cites a later turn).",
+        "",
+        "| line | half | fact-turn precision | fact-turn recall | fact-fact precision (a floor) | fact-fact recall "
+        "| pairs called similar |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        s = row["scores"]
+        lines.append(
+            f"| {row['line']} | {row['half']} | {s['fact-turn']['precision']:.3f} | {s['fact-turn']['recall']:.3f} | "
+            f"{s['fact-fact']['precision']:.3f} | {s['fact-fact']['recall']:.3f} | "
+            f"{s['pooled']['called']:,} of {s['pooled']['pairs']:,} |"
+        )
+    lines += ["", f"The closest held-out fact pairs citing no turn in common, at {result['shipped']} or above:", ""]
+    lines += [f'- {cosine}: "{a}" / "{b}"' for cosine, a, b in result["closest_apart"]]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument("--work", type=Path, help="the embedding cache here, unless EIDETIC_CACHE_DIR names one")
+    args = parser.parse_args()
+    _, embedder, why = prepared(args.work, "eidetic-near-duplicates-")
+    if embedder is None:
+        raise SystemExit(f"no embedder: {why}")
+    started = time.perf_counter()
+    found = pairs(embedder, args.data)
+    line = chosen(found)
+    shown = sorted({line, SIMILAR_COSINE, round(line - 0.03, 2), round(line + 0.02, 2), 0.95})
+    result = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "machine": machine(),
+        "embedder": embedder.name,
+        "chosen": line,
+        "shipped": SIMILAR_COSINE,
+        "sweep": {
+            half: {str(c): scored(found, convs, c) for c in LINES}
+            for half, convs in (("tuning", TUNING), ("held-out", HELD_OUT))
+        },
+        "rows": [
+            {"line": c, "half": half, "scores": scored(found, convs, c)}
+            for c in shown
+            for half, convs in (("tuning", TUNING), ("held-out", HELD_OUT))
+        ],
+    }
+    result["closest_apart"] = closest_apart(embedder, args.data, HELD_OUT, SIMILAR_COSINE)
+    result["seconds"] = round(time.perf_counter() - started)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "near_duplicates.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(table(result))
+    print(f"chosen line: {line} (ranking/similar.py ships {SIMILAR_COSINE})")
+    update_doc("near-duplicates", table(result))
+
+
+if __name__ == "__main__":
+    main()

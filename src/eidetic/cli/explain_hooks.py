@@ -1,0 +1,46 @@
+"""The built-in manual's pages about memory that comes to the agent (``eidetic explain hooks``,
+``context``, ``hook``, ``capture``): kept apart from ``explain`` so that module stays one
+screenful of topics per concern. docs/hooks.md has the whole story."""
+
+HOOKS = {
+    "hooks": """# eidetic hooks install|uninstall|status claude
+Memory that comes to the agent. `eidetic hooks install claude` adds three hooks to Claude Code's
+settings (`--project`: the repository's `.claude/settings.json`, the default; `--local`:
+`.claude/settings.local.json`; `--user`: `~/.claude/settings.json`; `--file PATH`): at a
+session's start the most useful memories (most recalled and freshest lessons, decisions and
+feedback you may see), on each prompt a hybrid recall of the prompt with the relevance floor on
+(nothing when nothing clears it), at its end capture when the `capture` setting is on. Each
+within a token budget (`context-start-tokens` 400, `context-prompt-tokens` 300,
+`context-session-tokens` 3000), each record at most once per session. Every other byte of the
+file is kept; a malformed file is an error and is not written. `uninstall` removes exactly
+eidetic's hooks (the file's earlier bytes when nothing else changed); `status` shows the files,
+the daemon and the settings. `hooks stop` stops the warm daemon; `hooks daemon` runs it in the
+foreground.""",
+    "hook": """# eidetic hook claude session-start|prompt|session-end
+The command Claude Code runs for a hook event: its JSON on stdin, `{"hookSpecificOutput":
+{"hookEventName", "additionalContext"}}` on stdout when there is something to add. It loads almost
+nothing: a per-user daemon (started on demand, detached, socket mode 0600, exits after
+`hook-idle-minutes`) keeps the store and the model warm. Without the daemon it answers itself
+with keyword recall and starts one. Always exit 0: a failure or `EIDETIC_HOOK_TIMEOUT` (2 s)
+adds nothing and is logged (`eidetic hooks status` names the log).""",
+    "context": """# eidetic context --prompt TEXT | --start
+What a hook would add, as a plain command for any agent with shell hooks: `--prompt TEXT`
+(`-`: stdin) recalls on a prompt (hybrid, relevance floor auto; `--mode keyword`), `--start`
+lists the most useful lessons, decisions and feedback (`--type` for others). `--session ID`
+leaves out what that session was given already; `--budget N` tokens (default: the settings');
+`--format markdown` (default: the framed records, nothing when none) or `json` (`{"event",
+"session", "budget", "tokens", "items", "skipped", "below_floor", "context"}`). Records are
+quoted with id, type, date, source and scope; instruction-like text is neutralised and flagged.
+Not to be confused with a conversation's context (`eidetic explain thread`).""",
+    "capture": """# eidetic capture TRANSCRIPT
+Keep what a session produced, without a model: the user's "remember that X", "remember: X",
+"remember to X", "note that X", "don't forget X", "for future reference, X" (at the start of a
+line or sentence, not a question) as `feedback`, and the agent's labelled lines "Decision: X",
+"Decided: X", "Lesson: X", "Lesson learned: X" as `decision` or `lesson`. A Claude Code JSONL
+transcript is read by role (tool results, meta and command messages, side chains skipped); any
+other file as plain text. Metadata carries the provenance (`source: capture`, `agent`, `session`,
+`repository`, `said_by`, `captured`), `occurred` the message's time. A statement whose words are
+stored already (a record you may see) is left out. Private unless `--visibility public` or the
+`capture` setting says public; `--dry-run` writes nothing. The session-end hook does the same
+when `capture` is `private` or `public` (default `off`).""",
+}

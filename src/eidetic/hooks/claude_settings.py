@@ -1,0 +1,179 @@
+"""eidetic's hooks in a Claude Code settings file (``{"hooks": {"SessionStart": [{"hooks":
+[{"type": "command", "command": ..., "timeout": ...}]}], ...}}``, https://code.claude.com/docs/en/hooks):
+added, found and removed without touching anything else in the file.
+
+Install appends one entry per event (``SessionStart``, ``UserPromptSubmit``, ``SessionEnd``) after
+whatever is there, in the file's own indentation; an event that already runs eidetic's hook is
+left alone. Uninstall removes exactly eidetic's hook commands (an entry left empty by that, an
+event left empty, ``hooks`` left empty), and when the file is still as install left it, puts back
+the very bytes it had before (``installs.json`` in the state folder remembers them). A file that
+is not a JSON object, or whose ``hooks`` are not shaped as Claude Code reads them, is an error and
+is never written. Writes are atomic and go to the file a symlink points at.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import user_error
+from . import jsonedit
+
+EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "session-end": "SessionEnd"}
+TIMEOUT = 10  # seconds Claude Code gives the command (the command itself gives up sooner)
+OURS = re.compile(r"(?:^|[\s/\\])eidetic(?:\.exe)?\s+hook\s+claude\s+(session-start|prompt|session-end)\s*$")
+MAX_REMEMBERED = 1024 * 1024  # bytes of a file's earlier text kept for an exact uninstall
+
+
+def entry(prefix: str, event: str) -> dict[str, Any]:
+    return {"hooks": [{"type": "command", "command": f"{prefix} hook claude {event}", "timeout": TIMEOUT}]}
+
+
+def read(path: Path) -> str | None:
+    """The file's text (None: no file); an error when it is not a JSON object."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise user_error(f"{path} is not UTF-8 text", "fix it or move it away; nothing was written") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise user_error(f"{path} is not valid JSON ({exc})", "fix it or move it away; nothing was written") from None
+    if not isinstance(data, dict):
+        raise user_error(f"{path} is not a JSON object", "Claude Code's settings are one object; nothing was written")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict) or any(not isinstance(v, list) for v in hooks.values()):
+        raise user_error(
+            f'{path}: "hooks" is not an object of lists', 'see "hooks" in Claude Code\'s settings; nothing was written'
+        )
+    return text
+
+
+def installed(text: str | None) -> dict[str, list[str]]:
+    """Claude event -> eidetic's hook commands in it."""
+    found: dict[str, list[str]] = {}
+    hooks = json.loads(text).get("hooks", {}) if text else {}
+    for name, groups in hooks.items():
+        for group in groups:
+            commands = group.get("hooks") if isinstance(group, dict) else None
+            for hook in commands if isinstance(commands, list) else []:
+                if isinstance(hook, dict) and isinstance(hook.get("command"), str) and OURS.search(hook["command"]):
+                    found.setdefault(name, []).append(hook["command"])
+    return found
+
+
+def with_hooks(text: str | None, prefix: str, events: tuple[str, ...] = tuple(EVENTS)) -> str:
+    """``text`` with eidetic's hook for each event that has none yet."""
+    text = text if text is not None and text.strip() else "{}\n"
+    present = installed(text)
+    missing = {EVENTS[event]: [entry(prefix, event)] for event in events if EVENTS[event] not in present}
+    root = _root(text)
+    hooks = jsonedit.member(text, root, "hooks")
+    if hooks is None:
+        return jsonedit.append(text, root, missing, "hooks") if missing else text
+    for name, groups in missing.items():
+        hooks = jsonedit.member(text, root, "hooks")
+        assert hooks is not None
+        found = jsonedit.member(text, hooks.value_start, name)
+        if found is None:
+            text = jsonedit.append(text, hooks.value_start, groups, name)
+        else:
+            text = jsonedit.append(text, found.value_start, groups[0])
+    return text
+
+
+def without_hooks(text: str) -> str:
+    """``text`` without eidetic's hook commands, and without the containers that left empty."""
+    while True:
+        edited = _remove_one(text)
+        if edited is None:
+            return text
+        text = edited
+
+
+def _remove_one(text: str) -> str | None:
+    root = _root(text)
+    hooks = jsonedit.member(text, root, "hooks")
+    if hooks is None:
+        return None
+    events = jsonedit.children(text, hooks.value_start)
+    for e, event in enumerate(events):
+        groups = jsonedit.children(text, event.value_start)
+        for g, group in enumerate(groups):
+            inner = jsonedit.member(text, group.value_start, "hooks") if isinstance(group.value, dict) else None
+            commands = jsonedit.children(text, inner.value_start) if inner and isinstance(inner.value, list) else []
+            for c, command in enumerate(commands):
+                if isinstance(command.value, dict) and OURS.search(str(command.value.get("command", ""))):
+                    if len(commands) > 1:
+                        return jsonedit.remove(text, inner.value_start, c)  # type: ignore[union-attr]
+                    if len(groups) > 1:
+                        return jsonedit.remove(text, event.value_start, g)
+                    if len(events) > 1:
+                        return jsonedit.remove(text, hooks.value_start, e)
+                    return jsonedit.remove(text, root, [c.key for c in jsonedit.children(text, root)].index("hooks"))
+    return None
+
+
+def _root(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def write(path: Path, text: str) -> None:
+    """Whole or not at all, keeping the file's mode; through a symlink to the file it names."""
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+
+
+def remember_install(state_dir: Path, path: Path, before: str | None, after: str) -> None:
+    """Keep the file's earlier text, so uninstall can put it back exactly."""
+    if before is not None and len(before.encode("utf-8")) > MAX_REMEMBERED:
+        return
+    book = _book(state_dir)
+    book[str(path.resolve())] = {"before": before, "after": _digest(after)}
+    _save_book(state_dir, book)
+
+
+def restored(state_dir: Path, path: Path, now: str) -> tuple[bool, str | None]:
+    """(True, the earlier text or None for no file) when the file is as install left it."""
+    book = _book(state_dir)
+    known = book.pop(str(path.resolve()), None)
+    _save_book(state_dir, book)
+    if isinstance(known, dict) and known.get("after") == _digest(now):
+        before = known.get("before")
+        return True, before if isinstance(before, str) else None
+    return False, None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _book(state_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((state_dir / "hooks" / "installs.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_book(state_dir: Path, book: dict[str, Any]) -> None:
+    folder = state_dir / "hooks"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write(folder / "installs.json", json.dumps(book, ensure_ascii=False, indent=1))

@@ -1,0 +1,82 @@
+"""Captured statements kept as records: provenance in their metadata, nothing stored twice.
+
+A statement is left out when a record the writer may see already says the same words
+(``ranking.similar.normalised``, among the top keyword hits for its text: no model is loaded), and
+``remember`` itself reports a repeat of a record's exact text in its scope as a duplicate. New
+records are written without vectors (computed at the first semantic recall that needs them), so a
+session's end stays quick.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .capture import Captured, unique
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+
+def keep(
+    memory: Memory,
+    found: list[Captured],
+    provenance: dict[str, str],
+    access: dict[str, str | None],
+    now: datetime,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Remember the statements not stored yet; what happened to each, as ``{"found", "written",
+    "items": [{"text", "type", "status", "id"?, "duplicate_of"?}]}``."""
+    items: list[dict[str, Any]] = []
+    fresh: list[tuple[Captured, dict[str, Any]]] = []
+    for statement in unique(found):
+        stored = _stored_as(memory, statement.text, access)
+        entry: dict[str, Any] = {"text": statement.text, "type": statement.type, "said_by": statement.role}
+        if stored is not None:
+            entry.update(status="duplicate", duplicate_of=stored)
+        else:
+            entry["status"] = "new"
+            fresh.append((statement, entry))
+        items.append(entry)
+    written = 0
+    if fresh and not dry_run:
+        records = [_record(statement, provenance, now) for statement, _ in fresh]
+        result = memory.remember(records, scope=access["scope"], visibility=access["visibility"], embed=False)
+        for (_, entry), reported in zip(fresh, result.items):
+            entry["id"] = reported.get("id")
+            entry["status"] = reported.get("status", entry["status"])
+            if reported.get("duplicate_of"):
+                entry["duplicate_of"] = reported["duplicate_of"]
+        written = sum(1 for _, entry in fresh if entry["status"] in ("new", "updated"))
+    return {"found": len(found), "written": written, "dry_run": dry_run, "items": items}
+
+
+def _stored_as(memory: Memory, text: str, access: dict[str, str | None]) -> str | None:
+    """The id of a record the writer may see that says ``text`` in the same words, if any."""
+    from ..query import RecallQuery
+    from ..ranking.similar import normalised
+
+    words = normalised(text)
+    query = RecallQuery(
+        text,
+        mode="keyword",
+        top_k=5,
+        depth=0,
+        record=False,
+        time_words="off",
+        scope=access["scope"],
+        visibility=access["visibility"],
+    )
+    for hit in memory.recall(query).items:
+        if normalised(hit.record.text) == words:
+            return hit.record.id
+    return None
+
+
+def _record(statement: Captured, provenance: dict[str, str], now: datetime) -> dict[str, Any]:
+    metadata = {**provenance, "said_by": statement.role, "captured": now.date().isoformat()}
+    record: dict[str, Any] = {"text": statement.text, "type": statement.type, "metadata": metadata}
+    if statement.at:
+        record["occurred"] = statement.at
+    return record

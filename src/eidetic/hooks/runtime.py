@@ -1,0 +1,107 @@
+"""Where the hook daemon of this user and environment listens and logs. Standard library only:
+the hook client imports this on every prompt.
+
+One daemon serves one user in one environment: its socket's name carries a hash of what decides
+its answers (``HOME``, the ``EIDETIC_*``, ``XDG_*_HOME`` and ``HF_*`` variables, the Python
+interpreter and eidetic's own folder), so a shell with another store or another eidetic gets its own
+daemon and never another's. The folder is ``$XDG_RUNTIME_DIR/eidetic``, else
+``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it must be a real folder (not a symlink) owned by the user with no
+access for anyone else, or no daemon is used at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+FINGERPRINTED = ("HOME", "PYTHONPATH", "COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
+FINGERPRINTED_PREFIXES = ("EIDETIC_", "HF_")
+XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
+CLIENT_ONLY = ("EIDETIC_HOOK_TIMEOUT", "EIDETIC_HOOK_DAEMON")  # read by the client, not by the daemon
+MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to ~104-108 bytes
+MAX_LOG_BYTES = 256 * 1024
+DEFAULT_TIMEOUT = 2.0  # as settings.DEFAULT_HOOK_TIMEOUT (not imported: it would load eidetic)
+
+
+class Paths:
+    """The daemon's folder, socket, lock and log (a plain class: dataclasses cost the client time)."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.folder = folder
+        self.socket = folder / f"{name}.sock"
+        self.lock = folder / f"{name}.lock"
+        self.log = folder / f"{name}.log"
+
+
+def fingerprint(environ: dict[str, str] | os._Environ[str]) -> str:
+    """A short hash of everything in the environment that decides a daemon's answers."""
+    names = sorted(
+        name
+        for name in environ
+        if name in FINGERPRINTED or name in XDG_HOMES or name.startswith(FINGERPRINTED_PREFIXES)
+    )
+    parts = [sys.executable, str(Path(__file__).resolve().parents[1])]
+    parts += [f"{name}={environ[name]}" for name in names if name not in CLIENT_ONLY]
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def timeout() -> float:
+    """``EIDETIC_HOOK_TIMEOUT``, seconds (0.1 to 60). The hook client reads its two variables
+    itself: ``eidetic.settings`` would cost it the time it has (``Settings`` checks them too)."""
+    try:
+        value = float(os.environ.get("EIDETIC_HOOK_TIMEOUT", "") or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return min(max(value, 0.1), 60.0)
+
+
+def daemon_allowed() -> bool:
+    """``EIDETIC_HOOK_DAEMON`` is not 0 (or false, no, off)."""
+    return os.environ.get("EIDETIC_HOOK_DAEMON", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def paths(environ: dict[str, str] | os._Environ[str] | None = None) -> Paths | None:
+    """This environment's daemon files, or None when no safe folder (or no unix socket) exists."""
+    import socket
+
+    env = os.environ if environ is None else environ
+    if not hasattr(socket, "AF_UNIX") or not hasattr(os, "getuid"):
+        return None
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    folder = Path(runtime) / "eidetic" if runtime and Path(runtime).is_absolute() else None
+    if folder is None or not _safe(folder):
+        folder = Path(env.get("TMPDIR") or "/tmp") / f"eidetic-{os.getuid()}"
+        if not _safe(folder):
+            return None
+    found = Paths(folder, f"hook-{fingerprint(env)}")
+    return found if len(str(found.socket).encode()) <= MAX_SOCKET_PATH else None
+
+
+def _safe(folder: Path) -> bool:
+    """The folder exists (made if need be, mode 0700), is no symlink, is ours and is closed to others."""
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def log(where: Paths | None, *lines: str) -> None:
+    """Append lines to the daemon's log (kept under ``MAX_LOG_BYTES``: the older half is dropped)."""
+    if where is None or not lines:
+        return
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    text = "".join(f"{stamp} [{os.getpid()}] {' '.join(line.split())[:500]}\n" for line in lines)
+    try:
+        if where.log.exists() and where.log.stat().st_size > MAX_LOG_BYTES:
+            os.replace(where.log, where.log.with_suffix(".log.1"))
+        fd = os.open(where.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:
+            out.write(text)
+    except OSError:
+        pass

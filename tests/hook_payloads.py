@@ -1,0 +1,48 @@
+"""Claude Code hook payloads as it sends them on stdin, in the shapes of its hooks reference
+(https://code.claude.com/docs/en/hooks, "Hook input"): common fields, then each event's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def common(event: str, cwd: Path, session: str = "0b6c1c0e-5d3a-4a43-9a55-6d2f3c2b7e11") -> dict:
+    return {
+        "session_id": session,
+        "transcript_path": str(cwd / ".claude-transcript.jsonl"),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+
+
+def session_start(cwd: Path, source: str = "startup", **kw) -> str:
+    return json.dumps({**common("SessionStart", cwd, **kw), "source": source})
+
+
+def prompt(cwd: Path, text: str, **kw) -> str:
+    return json.dumps({**common("UserPromptSubmit", cwd, **kw), "prompt": text})
+
+
+def session_end(cwd: Path, transcript: Path, reason: str = "prompt_input_exit", **kw) -> str:
+    return json.dumps({**common("SessionEnd", cwd, **kw), "transcript_path": str(transcript), "reason": reason})
+
+
+def transcript_line(kind: str, content, session: str, cwd: Path, at: str) -> str:
+    """One line of a Claude Code transcript (JSONL): a user or assistant message."""
+    role = "user" if kind == "user" else "assistant"
+    return json.dumps(
+        {
+            "parentUuid": None,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": str(cwd),
+            "sessionId": session,
+            "version": "2.1.12",
+            "type": kind,
+            "message": {"role": role, "content": content},
+            "uuid": f"u-{at}",
+            "timestamp": at,
+        }
+    )

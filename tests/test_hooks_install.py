@@ -1,0 +1,108 @@
+"""`eidetic hooks install|uninstall|status claude`: eidetic's hooks in a Claude Code settings file,
+every other byte kept, and exactly them removed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eidetic.hooks import claude_settings
+
+SETTINGS = [
+    # a team's settings: unknown keys, other hooks, unicode, odd spacing, tabs
+    '{\n\t"model": "opus",\n\t"env": {"É": "ünïcode \\u00e9"},\n\t"hooks": {\n\t\t"PreToolUse": [\n\t\t\t'
+    '{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}\n\t\t],\n\t\t'
+    '"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}]\n\t},\n\t"x-future": [1, 2.50, null]\n}\n',
+    '{"permissions": {"allow": ["Bash(ls)"]}, "hooks": {}}',  # one line, empty hooks
+    "{\n}\n",
+    '{\n  "statusLine": {"type": "command", "command": "echo hi"}\n}',  # no final newline
+]
+
+
+@pytest.fixture
+def project(env):
+    root = env / "work"
+    (root / ".git").mkdir()
+    return root / ".claude" / "settings.json"
+
+
+@pytest.mark.parametrize("original", SETTINGS)
+def test_install_then_uninstall_gives_back_the_file_byte_for_byte(cli, project, original):
+    project.parent.mkdir()
+    project.write_bytes(original.encode())
+    run = cli("hooks", "install", "claude", "--json")
+    assert run.code == 0, run.err
+    assert run.json["added"] == ["SessionEnd", "SessionStart", "UserPromptSubmit"]
+    text = project.read_text()
+    data, before = json.loads(text), json.loads(original)
+    for key, value in before.items():  # everything else is still there, unchanged
+        if key != "hooks":
+            assert data[key] == value
+    for event, groups in before.get("hooks", {}).items():
+        assert data["hooks"][event][: len(groups)] == groups
+    assert set(claude_settings.installed(text)) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    command = data["hooks"]["UserPromptSubmit"][-1]["hooks"][0]
+    assert command["type"] == "command" and command["command"].endswith("eidetic hook claude prompt")
+    assert cli("hooks", "install", "claude", "--json").json["added"] == []  # twice: nothing more
+    assert project.read_text() == text
+    removed = cli("hooks", "uninstall", "claude", "--json")
+    assert removed.code == 0 and removed.json["removed"] == ["SessionEnd", "SessionStart", "UserPromptSubmit"]
+    assert project.read_bytes() == original.encode()
+
+
+@pytest.mark.parametrize("original", SETTINGS)
+def test_uninstall_after_other_edits_removes_only_eidetics_hooks(cli, project, env, original):
+    project.parent.mkdir()
+    project.write_text(original)
+    assert cli("hooks", "install", "claude").code == 0
+    edited = project.read_text().replace("{", '{"added-later": true, ', 1)
+    project.write_text(edited)
+    (env / "state" / "hooks" / "installs.json").unlink()  # e.g. a teammate's clone: no record
+    assert cli("hooks", "uninstall", "claude").code == 0
+    left = json.loads(project.read_text())
+    expected = json.loads(original)
+    assert left == {"added-later": True, **expected} or left == {
+        "added-later": True,
+        **{k: v for k, v in expected.items() if v != {}},
+    }
+    assert claude_settings.installed(project.read_text()) == {}
+
+
+def test_a_new_settings_file_is_made_and_removed_again(cli, project, env):
+    run = cli("hooks", "install", "claude", "--user", "--json")
+    user = env / "home" / ".claude" / "settings.json"
+    assert run.code == 0 and run.json["path"] == str(user) and not project.exists()
+    assert set(json.loads(user.read_text())["hooks"]) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    status = cli("hooks", "status", "claude", "--json").json
+    by_file = {item["path"]: item for item in status["files"]}
+    assert set(by_file[str(user)]["hooks"]) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    assert by_file[str(project)]["exists"] is False and status["daemon"]["running"] is False
+    assert cli("hooks", "uninstall", "claude", "--user").code == 0
+    assert not user.exists()
+
+
+@pytest.mark.parametrize(
+    "bad, why",
+    [("{not json", "not valid JSON"), ("[1, 2]", "not a JSON object"), ('{"hooks": {"SessionStart": {}}}', '"hooks"')],
+)
+def test_a_malformed_settings_file_is_an_error_and_never_written(cli, project, bad, why):
+    project.parent.mkdir()
+    project.write_text(bad)
+    for action in ("install", "uninstall"):
+        run = cli("hooks", action, "claude")
+        assert run.code == 1 and why in run.err and "nothing was written" in run.err
+        assert project.read_text() == bad
+    assert why in cli("hooks", "status", "claude").out
+
+
+def test_install_writes_through_a_symlink_to_the_file(cli, project, env):
+    real = env / "dotfiles" / "claude.json"
+    real.parent.mkdir()
+    real.write_text('{"model": "opus"}\n')
+    project.parent.mkdir()
+    project.symlink_to(real)
+    assert cli("hooks", "install", "claude").code == 0
+    assert project.is_symlink() and "eidetic hook claude" in real.read_text()
+    assert cli("hooks", "uninstall", "claude").code == 0
+    assert real.read_text() == '{"model": "opus"}\n' and project.is_symlink()
