@@ -67,6 +67,9 @@ def env(tmp_path, monkeypatch):
         "EIDETIC_BACKEND",
         "EIDETIC_SQLITE_PATH",
         "EIDETIC_PG_DSN",
+        "EIDETIC_NEO4J_URI",
+        "EIDETIC_NEO4J_USER",
+        "EIDETIC_NEO4J_PASSWORD",
         "EIDETIC_MODEL",
         "EIDETIC_MODEL_ENDPOINT",
         "HF_HUB_OFFLINE",
@@ -163,7 +166,35 @@ def fresh_database(dsn: str, name: str) -> str:
     return make_conninfo(dsn, dbname=name)
 
 
-BACKENDS = ("files", "sqlite", "postgres")
+@pytest.fixture(scope="session")
+def graph_server():
+    """A real graph server speaking Bolt (ArcadeDB from ``arcadedb-embedded``) for the session."""
+    from graph_server import start_graph_server
+
+    server = start_graph_server()
+    yield server
+    server.stop()
+
+
+def use_graph(monkeypatch, server, name: str) -> str:
+    """Point the CLI and ``Memory.open()`` at an empty database ``name`` of the graph server
+    (tests run one at a time: each empties the one it names)."""
+    uri = server.database(name)
+    monkeypatch.setenv("EIDETIC_BACKEND", "neo4j")
+    monkeypatch.setenv("EIDETIC_NEO4J_URI", uri)
+    monkeypatch.setenv("EIDETIC_NEO4J_USER", server.user)
+    monkeypatch.setenv("EIDETIC_NEO4J_PASSWORD", server.password)
+    return uri
+
+
+def _graph_available() -> bool:
+    from graph_server import available
+
+    return available()
+
+
+# neo4j runs where the test extras installed its server (CI does)
+BACKENDS = ("files", "sqlite", "postgres", *(("neo4j",) if _graph_available() else ()))
 
 
 @pytest.fixture(params=BACKENDS)
@@ -177,6 +208,8 @@ def backend(request, env, monkeypatch):
     elif name == "sqlite":
         monkeypatch.setenv("EIDETIC_BACKEND", "sqlite")
         monkeypatch.setenv("EIDETIC_SQLITE_PATH", str(env / "db" / "memory.sqlite"))
+    elif name == "neo4j":
+        use_graph(monkeypatch, request.getfixturevalue("graph_server"), "contract")
     else:
         dsn = request.getfixturevalue("postgres_dsn")
         monkeypatch.setenv("EIDETIC_BACKEND", "postgres")

@@ -31,8 +31,10 @@ def test_errors_are_structured_and_only_on_stderr(cli, store):
     unknown = cli("frobnicate", "--json")
     assert unknown.code == 1 and "--help" in unknown.err_json["remediation"]
     backend = cli("recall", "x", "--backend", "mongo", "--json")
-    assert backend.code == 1 and "files" in backend.err_json["remediation"]
-    assert "mongo and neo4j are not provided" in backend.err_json["remediation"]
+    assert backend.code == 1 and "not offered" in backend.err_json["message"]
+    assert "postgres" in backend.err_json["remediation"] and "neo4j" in backend.err_json["remediation"]
+    other = cli("recall", "x", "--backend", "cassandra", "--json")
+    assert other.code == 1 and other.err_json["remediation"] == "available backends: files, sqlite, postgres, neo4j"
     assert cli("remember", "{bad json", "--json").code == 1
     assert cli("remember", "--json").err_json["message"] == "no record given"
     assert not store.exists()

@@ -65,7 +65,6 @@ def test_neighbours_follow_time_then_natural_id_order(memory):
     assert set(found(memory, "zero")) == {"t-0", "t-10"}
 
 
-@pytest.mark.parametrize("backend", ["files", "sqlite", "postgres"], indirect=True)
 def test_a_conversation_ingested_at_once_gets_the_same_windows(backend):
     with Memory.open() as memory:  # many members at once: the thread is read in one ordered pass
         memory.remember([turn(f"t-{i}", f"word{i} filler") for i in range(1, 31)])
@@ -74,7 +73,6 @@ def test_a_conversation_ingested_at_once_gets_the_same_windows(backend):
         assert set(found(memory, "word30")) == {"t-29", "t-30"}
 
 
-@pytest.mark.parametrize("backend", ["files", "sqlite", "postgres"], indirect=True)
 def test_turns_inserted_between_take_over_the_window(backend):
     with Memory.open() as memory:
         memory.remember([turn("t-1", "Pottery is my new hobby."), turn("t-4", "Nice!")])
@@ -83,7 +81,6 @@ def test_turns_inserted_between_take_over_the_window(backend):
         assert set(found(memory, "pottery")) == {"t-1", "t-2", "t-3"}  # t-4 looks back to t-3 and t-2
 
 
-@pytest.mark.parametrize("backend", ["files", "sqlite", "postgres"], indirect=True)
 def test_a_forgotten_turn_leaves_a_gap_the_window_closes_over(backend):
     with Memory.open() as memory:
         memory.remember(

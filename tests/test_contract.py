@@ -1,5 +1,5 @@
 """The storage contract: every behaviour of remember, recall, lifecycle, traversal, scope and
-usage, run unchanged against each backend (``files``, ``sqlite``, ``postgres``; the
+usage, run unchanged against each backend (``files``, ``sqlite``, ``postgres``, ``neo4j``; the
 ``backend`` fixture points the CLI and ``Memory.open()`` at a fresh store of each)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 from eidetic.memory import Memory
 from eidetic.stores.base import RecordStore
 from eidetic.stores.markdown import MarkdownStore
+from eidetic.stores.graph import GraphStore
 from eidetic.stores.postgres import PostgresStore
 from eidetic.stores.sqlite import SqliteStore
 from conftest import ndjson, ids
@@ -51,7 +52,7 @@ def test_every_backend_offers_the_storage_interface_and_nothing_more():
         }
 
     interface = methods(RecordStore)
-    for backend in (MarkdownStore, SqliteStore, PostgresStore):
+    for backend in (MarkdownStore, SqliteStore, PostgresStore, GraphStore):
         assert methods(backend) == interface, backend.__name__
 
 

@@ -471,12 +471,14 @@ def test_export_all_is_a_full_backup_that_import_restores_exactly(backend, cli, 
     assert next(d for d in lines if d["id"] == "led")["recall_count"] == 1.5
     assert first.err.splitlines()[-1] == "exported 7 record(s): every scope, visibility and lifecycle state"
     shared = "from the shared server" in first.err
-    assert shared is (backend == "postgres")
+    assert shared is (backend in ("postgres", "neo4j"))
 
     if backend == "files":
         empty = ["--memory-dir", str(env / "copy")]
     elif backend == "sqlite":
         empty = ["--db", str(env / "copy.sqlite")]
+    elif backend == "neo4j":
+        empty = ["--uri", request.getfixturevalue("graph_server").database("copy")]
     else:
         from conftest import fresh_database
 

@@ -8,7 +8,14 @@ import pytest
 
 from conftest import fresh_database, ndjson
 
-PAIRS = [("files", "sqlite"), ("sqlite", "files"), ("files", "postgres"), ("postgres", "sqlite")]
+PAIRS = [
+    ("files", "sqlite"),
+    ("sqlite", "files"),
+    ("files", "postgres"),
+    ("postgres", "sqlite"),
+    ("sqlite", "neo4j"),
+    ("neo4j", "files"),
+]
 
 
 def _location(kind: str, env, request, tag: str) -> list[str]:
@@ -16,12 +23,18 @@ def _location(kind: str, env, request, tag: str) -> list[str]:
         return [f"--{tag}-dir", str(env / f"{tag}-store")]
     if kind == "sqlite":
         return [f"--{tag}-db", str(env / f"{tag}.sqlite")]
+    if kind == "neo4j":
+        server = request.getfixturevalue("graph_server")
+        monkeypatch = request.getfixturevalue("monkeypatch")
+        monkeypatch.setenv("EIDETIC_NEO4J_USER", server.user)
+        monkeypatch.setenv("EIDETIC_NEO4J_PASSWORD", server.password)
+        return [f"--{tag}-uri", server.database(f"migrate{tag}")]
     dsn = request.getfixturevalue("postgres_dsn")
     return [f"--{tag}-dsn", fresh_database(dsn, f"m_{tag}_{abs(hash(request.node.nodeid)):x}")]
 
 
 def _select(kind: str, where: list[str]) -> list[str]:
-    flag = {"files": "--memory-dir", "sqlite": "--db", "postgres": "--dsn"}[kind]
+    flag = {"files": "--memory-dir", "sqlite": "--db", "postgres": "--dsn", "neo4j": "--uri"}[kind]
     return ["--backend", kind, flag, where[1]]
 
 

@@ -11,8 +11,13 @@ from eidetic.frontmatter import parse
 
 
 @pytest.fixture
-def postgres_password_dsn(backend):
-    """The test server's DSN with a password in it (the server trusts its socket: it is unused)."""
+def postgres_password_dsn(backend, monkeypatch):
+    """The test server's DSN with a password in it (the server trusts its socket: it is unused);
+    for neo4j, the graph server's URI with its password in it (the only one given)."""
+    if backend == "neo4j":
+        password = os.environ["EIDETIC_NEO4J_PASSWORD"]
+        monkeypatch.delenv("EIDETIC_NEO4J_PASSWORD")
+        return os.environ["EIDETIC_NEO4J_URI"].replace("bolt://", f"bolt://root:{password}@")
     if backend != "postgres":
         return ""
     from psycopg.conninfo import make_conninfo
@@ -273,7 +278,7 @@ def test_a_long_batch_lists_fifty_and_counts_the_rest(cli, store):
 
 
 def test_where_a_record_lives_on_a_database_never_shows_a_password(backend, cli, env, postgres_password_dsn):
-    flags = ["--dsn", postgres_password_dsn] if backend == "postgres" else []
+    flags = {"postgres": ["--dsn", postgres_password_dsn], "neo4j": ["--uri", postgres_password_dsn]}.get(backend, [])
     run = cli("remember", "Backups run nightly", "--id", "b1", *flags, "--json")
     assert run.code == 0, run.err
     (entry,) = run.json["items"]
@@ -286,8 +291,9 @@ def test_where_a_record_lives_on_a_database_never_shows_a_password(backend, cli,
         assert entry["store"] == str(env / "db" / "memory.sqlite")
         assert text == f"unchanged  b1  sqlite {env / 'db' / 'memory.sqlite'}\n"
     else:
-        assert entry["store"].startswith("postgres://") and "s3cret" not in run.out + text
-        assert text == f"unchanged  b1  postgres {entry['store']}\n"
+        secret = "s3cret" if backend == "postgres" else "eidetic-test-root"
+        assert entry["store"].startswith(("postgres://", "bolt://")) and secret not in run.out + text
+        assert text == f"unchanged  b1  {backend} {entry['store']}\n"
 
 
 def test_json_arguments_and_flags_are_told_apart_safely(cli, store):

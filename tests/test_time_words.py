@@ -68,7 +68,6 @@ def _ranked(memory: Memory, query: str, **options) -> list[str]:
     return [hit.record.id for hit in result.items]
 
 
-@pytest.mark.parametrize("backend", ["files", "sqlite", "postgres"], indirect=True)
 def test_records_of_the_named_time_rank_higher_or_alone(backend):
     with Memory.open() as memory:
         _store(memory)
@@ -110,7 +109,6 @@ def test_the_cli_reads_now_and_shows_the_window(store, cli):
     assert bad.code != 0 and "strict" in bad.err
 
 
-@pytest.mark.parametrize("backend", ["files", "sqlite", "postgres"], indirect=True)
 def test_the_event_clock_places_a_record_in_the_named_time_too(backend):
     """Recorded in November, about October: "in October" finds it by ``occurred``, or by a
     validity interval that overlaps October; a validity wholly before it, or none, does not."""

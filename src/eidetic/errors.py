@@ -48,6 +48,17 @@ def env_error(message: str, remediation: str = "") -> EideticError:
     return EideticError(message, remediation, ENV_ERROR)
 
 
+def unknown_backend(name: str, backends: tuple[str, ...]) -> EideticError:
+    """A backend eidetic does not offer; ``mongo`` is told why (docs/graph-backend.md)."""
+    if name.lower() in ("mongo", "mongodb"):
+        return user_error(
+            "the mongo backend is not offered: no real MongoDB server can be run where eidetic is tested, "
+            "and a backend not tested against a real server is not shipped",
+            "use postgres for a team server, neo4j for a graph server, sqlite for one large private store",
+        )
+    return user_error(f"unknown backend {name!r}", "available backends: " + ", ".join(backends))
+
+
 def option_error(option: str, problem: str, advice: str = "", example: Any = None) -> EideticError:
     """Bad input to one option (a :class:`~eidetic.query.RecallQuery` field name): the message is
     the option's name then ``problem``; the hint is ``advice`` then, if given, a good value."""

@@ -9,6 +9,7 @@ is called once per command (or per ``Memory.open``) and the object is handed dow
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
@@ -131,7 +132,7 @@ class Settings:
     top_k: int | None = _setting(
         None, "EIDETIC_TOP_K", _whole(1), "recall's default number of hits", key="top-k", repo=True, shown="5"
     )
-    backend: str = _setting("files", "EIDETIC_BACKEND", _text, "files, sqlite or postgres", key="backend")
+    backend: str = _setting("files", "EIDETIC_BACKEND", _text, "files, sqlite, postgres or neo4j", key="backend")
     data_dir: Path | None = _setting(
         None,
         "EIDETIC_DATA_DIR",
@@ -144,6 +145,13 @@ class Settings:
         None, "EIDETIC_SQLITE_PATH", _path, "sqlite backend: the database", key="db", shown="~/.eidetic/memory.sqlite"
     )
     pg_dsn: str = _setting("", "EIDETIC_PG_DSN", _text, "postgres backend: the server", key="dsn")
+    neo4j_uri: str = _setting(
+        "", "EIDETIC_NEO4J_URI", _text, "neo4j backend: the graph server, bolt://host:port/database", key="uri"
+    )
+    neo4j_user: str = _setting("", "EIDETIC_NEO4J_USER", _text, "neo4j backend: the user", key="user", shown="neo4j")
+    neo4j_password: str = _setting(
+        "", "EIDETIC_NEO4J_PASSWORD", _text, "neo4j backend: the password (environment only)"
+    )
     cache_dir_override: Path | None = _setting(
         None,
         "EIDETIC_CACHE_DIR",
@@ -334,8 +342,10 @@ class Settings:
             value = getattr(self, spec.name)
             if spec.name in ("cache_dir_override", "state_dir_override"):
                 value = self.cache_dir if spec.name == "cache_dir_override" else self.state_dir
-            elif spec.name in ("embed_api_key", "serve_token"):
+            elif spec.name in ("embed_api_key", "serve_token", "neo4j_password"):
                 value = "(set)" if value else ""  # a secret: never shown
+            elif spec.name == "neo4j_uri":
+                value = re.sub(r"//([^/@:]*):[^/@]*@", r"//\1:(set)@", value)  # a password in it is a secret too
             rows.append(
                 {
                     "key": spec.metadata["key"] or spec.name.replace("_", "-"),

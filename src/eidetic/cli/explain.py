@@ -17,7 +17,7 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "eidetic": "what eidetic is, and every verb and concept",
     "records": "the record file: front matter, then the text",
     "stores": "where records live: the repository's and your home store",
-    "backends": "files, sqlite or postgres: where a store keeps its records",
+    "backends": "files, sqlite, postgres or neo4j: where a store keeps its records",
     "modes": "exact, keyword, approximate, hybrid, fields: how recall ranks",
     "fields": "the transparent ranking of markdown memory folders (and memory-recall)",
     "thread": "how a conversation's turns lend their words to each other",
@@ -267,10 +267,15 @@ That is the `files` backend; see also: backends.""",
   its keyword and vector indexes are derived (cache folder).
 - `postgres`: a PostgreSQL server with pgvector (`--dsn`, `EIDETIC_PG_DSN`;
   `pip install 'eidetic[postgres]'`): one memory for a team. See docs/team-server.md.
-Same results, scope rule and guarantees on all three. `eidetic migrate` copies between them.""",
+- `neo4j`: a graph server over Bolt, Neo4j 5 or ArcadeDB (`--uri bolt://host:port/database`,
+  `EIDETIC_NEO4J_URI`; `--user`/`--password`, `EIDETIC_NEO4J_USER`/`EIDETIC_NEO4J_PASSWORD`;
+  `pip install 'eidetic[neo4j]'`): records are nodes, links and supersedes relationships you can
+  query with Cypher; its search indexes are derived (cache folder). See docs/graph-backend.md.
+Same results, scope rule and guarantees on all four. `eidetic migrate` copies between them.
+`mongo` is not offered: no real MongoDB server can be run where eidetic is tested.""",
     "migrate": """# eidetic migrate --from BACKEND --to BACKEND
 Copies a whole store, every scope and lifecycle state, with usage counts: `--from-dir`,
-`--from-db`, `--from-dsn` and `--to-dir`, `--to-db`, `--to-dsn` name the two places (default:
+`--from-db`, `--from-dsn`, `--from-uri` and `--to-dir`, `--to-db`, `--to-dsn`, `--to-uri` name the two places (default:
 the usual ones). Idempotent: a second run writes only what changed; progress shows on stderr.
 `--json` gives `{"from", "to", "records", "written", "unchanged"}`.""",
     "import": """# eidetic import [FILE|FOLDER|-]

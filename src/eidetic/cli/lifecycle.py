@@ -89,8 +89,8 @@ def _with_store_flags(report: dict, args: argparse.Namespace) -> None:
 
 def with_store_flags(command: str, args: argparse.Namespace) -> str:
     """``command`` (``eidetic VERB ...``) with the store flags of this command line
-    (``--memory-dir``, ``--backend``, ``--db``), so it acts on the same store. A ``--dsn`` is not
-    repeated: it may hold a password (set EIDETIC_PG_DSN instead)."""
+    (``--memory-dir``, ``--backend``, ``--db``), so it acts on the same store. A ``--dsn`` or ``--uri``
+    is not repeated: either may hold a password (set EIDETIC_PG_DSN or EIDETIC_NEO4J_URI instead)."""
     import shlex
 
     flags = [*(w for d in args.memory_dir or () for w in ("--memory-dir", d))]

@@ -52,7 +52,7 @@ VERBS = (
     "completion",
 )
 HOOK_EVENTS = ("session-start", "prompt", "session-end")  # as cli.hook.EVENTS, without importing it
-BACKENDS = ("files", "sqlite", "postgres")  # as stores.base.BACKENDS, without importing it
+BACKENDS = ("files", "sqlite", "postgres", "neo4j")  # as stores.base.BACKENDS, without importing it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,7 +72,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        help="storage backend: files (default; EIDETIC_BACKEND), sqlite or postgres",
+        help="storage backend: files (default; EIDETIC_BACKEND), sqlite, postgres or neo4j",
     )
     parser.add_argument(
         "--db",
@@ -82,6 +82,15 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dsn",
         help="postgres backend: the server (default: EIDETIC_PG_DSN), e.g. postgresql://eidetic@db.internal/eidetic",
+    )
+    parser.add_argument(
+        "--uri",
+        help="neo4j backend: the graph server (default: EIDETIC_NEO4J_URI), e.g. bolt://graph.internal:7687/eidetic",
+    )
+    parser.add_argument("--user", help="neo4j backend: the user (default: EIDETIC_NEO4J_USER, else neo4j)")
+    parser.add_argument(
+        "--password",
+        help="neo4j backend: the password (default: EIDETIC_NEO4J_PASSWORD, which other users cannot see in ps)",
     )
 
 
@@ -101,11 +110,10 @@ def verbs(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentP
 
 
 def check_backend(name: str) -> None:
+    from ..errors import unknown_backend
+
     if name not in BACKENDS:
-        raise user_error(
-            f"unknown backend {name!r}",
-            "available backends: " + ", ".join(BACKENDS) + " (mongo and neo4j are not provided)",
-        )
+        raise unknown_backend(name, BACKENDS)
 
 
 # flag (argparse dest) -> (setting, how a user spells the flag)
@@ -113,6 +121,9 @@ FLAG_SETTINGS = {
     "backend": ("backend", "--backend"),
     "db": ("sqlite_path", "--db"),
     "dsn": ("pg_dsn", "--dsn"),
+    "uri": ("neo4j_uri", "--uri"),
+    "user": ("neo4j_user", "--user"),
+    "password": ("neo4j_password", "--password"),
     "scope": ("scope", "--scope"),
     "visibility": ("visibility", "--visibility"),
     "mode": ("mode", "--mode"),

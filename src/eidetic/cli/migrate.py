@@ -27,7 +27,7 @@ def add_parser(sub, add_common) -> None:
             dest=f"{side}_backend",
             required=True,
             metavar="BACKEND",
-            help=f"backend to copy {side}: files, sqlite or postgres",
+            help=f"backend to copy {side}: files, sqlite, postgres or neo4j",
         )
         parser.add_argument(
             f"--{side}-dir",
@@ -37,6 +37,7 @@ def add_parser(sub, add_common) -> None:
         )
         parser.add_argument(f"--{side}-db", metavar="PATH", help=f"sqlite: the database to copy {side}")
         parser.add_argument(f"--{side}-dsn", metavar="DSN", help=f"postgres: the server to copy {side}")
+        parser.add_argument(f"--{side}-uri", metavar="URI", help=f"neo4j: the graph server to copy {side}")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(run=run, memory_dir=None, backend=None)
 
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
             backend=getattr(args, f"{name}_backend"),
             db=getattr(args, f"{name}_db"),
             dsn=getattr(args, f"{name}_dsn"),
+            uri=getattr(args, f"{name}_uri"),
             settings=args.settings,
         )
 

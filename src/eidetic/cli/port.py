@@ -111,7 +111,7 @@ def _export_all(args: argparse.Namespace) -> int:
         )
     written = 0
     with open_memory(args) as memory:
-        if memory.backend == "postgres":
+        if memory.backend in ("postgres", "neo4j"):
             warn(
                 f"export --all writes every user's records, private ones included, from the shared server "
                 f"{memory.stores()[0].location}: keep the file as private as the server",

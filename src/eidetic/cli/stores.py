@@ -13,12 +13,19 @@ if TYPE_CHECKING:
 
 
 def open_memory(args: argparse.Namespace, *, progress: bool = True) -> "Memory":
-    """``Memory.open`` for ``--memory-dir``, ``--backend``, ``--db`` and ``--dsn``; long runs
+    """``Memory.open`` for ``--memory-dir``, ``--backend``, ``--db``, ``--dsn`` and ``--uri``; long runs
     show their progress on stderr (``cli.progress``) unless ``progress`` is False."""
     from ..memory import Memory  # imported here: the Python API is loaded only by verbs that use it
     from .progress import Bars
 
-    memory = Memory.open(args.memory_dir, backend=args.backend, db=args.db, dsn=args.dsn, settings=args.settings)
+    memory = Memory.open(
+        args.memory_dir,
+        backend=args.backend,
+        db=args.db,
+        dsn=args.dsn,
+        uri=getattr(args, "uri", None),
+        settings=args.settings,
+    )
     if progress:
         memory.progress.listener = Bars(as_json=getattr(args, "json", False))
     return memory

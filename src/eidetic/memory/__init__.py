@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..embed.cache import VectorCache
-from ..errors import user_error
+from ..errors import unknown_backend, user_error
 from ..locations import StorePlan, plan_stores
 from ..progress import Progress
 from ..query import RecallQuery
@@ -61,6 +61,13 @@ __all__ = ["Memory"]
 Usage = tuple[float, "str | None"]
 
 
+# The server backends: how a user names the server when none is set.
+SERVERS = {
+    "postgres": "set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
+    "neo4j": "set EIDETIC_NEO4J_URI or pass --uri, e.g. bolt://graph.internal:7687/eidetic",
+}
+
+
 class Memory:
     """A handle on the stores one caller reads and writes.
 
@@ -80,13 +87,11 @@ class Memory:
         settings: Settings | None = None,
     ) -> None:
         """``plan`` names the folders of the ``files`` backend; ``location`` is the database
-        file (``sqlite``) or the DSN (``postgres``) of the others, which are one store each.
+        file (``sqlite``), the DSN (``postgres``) or the URI (``neo4j``) of the others, which are
+        one store each.
         ``settings`` default to the environment's (:meth:`Settings.load`)."""
         if backend not in BACKENDS:
-            raise user_error(
-                f"unknown backend {backend!r}",
-                "available backends: " + ", ".join(BACKENDS) + " (mongo and neo4j are not provided)",
-            )
+            raise unknown_backend(backend, BACKENDS)
         self.settings = settings if settings is not None else Settings.load()
         self.backend = backend
         if plan is None and backend == "files":
@@ -114,12 +119,15 @@ class Memory:
         backend: str | None = None,
         db: str | Path | None = None,
         dsn: str | None = None,
+        uri: str | None = None,
         settings: Settings | None = None,
     ) -> "Memory":
         """The caller's stores. ``backend`` defaults to the settings' (``EIDETIC_BACKEND``, else
         ``files``): the repository and home folders (or ``memory_dirs``); for ``sqlite``, the
         database ``db`` (default ``EIDETIC_SQLITE_PATH``, else ``~/.eidetic/memory.sqlite``); for
-        ``postgres``, the server at ``dsn`` (default ``EIDETIC_PG_DSN``)."""
+        ``postgres``, the server at ``dsn`` (default ``EIDETIC_PG_DSN``); for ``neo4j``, the graph
+        server at ``uri`` (default ``EIDETIC_NEO4J_URI``; user and password from the URI, else
+        ``EIDETIC_NEO4J_USER`` and ``EIDETIC_NEO4J_PASSWORD``)."""
         settings = settings if settings is not None else Settings.load()
         backend = backend or settings.backend
         if backend == "files":
@@ -127,21 +135,18 @@ class Memory:
         if memory_dirs:
             raise user_error(
                 f"--memory-dir names folders of the files backend, not of {backend}",
-                "use --db for sqlite, --dsn for postgres" if backend in BACKENDS else "",
+                "use --db for sqlite, --dsn for postgres, --uri for neo4j" if backend in BACKENDS else "",
             )
         if backend == "sqlite":
             database = (
                 Path(db).expanduser() if db else settings.sqlite_path or Path.home() / ".eidetic" / "memory.sqlite"
             )
             return cls(backend=backend, location=database, settings=settings)
-        if backend == "postgres":
-            dsn = dsn or settings.pg_dsn
-            if not dsn:
-                raise user_error(
-                    "the postgres backend needs a server address",
-                    "set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
-                )
-            return cls(backend=backend, location=dsn, settings=settings)
+        if backend in SERVERS:
+            address = {"postgres": dsn or settings.pg_dsn, "neo4j": uri or settings.neo4j_uri}[backend]
+            if not address:
+                raise user_error(f"the {backend} backend needs a server address", SERVERS[backend])
+            return cls(backend=backend, location=address, settings=settings)
         return cls(backend=backend, settings=settings)  # raises: unknown backend
 
     def twin(self) -> "Memory":

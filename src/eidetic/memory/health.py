@@ -183,7 +183,7 @@ def _store_checks(store: RecordStore, access: Access) -> list[Check]:
             _check("store_exists", True, f"{root}: not created yet (created by the first remember)", severity="info")
         ]
     checks = []
-    if store.backend != "postgres":
+    if store.backend in ("files", "sqlite"):  # a server's location is no path
         readable = os.access(root, os.R_OK | (os.X_OK if store.backend == "files" else os.W_OK))
         checks.append(
             _check(

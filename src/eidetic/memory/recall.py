@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from ..embed import Embedder
@@ -22,7 +23,7 @@ from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record
 from ..results import Hit, RecallResult
-from ..stores.base import RecordStore
+from ..stores.base import IndexedRecord, RecordStore
 from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
 from ..timewords import window_in
@@ -241,12 +242,15 @@ class Recall:
         """Records linked to the hits (``ranking.traverse``), scored half their parent's."""
         where: dict[str, RecordStore] = {}
         paths: dict[str, str | None] = {}
+        # only hits with links or supersedes lead anywhere: the others need no walk
+        seeds = [h.record.id for h in hits if h.record.links or h.record.supersedes]
+        lookups = _walked(run.stores, seeds, run.query.depth)
 
         def fetch(ids: Iterable[str]) -> dict[str, Record]:
             found: dict[str, Record] = {}
             wanted = list(ids)
-            for store in run.stores:  # precedence among the copies the caller may see
-                for rid, item in store.by_ids(i for i in wanted if i not in found).items():
+            for store, by_ids in lookups:  # precedence among the copies the caller may see
+                for rid, item in by_ids([i for i in wanted if i not in found]).items():
                     if run.access.can_serve(item.record.scope):
                         found[rid] = item.record
                         where[rid] = store
@@ -283,6 +287,27 @@ class Recall:
                 hit.explain = explain.reached(hit, scores[node.parent])
             reached.append(hit)
         return reached, walk.truncated
+
+
+Lookup = Callable[[list[str]], dict[str, IndexedRecord]]
+
+
+def _walked(stores: list[RecordStore], seeds: list[str], depth: int) -> list[tuple[RecordStore, Lookup]]:
+    """Each store with how the traversal looks ids up in it. A graph store walks its
+    relationships itself, to the depth bound (``RecordStore.reach``), so the walk finds those
+    records without asking it again; the level past the bound (what ``truncated`` looks at)
+    and anything the server did not return are looked up as usual."""
+    found: list[tuple[RecordStore, Lookup]] = []
+    for store in stores:
+        known = store.reach(seeds, depth) if depth > 0 and seeds else None
+        found.append((store, store.by_ids if known is None else partial(_known_first, store, known)))
+    return found
+
+
+def _known_first(store: RecordStore, known: dict[str, IndexedRecord], ids: list[str]) -> dict[str, IndexedRecord]:
+    hits = {rid: known[rid] for rid in ids if rid in known}
+    rest = [rid for rid in ids if rid not in hits]
+    return hits | (store.by_ids(rest) if rest else {})
 
 
 def _timing(run: _Run) -> Timing | None:

@@ -58,6 +58,12 @@ class StoreSet:
                 from ..stores.sqlite import SqliteStore
 
                 store = SqliteStore(Path(str(self.location)), self.usage, self.settings, self.progress)
+            elif self.backend == "neo4j":
+                from ..stores.graph import GraphStore
+                from ..stores.graph.connection import Target
+
+                target = Target.of(str(self.location), self.settings.neo4j_user, self.settings.neo4j_password)
+                store = GraphStore(target, self.usage, self.settings, self.progress)
             else:
                 from ..stores.postgres import PostgresStore
 

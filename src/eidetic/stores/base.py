@@ -1,4 +1,4 @@
-"""The storage interface every backend implements: ``files``, ``sqlite`` and ``postgres``.
+"""The storage interface every backend implements: ``files``, ``sqlite``, ``postgres`` and ``neo4j``.
 
 ``Memory`` decides (validation, duplicates, shadowing, ranking, traversal, usage policy); a
 store keeps records and answers narrow questions about them. Each record has a ``doc``: an
@@ -36,13 +36,13 @@ __all__ = [
     "RecordStore",
 ]  # all but RecordStore: from docsql
 
-BACKENDS = ("files", "sqlite", "postgres")
+BACKENDS = ("files", "sqlite", "postgres", "neo4j")
 
 
 class RecordStore(Protocol):
     """What ``Memory`` needs from a backend."""
 
-    backend: str  # "files", "sqlite" or "postgres"
+    backend: str  # "files", "sqlite", "postgres" or "neo4j"
     key: str  # names the store in hits (``store``) and keys its usage; stable across processes
     location: str  # shown to people: a folder, a database file, or a DSN without its password
     # Whether nearest() may run on another thread while keyword() runs on this one (a recall
@@ -147,6 +147,12 @@ class RecordStore(Protocol):
         as (doc, id, sort key) in ``order`` (``docsql.listing``: the keys of several stores
         compare as their SQL ordered them), and how many there are in all. ``limit`` None:
         every one. ``refers_to``: only records whose ``links`` or ``supersedes`` name this id."""
+
+    def reach(self, ids: Sequence[str], depth: int) -> dict[str, IndexedRecord] | None:
+        """The records within ``depth`` hops of ``ids`` along links and supersedes, walked by
+        the store in one question (a graph server runs it as a variable-length match); None
+        where the store has no such walk (recall then resolves ids one level at a time). The
+        walk ignores scope: recall admits, and stops at, what the caller may see."""
 
     # -- vectors ---------------------------------------------------------------------------
 

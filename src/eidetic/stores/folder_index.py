@@ -9,10 +9,7 @@ rebuilt from the files.
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import frontmatter
-from ..errors import env_error
-from ..index import schema
-from ..index.database import RecordDatabase
+from ..index.derived import DerivedDatabase
 from ..progress import no_steps
 from ..records import DEFAULT_SCOPE, Record, Scope, record_path
 from ..settings import DEFAULT_ANN_THRESHOLD, DEFAULT_VERIFY_FILES
@@ -46,12 +41,13 @@ class SyncReport:
         return self.added + self.updated + self.removed
 
 
-class FolderIndex(RecordDatabase):
+class FolderIndex(DerivedDatabase):
     """The index of the record files in ``folder``, in one SQLite file (``path``) with its
     keyword and vector indexes beside it."""
 
     # The file's mtime (joined from ``files``) counts as a write too: ``ranking.fields``.
     LAST_TOUCHED = "d.updated"
+    rebuilt_from = "it is rebuilt from the record files"
 
     def __init__(
         self,
@@ -68,93 +64,7 @@ class FolderIndex(RecordDatabase):
         self.folder = folder
         self.default_scope = default_scope  # of files that name none
         self.verify_files = verify_files
-
-    # -- opening -------------------------------------------------------------------------
-
-    def _open(self) -> sqlite3.Connection:
-        conn = self._current()
-        if conn is not None:
-            return conn
-        # Create, upgrade or replace a corrupt index under the index lock: several processes
-        # may start at once on a new store, and only one may lay the index out.
-        with self.index_lock():
-            conn = self._current()
-            if conn is not None:
-                return conn
-            self._drop_files()  # derived data: an old or corrupt index is simply rebuilt
-            try:
-                conn = self._connect()
-                conn.executescript(
-                    "BEGIN IMMEDIATE;"
-                    + schema.SCHEMA
-                    + f"INSERT INTO meta VALUES('schema', '{schema.SCHEMA_VERSION}');"
-                    + f"INSERT INTO meta VALUES('instance', '{uuid.uuid4().hex}');COMMIT;"
-                )
-                conn.execute("INSERT OR REPLACE INTO meta VALUES('store', ?)", (str(self.folder.root),))
-                return conn
-            except sqlite3.DatabaseError as exc:
-                raise env_error(
-                    f"the index {self.path} is unusable: {exc}", "delete it; it is rebuilt from the record files"
-                ) from None
-
-    def _current(self) -> sqlite3.Connection | None:
-        """A connection to the index if it exists with this schema version, else None."""
-        try:
-            conn = self._connect()
-            if schema.schema_version(conn) == schema.SCHEMA_VERSION:
-                return conn
-            conn.close()
-        except sqlite3.DatabaseError:
-            pass
-        return None
-
-    def _drop_files(self) -> None:
-        """Drop the index: its database and everything derived with it."""
-        self.text.drop()
-        self.vectors.drop()
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(f"{self.path}{suffix}")
-            except FileNotFoundError:
-                pass
-
-    # -- writing -------------------------------------------------------------------------
-
-    def _write(self, action: Callable[[], None]) -> None:
-        """Run ``action`` in one write transaction, then commit the keyword index to match.
-
-        SQLite commits first, with ``keyword_pending`` set when the keyword index changed: a
-        crash before tantivy's commit leaves it set, and the next user rebuilds the keyword
-        index from SQLite (:meth:`_check_keyword`). Each write bumps ``generation``, which
-        tells a sync whether another process wrote since it looked."""
-        conn = self.conn  # opened before the index lock is taken: opening may take it
-        with self.index_lock():
-            with self._transaction():
-                action()
-                self._flush_text()
-                conn.execute(
-                    "INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
-                    "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-                )
-                if self.text.dirty:
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES('keyword_pending', '1')")
-            if self.text.dirty:
-                self.text.commit()
-                conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
-
-    def _keyword_behind(self) -> bool:
-        return self.meta("keyword_pending") is not None or any(not self.text.exists(key) for key in self.partitions())
-
-    def _check_keyword(self) -> None:
-        """Rebuild the keyword indexes from SQLite when a crash left them behind, or one is missing."""
-        if not self._keyword_behind():
-            return
-        with self.index_lock():
-            if not self._keyword_behind():
-                return  # another process was mid-write and has finished
-            self._reindex_text()
-            self.text.commit()
-            self.conn.execute("DELETE FROM meta WHERE key='keyword_pending'")
+        self.source = str(folder.root)
 
     # -- sync with the files -------------------------------------------------------------
 

@@ -109,6 +109,9 @@ class IndexedStore:
             conn.execute("ATTACH DATABASE ? AS usage_state", (str(self._usage.path),))
         return "LEFT JOIN usage_state.usage u ON u.store = ? AND u.id = d.id", [self.key]
 
+    def reach(self, ids: Sequence[str], depth: int) -> dict[str, IndexedRecord] | None:
+        return None  # lookups are local: recall's level-by-level walk costs nothing more
+
     # -- vectors ---------------------------------------------------------------------------
 
     def sync_vectors(

@@ -195,6 +195,9 @@ class PostgresStore:
         Last touched: the record's last write (no file, no mtime), as in the sqlite backend."""
         return self._searches.fields_candidates(terms, access, filters) if self._ready() else []
 
+    def reach(self, ids: Sequence[str], depth: int) -> dict[str, IndexedRecord] | None:
+        return None  # recall resolves each level with one by_ids query
+
     # -- vectors -----------------------------------------------------------------------------
 
     @guarded
