@@ -6,6 +6,7 @@ before the key was stored (upgraded in place)."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from conftest import ndjson
 
@@ -111,8 +112,8 @@ def test_a_bulk_batch_never_names_another_scopes_private_record(cli, backend):
 
 def _schema_13(env, backend: str) -> None:
     """Take the store back to before each record carried its normalised key: the sqlite
-    store's file to schema 13, the postgres store to schema 6; a files store's index to 13
-    (derived: it is rebuilt from the files)."""
+    store's file to schema 13, the postgres store to schema 6; a files or graph store's index
+    to 13 (derived: it is rebuilt from the files or the graph)."""
     if backend == "postgres":
         import os
 
@@ -122,6 +123,10 @@ def _schema_13(env, backend: str) -> None:
         return
     if backend == "sqlite":
         database = env / "db" / "memory.sqlite"
+    elif backend == "neo4j":  # the graph's derived copy, in the cache folder
+        with Memory.open() as memory:
+            [store] = memory.stores()
+            database = Path(store.status()["index"])
     else:
         [database] = (env / "cache").rglob("*.sqlite")
     with sqlite3.connect(database) as conn:
