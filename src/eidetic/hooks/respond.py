@@ -105,9 +105,9 @@ def handle(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
     try:
         settings = Settings.load(cwd=hook.cwd)
         memory = engine.memory(settings, hook.cwd)
-        if event == "session-end":
-            return {"stdout": "", "log": [end_of_session(memory, settings, hook)]}
         mode = request.get("mode") if request.get("mode") in ("hybrid", "keyword") else "hybrid"
+        if event == "session-end":
+            return {"stdout": "", "log": [end_of_session(memory, settings, hook, embed=mode == "hybrid")]}
         result = context_for(memory, settings, event, hook, str(mode))
     except EideticError as exc:
         return {"stdout": "", "log": [f"{event} failed: {exc.message}"]}
@@ -157,8 +157,10 @@ def context_for(
     return result
 
 
-def end_of_session(memory: Memory, settings: Settings, hook: payloads.Hook) -> str:
-    """Capture the session's statements when ``capture`` is on; a line for the log."""
+def end_of_session(memory: Memory, settings: Settings, hook: payloads.Hook, embed: bool = False) -> str:
+    """Capture the session's statements when ``capture`` is on; a line for the log. ``embed``
+    (the daemon: its model is loaded) leaves out statements close in meaning to a stored record
+    of their scope too (``keep``)."""
     if settings.capture == "off":
         return "session-end: capture is off"
     if hook.transcript is None:
@@ -170,5 +172,6 @@ def end_of_session(memory: Memory, settings: Settings, hook: payloads.Hook) -> s
     found, about = read_transcript(hook.transcript)
     provenance = payloads.provenance("claude-code", hook.session or about.get("session", ""), hook.cwd)
     access = {"scope": settings.scope, "visibility": settings.capture}
-    report = keep(memory, found, provenance, access, now_utc())
-    return f"session-end: captured {report['written']} of {report['found']} statement(s)"
+    report = keep(memory, found, provenance, access, now_utc(), embed=embed)
+    repeats = sum(item["status"] == "duplicate" for item in report["items"])
+    return f"session-end: captured {report['written']} of {report['found']} statement(s), {repeats} stored already"
