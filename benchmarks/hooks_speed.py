@@ -1,7 +1,10 @@
-"""How long an agent's prompt waits for eidetic's hook: `eidetic hook claude prompt` as Claude Code
+"""How long an agent's prompt waits for eidetic's hook: `eidetic-hook claude prompt` as Claude Code
 runs it (a new process, the payload on stdin), at 10,000 records, hybrid recall with the relevance
-floor, answered by the warm daemon; and for comparison the same process answering itself (no
-daemon: keyword recall in-process), `eidetic context` as a new process, and the daemon's own time.
+floor, answered by the warm daemon; the same through `python -m eidetic hook` and an earlier
+install's `eidetic hook` (taking turns prompt by prompt, so load falls on all alike); and for
+comparison the hook answering itself (no daemon: keyword recall in-process), `eidetic context` as a
+new process, and the daemon's own time. The console scripts are the installed ones beside this
+Python, else written here as pip writes them.
 
     .venv/bin/python benchmarks/hooks_speed.py [SIZE] [--runs N]
 
@@ -48,9 +51,16 @@ def main() -> None:
     prompts = keyword_queries(corpus, args.runs)
     results = {"machine": machine(), "records": args.size, "runs": args.runs, "date": time.strftime("%Y-%m-%d")}
     results["python_startup_ms"] = summary(_startup(env))
+    commands = {
+        "warm_daemon_ms": [str(_script(work, "eidetic-hook", "eidetic.hooks.client")), "claude", "prompt"],
+        "warm_daemon_module_ms": [sys.executable, "-m", "eidetic", "hook", "claude", "prompt"],
+        "warm_daemon_eidetic_hook_ms": [str(_script(work, "eidetic", "eidetic.cli.main")), "hook", "claude", "prompt"],
+    }
     results["cold_in_process_ms"] = summary(_hooks(prompts[:10], {**env, "EIDETIC_HOOK_DAEMON": "0"}, work))
     _start_daemon(env, work)
-    results["warm_daemon_ms"] = summary(_hooks(prompts, env, work))
+    for name, times in _turns(prompts, env, work, commands).items():
+        results[name] = summary(times)
+    results["load_average"] = os.getloadavg()
     results["daemon_own_ms"] = _daemon_times(work)
     results["context_process_ms"] = summary(_context(prompts[:10], env, work))
     subprocess.run([sys.executable, "-m", "eidetic", "hooks", "stop"], env=env, capture_output=True)
@@ -62,12 +72,12 @@ def _payload(prompt: str, n: int, work: Path) -> str:
     return json.dumps({**body, "prompt": prompt})
 
 
-def _hooks(prompts: list[str], env: dict, work: Path) -> list[float]:
+def _hooks(prompts: list[str], env: dict, work: Path, command: list[str] | None = None, n0: int = 0) -> list[float]:
     times = []
-    for n, prompt in enumerate(prompts):
+    for n, prompt in enumerate(prompts, start=n0):
         started = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "eidetic", "hook", "claude", "prompt"],
+            command or [sys.executable, "-m", "eidetic", "hook", "claude", "prompt"],
             input=_payload(prompt, n, work),
             env=env,
             cwd=work,
@@ -77,6 +87,30 @@ def _hooks(prompts: list[str], env: dict, work: Path) -> list[float]:
         times.append((time.perf_counter() - started) * 1000)
         assert proc.returncode == 0 and not proc.stderr, proc.stderr
     return times
+
+
+def _turns(prompts: list[str], env: dict, work: Path, commands: dict[str, list[str]]) -> dict[str, list[float]]:
+    """Each command on each prompt in turn (its own sessions: ten prompts a session)."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for n, prompt in enumerate(prompts):
+        for k, (name, command) in enumerate(commands.items()):
+            times[name] += _hooks([prompt], env, work, command, n0=n + 10_000 * k)
+    return times
+
+
+def _script(work: Path, name: str, module: str) -> Path:
+    """The console script beside this Python, else one written as pip writes it."""
+    installed = Path(sys.executable).parent / name
+    if installed.is_file():
+        return installed
+    script = work / "bin" / name
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom {module} import main\nif __name__ == '__main__':\n"
+        "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return script
 
 
 def _startup(env: dict, runs: int = 20) -> list[float]:
