@@ -40,6 +40,11 @@ def test_the_same_statement_in_other_case_and_punctuation_is_stored_once(cli, st
     assert again.json["written"] == 0 and item["status"] == "duplicate"
     assert item["duplicate_of"] == kept and item["rule"] == "text"
     assert [record["id"] for record in stored(cli)] == [kept]
+    same = capture(cli, env, "User: Please remember that the staging DB is read-only on weekends.\n", "--session", "s2")
+    assert same.json["written"] == 0 and same.json["items"][0]["duplicate_of"] == kept  # not rewritten
+    assert (
+        "session" not in cli("show", kept, "--visibility", "private", "--json").json["metadata"]
+    )  # the first capture's provenance stays
     text = cli("capture", str(env / "transcript.txt"))
     assert text.code == 0 and f"duplicate of {kept} (same words)" in text.out
 

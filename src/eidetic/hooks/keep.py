@@ -3,8 +3,9 @@
 A statement is left out, reported as a ``duplicate`` of the record it repeats (``duplicate_of``,
 with the ``rule`` and ``score`` that decided it):
 
-- when a record the writer may see already says the same words (``ranking.similar.normalised``,
-  among the top keyword hits for its text: no model is loaded);
+- when a record the writer may see already says the same words: the very text in the writer's
+  scope (found by the id derived from both), or the same words once normalised
+  (``ranking.similar.normalised``) among the top keyword hits for it (no model is loaded);
 - when ``remember`` finds it a near-duplicate of an active record of its own scope
   (``on_similar="skip"``, ``memory.similar``): the same words once normalised, or, when the
   statements are embedded (``embed``: the hook daemon, whose model is loaded, and ``eidetic
@@ -74,10 +75,21 @@ def _outcome(reported: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stored_as(memory: Memory, text: str, access: dict[str, str | None]) -> str | None:
-    """The id of a record the writer may see that says ``text`` in the same words, if any."""
+    """The id of a record the writer may see that says ``text`` in the same words, if any: the
+    record of this very text in the writer's scope (its id derives from both; else ``remember``
+    would rewrite it with this session's provenance), else one among the top keyword hits."""
+    from ..errors import EideticError
     from ..query import RecallQuery
     from ..ranking.similar import normalised
+    from ..records import derived_id
 
+    scope = memory.access(access["scope"], access["visibility"]).scope
+    try:
+        same = memory.get(derived_id(scope, text), scope=access["scope"], visibility=access["visibility"])
+    except EideticError:
+        same = None
+    if same is not None and same.scope == scope and same.text == text:
+        return same.id
     words = normalised(text)
     query = RecallQuery(
         text,
