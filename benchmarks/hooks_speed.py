@@ -63,6 +63,7 @@ def main() -> None:
     results["load_average"] = os.getloadavg()
     results["daemon_own_ms"] = _daemon_times(work)
     results["context_process_ms"] = summary(_context(prompts[:10], env, work))
+    results["session_end_capture_ms"] = _captures(work)
     subprocess.run([sys.executable, "-m", "eidetic", "hooks", "stop"], env=env, capture_output=True)
     print(json.dumps(results, indent=1))
 
@@ -157,6 +158,42 @@ def _daemon_times(work: Path) -> dict:
     log = next((work / "rt" / "eidetic").glob("hook-*.log")).read_text()
     found = [float(ms) for ms in re.findall(r"\[daemon, (\d+) ms\]", log)]
     return {"p50_ms": statistics.median(found), "n": len(found)} if found else {}
+
+
+def _captures(work: Path, sessions: int = 5, per_session: int = 10) -> dict:
+    """The session-end hook's capture of ten new statements, as the daemon runs it (its engine,
+    model loaded), with vectors (the meaning rule on: what the daemon does) and by words alone
+    (what the in-process answer does); each session's statements are new ones."""
+    from eidetic.hooks.respond import Engine, handle
+
+    os.environ["EIDETIC_CAPTURE"] = "private"
+    texts = [" ".join(r["text"].split()[:18]) for r in records(2 * sessions * per_session, seed=23, short_share=1.0)]
+    engine = Engine(watch=True)
+    times: dict[str, list[float]] = {"hybrid": [], "keyword": []}
+    try:
+        for n in range(2 * sessions):
+            mode = "hybrid" if n % 2 == 0 else "keyword"
+            transcript = work / f"session-{n}.jsonl"
+            said = texts[n * per_session : (n + 1) * per_session]
+            transcript.write_text("".join(_said(f"Remember that {text}.", n) for text in said))
+            payload = {"session_id": f"end-{n}", "cwd": str(work), "transcript_path": str(transcript)}
+            request = {"agent": "claude", "event": "session-end", "payload": payload, "cwd": str(work), "mode": mode}
+            started = time.perf_counter()
+            answer = handle(engine, request)
+            times[mode].append((time.perf_counter() - started) * 1000)
+            assert answer["log"][0].startswith(f"session-end: captured {per_session} of"), answer
+    finally:
+        engine.close()
+        os.environ.pop("EIDETIC_CAPTURE")
+    return {"statements": per_session, **{mode: summary(found) for mode, found in times.items()}}
+
+
+def _said(text: str, n: int) -> str:
+    message = {"role": "user", "content": text}
+    return (
+        json.dumps({"type": "user", "message": message, "sessionId": f"end-{n}", "timestamp": "2026-12-01T10:00:00Z"})
+        + "\n"
+    )
 
 
 def _sessions(n: int) -> str:

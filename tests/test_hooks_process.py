@@ -10,6 +10,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -130,6 +131,13 @@ def test_the_lean_hook_script_asks_the_daemon_loading_builtins_only(hooked, monk
     loaded = set(probe.read_text().split())
     assert "eidetic.hooks.client" in loaded and not loaded & HEAVY, loaded & HEAVY
     assert not any(name.startswith(("eidetic.memory", "eidetic.settings")) for name in loaded)
+    by_python3 = Path(sys.executable).with_name("python3")  # pip's scripts name python3: the same daemon
+    if by_python3.exists() and by_python3.resolve() == Path(sys.executable).resolve():
+        script.write_text(script.read_text().replace(sys.executable, str(by_python3), 1))
+        again = lean(
+            script, ["claude", "prompt"], payload.prompt(hooked, "deploys to production", session="l2"), hooked
+        )
+        assert "deploy-day" in added(again) and "[daemon," in _log(socket_path).splitlines()[-1]
     for argv in ([], ["claude"], ["claude", "nope"], ["codex", "prompt"], ["claude", "prompt", "x"]):
         wrong = lean(script, argv, "{}", hooked)
         assert wrong.code == 1 and wrong.out == "" and "usage: eidetic-hook claude" in wrong.err  # never 2: that blocks

@@ -4,8 +4,8 @@ prompt), since the hook client imports this each time.
 
 One daemon serves one user in one environment: its socket's name carries a hash of what decides
 its answers (``HOME``, the ``EIDETIC_*``, ``XDG_*_HOME`` and ``HF_*`` variables, the Python
-interpreter, eidetic's own folder and the version of the socket's protocol), so a shell with
-another store or another eidetic gets its own daemon and never another's. The folder is
+environment and interpreter, eidetic's own folder and the version of the socket's protocol), so a
+shell with another store or another eidetic gets its own daemon and never another's. The folder is
 ``$XDG_RUNTIME_DIR/eidetic``, else ``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it
 must be a real folder (not a symlink) owned by the user with no access for anyone else, or no
 daemon is used at all.
@@ -63,7 +63,10 @@ def fingerprint(environ: Mapping[str, str]) -> str:
         for name in environ
         if name in FINGERPRINTED or name in XDG_HOMES or name.startswith(FINGERPRINTED_PREFIXES)
     )
-    parts = [sys.executable, os.path.dirname(os.path.dirname(os.path.realpath(__file__))), f"protocol {PROTOCOL}"]
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    # The environment and the interpreter, not the name it was started by: a console script's
+    # ``python3`` and ``python -m``'s ``python`` of one virtual environment share a daemon.
+    parts = [sys.prefix, os.path.realpath(sys.executable), here, f"protocol {PROTOCOL}"]
     parts += [f"{name}={environ[name]}" for name in names if name not in CLIENT_ONLY]
     return _sha256_hex("\0".join(parts).encode("utf-8", "surrogatepass"))[:16]
 
