@@ -185,6 +185,34 @@ def test_the_daemon_sees_a_record_file_edited_in_place_at_the_next_prompt(hooked
     assert "on Thursdays" in added(second) and "[daemon," in _log(socket_path).splitlines()[-1]
 
 
+def test_between_requests_the_daemon_checks_the_files_its_events_missed(hooked, monkeypatch, cli):
+    """No file events (here: the watcher stopped before it started): the stat slice the requests
+    leave out runs between them (``Engine.check_files``) and finds the edit."""
+    from eidetic.hooks.respond import Engine, handle
+
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    engine = Engine(watch=True)
+    assert engine.watcher is not None
+    engine.watcher.stop()
+
+    def told(session: str) -> str:
+        body = json.loads(payload.prompt(hooked, "when do deploys to production run?", session=session))
+        request = {"agent": "claude", "event": "prompt", "payload": body, "cwd": str(hooked), "mode": "keyword"}
+        return json.loads(handle(engine, request)["stdout"])["hookSpecificOutput"]["additionalContext"]
+
+    try:
+        time.sleep(0.1)  # the fixture's files are no longer "racy" (checked again by content anyway)
+        assert "on Tuesdays" in told("c1")
+        path = Path(cli("show", "deploy-day", "--json").json["path"])
+        with path.open("r+") as out:  # in place: its folder's mtime unchanged
+            out.write(path.read_text().replace("Tuesdays", "Thursdays"))
+        assert "on Tuesdays" in told("c2")  # a request itself stats no files (it is not kept waiting)
+        assert engine.check_files() == []
+        assert "on Thursdays" in told("c3")
+    finally:
+        engine.close()
+
+
 def test_session_end_captures_only_when_enabled_with_provenance_once(hooked, cli, monkeypatch, env):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     session = "5e55-10n"

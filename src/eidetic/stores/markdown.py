@@ -54,13 +54,6 @@ class MarkdownStore(IndexedStore):
     def sync(self, full: bool = False) -> None:
         self.index.sync(full=full)
 
-    def verify(self, count: int) -> None:
-        """Stat-check the next ``count`` files now (``stores.folder_changes``): the slice each
-        sync checks, for a caller that syncs with ``verify-files = 0`` and checks between its
-        requests instead (the hook daemon: a prompt does not wait for those stats)."""
-        if self.exists():
-            self.index.sync(verify=count)
-
     def broken(self) -> list[tuple[str, str]]:
         return [(str(self.root / path), error) for path, error in self.index.broken()]
 
