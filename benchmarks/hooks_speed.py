@@ -58,7 +58,7 @@ def main() -> None:
     }
     results["cold_in_process_ms"] = summary(_hooks(prompts[:10], {**env, "EIDETIC_HOOK_DAEMON": "0"}, work))
     _start_daemon(env, work)
-    for name, times in _turns(prompts, env, work, commands).items():
+    for name, times in _turns(keyword_queries(corpus, 3 * args.runs, seed=17), env, work, commands).items():
         results[name] = summary(times)
     results["load_average"] = os.getloadavg()
     results["daemon_own_ms"] = _daemon_times(work)
@@ -91,11 +91,15 @@ def _hooks(prompts: list[str], env: dict, work: Path, command: list[str] | None 
 
 
 def _turns(prompts: list[str], env: dict, work: Path, commands: dict[str, list[str]]) -> dict[str, list[float]]:
-    """Each command on each prompt in turn (its own sessions: ten prompts a session)."""
+    """The commands taking turns, in an order rotated turn by turn, each on prompts of its own
+    (the daemon keeps a prompt's embedding: a prompt asked again would cost less) and in its own
+    sessions (ten prompts a session)."""
     times: dict[str, list[float]] = {name: [] for name in commands}
-    for n, prompt in enumerate(prompts):
-        for k, (name, command) in enumerate(commands.items()):
-            times[name] += _hooks([prompt], env, work, command, n0=n + 10_000 * k)
+    names = list(commands)
+    for n in range(len(prompts) // len(names)):
+        for k in range(len(names)):
+            i = names.index(name := names[(n + k) % len(names)])
+            times[name] += _hooks([prompts[n * len(names) + i]], env, work, commands[name], n0=n + 10_000 * i)
     return times
 
 
