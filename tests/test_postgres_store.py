@@ -650,3 +650,35 @@ def test_status_of_an_empty_and_a_filled_store(store):
     assert status["backend"] == "postgres" and status["records"] == 1 and status["current"] is True
     assert status["unparseable"] == [] and status["conflicts"] == [] and status["vectors"] == []
     assert store.broken() == [] and store.file_of(IndexedRecord(1, None, rec("r1", "x"))) is None
+
+
+def test_kept_postings_never_hide_another_writers_change(dsn, monkeypatch):
+    """A long-running reader keeps common terms' postings between searches; every change another
+    process commits is still seen, even one that leaves the term's counts as they were (a
+    metadata edit: same text, a new doc) or touches only another term."""
+    from eidetic.stores.postgres import keyword
+
+    monkeypatch.setattr(keyword, "KEYWORD_DEPTH", 2)  # cut short: lists kept at more than one depth
+    reader, writer = PostgresStore(dsn), PostgresStore(dsn)
+    try:
+        put(writer, *(rec(f"r{i}", "walrus " * (1 + i % 3) + f"tusk{i}") for i in range(8)))
+        terms = query_terms("walrus")
+        before = ids(reader, reader.keyword(terms, PUBLIC, NONE, 8))
+        assert sorted(before) == [f"r{i}" for i in range(8)]
+        assert ids(reader, reader.keyword(terms, PUBLIC, NONE, 8)) == before  # served again, same order
+
+        put(writer, rec("r0", "walrus tusk0", metadata={"edited": True}))  # same text and counts
+        again = reader.keyword(terms, PUBLIC, NONE, 8)
+        assert sorted(ids(reader, again)) == sorted(before)
+        assert reader.by_docs([doc for doc, _ in again])  # every doc read is a live one
+        r0 = [item for item in reader.by_docs([doc for doc, _ in again]).values() if item.record.id == "r0"]
+        assert r0 and r0[0].record.metadata == {"edited": True}
+
+        put(writer, rec("r9", "walrus walrus walrus walrus walrus"))  # a new best match
+        assert ids(reader, reader.keyword(terms, PUBLIC, NONE, 1)) == ["r9"]
+        with writer.lock():
+            writer.delete(writer.by_ids(["r9"])["r9"])
+        assert "r9" not in ids(reader, reader.keyword(terms, PUBLIC, NONE, 10))
+    finally:
+        reader.close()
+        writer.close()

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ...docsql.admission import Admission
 from ...ranking.access import Access
 from ...ranking.filters import Filters
+from .posting_cache import PostingCache
 from .postings import FIELD_NAMES, K1, WEIGHTS, B
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class Query:
     weights: list[tuple[int, list[float]]]  # (partition, per field: field weight x (k1 + 1) x idf)
     caps: list[float]  # turns term i's impact into a bound on its BM25 part (see the module docstring)
     averages: dict[int, Sequence[float]]  # each partition's current field averages
+    keys: list[tuple[Any, ...]]  # what term i's postings depend on (``posting_cache``), one snapshot
 
     @classmethod
     def read(cls, conn: Any, parts: list[int], terms: list[str]) -> Query | None:
@@ -82,15 +84,17 @@ class Query:
             + ", ".join(f"p.ref_{f}" for f in FIELD_NAMES)
             + ", t.term, t.df, "
             + ", ".join(f"t.df_{f}" for f in FIELD_NAMES)
+            + ", (SELECT coalesce(max(doc), 0) FROM eidetic_docs)"
             + " FROM eidetic_partitions p JOIN eidetic_terms t ON t.part = p.part "
             "WHERE p.part = ANY(%s) AND t.term = ANY(%s) AND t.df > 0",
             (parts, list(terms)),
         ).fetchall()
         if not stats:
             return None
-        query = cls([], [], [], [], {})
+        query = cls([], [], [], [], {}, [])
         for part, n, *rest in stats:
-            lengths, refs, term, dfs = rest[:4], rest[4:8], rest[8], rest[10:]
+            lengths, refs, term, dfs = rest[:4], rest[4:8], rest[8], rest[10:-1]
+            query.keys.append((part, n, *rest))
             averages = query.averages[part] = [max(length / max(n, 1), 1e-9) for length in lengths]
             idfs = [_idf(n, df) for df in dfs]
             cap = max(
@@ -114,6 +118,7 @@ class KeywordSearch:
     def __init__(self, session: Session, partitions: Partitions) -> None:
         self._session = session
         self._partitions = partitions
+        self._postings = PostingCache()
         # The last keyword query's ranking, as far as it is proven exact: a recall reads its
         # pages from it (the freshness blend may ask for a second page of the same query).
         self._proven: tuple[Any, Ranked] | None = None
@@ -126,11 +131,11 @@ class KeywordSearch:
         if query is None:
             return []
         want = offset + limit
-        key = (tuple(terms), access, filters, self._generation())
+        key = (tuple(terms), access, filters, tuple(query.keys))
         if self._proven is not None and self._proven[0] == key and len(self._proven[1]) >= want:
             return self._proven[1][offset:want]
         admission = Admission.of(self._session.dialect, access, filters)
-        rows, bound = _Threshold(conn, query, admission, want).rank()
+        rows, bound = _Threshold(conn, query, admission, want, self._postings).rank()
         # every row scoring at least every bound is in its final place
         self._proven = (key, rows if bound == 0 else [r for r in rows if r[1] >= bound])
         return rows[offset:want]
@@ -147,19 +152,15 @@ class KeywordSearch:
         ).fetchall()
         return records, dict.fromkeys(terms, 0) | {term: int(n) for term, n in holding}
 
-    def _generation(self) -> int:
-        """Moves with every write (each written record takes a new doc number): a cached
-        ranking is reused only while it has not moved."""
-        return int(self._session.conn.execute("SELECT last_value FROM eidetic_doc_seq").fetchone()[0])
-
 
 class _Threshold:
     """One query's threshold rounds, keeping what each round learnt: which candidates are
     admitted (with their field lengths) and the term frequencies looked up."""
 
-    def __init__(self, conn: Any, query: Query, admission: Admission, want: int) -> None:
+    def __init__(self, conn: Any, query: Query, admission: Admission, want: int, kept: PostingCache) -> None:
         self._conn = conn
         self._query = query
+        self._kept = kept
         self._admission = admission
         self._want = want
         self._admitted: dict[int, tuple[int, tuple[int, ...]] | None] = {}  # doc -> (part, field lengths); None: not
@@ -172,7 +173,7 @@ class _Threshold:
 
         depth, scored = KEYWORD_DEPTH, KEYWORD_SCORED + KEYWORD_PER_WANTED * self._want
         while True:
-            lists = [bounds.unpack(packed) for packed in self._top_postings(depth)]
+            lists = self._lists(depth)
             seen, upper, unseen, rest = bounds.upper_bounds(lists, self._query.caps, self._query.parts, depth)
             while True:
                 head, unscored = bounds.best(seen, upper, scored)
@@ -225,8 +226,24 @@ class _Threshold:
         rows = sorted(zip(docs[~inexact].tolist(), low[~inexact].tolist()), key=lambda r: (-r[1], r[0]))
         return rows, float(high[inexact].max()) if inexact.any() else 0.0
 
-    def _top_postings(self, depth: int) -> list[bytes | None]:
-        """Each query term's top ``depth + 1`` postings by impact, read from the impact index
+    def _lists(self, depth: int) -> list[Any]:
+        """Each query term's top ``depth + 1`` postings (``bm25_bounds.unpack``): those this
+        process kept (``posting_cache``), the others read in one statement and kept."""
+        from . import bm25_bounds as bounds
+
+        query = self._query
+        keys = [(key, depth) for key in query.keys]
+        lists = [self._kept.get(key) for key in keys]
+        missing = [i for i, found in enumerate(lists) if found is None]
+        if missing:
+            read = self._top_postings([query.parts[i] for i in missing], [query.terms[i] for i in missing], depth)
+            for i, packed in zip(missing, read):
+                lists[i] = bounds.unpack(packed)
+                self._kept.put(keys[i], lists[i])
+        return lists
+
+    def _top_postings(self, parts: list[int], terms: list[str], depth: int) -> list[bytes | None]:
+        """These terms' top ``depth + 1`` postings by impact, read from the impact index
         alone and packed on the server (``bm25_bounds.POSTING``), so that tens of thousands of
         postings cross as one buffer per term rather than as Python rows."""
         rows = self._conn.execute(
@@ -239,7 +256,7 @@ class _Threshold:
                          FROM eidetic_postings p WHERE p.part = q.part AND p.term = q.term
                          ORDER BY p.impact DESC LIMIT %s) t) c
                ORDER BY q.i""",
-            (self._query.parts, self._query.terms, depth + 1),
+            (parts, terms, depth + 1),
             binary=True,
         ).fetchall()
         return [packed for (packed,) in rows]
