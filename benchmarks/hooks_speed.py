@@ -1,7 +1,10 @@
-"""How long an agent's prompt waits for eidetic's hook: `eidetic hook claude prompt` as Claude Code
+"""How long an agent's prompt waits for eidetic's hook: `eidetic-hook claude prompt` as Claude Code
 runs it (a new process, the payload on stdin), at 10,000 records, hybrid recall with the relevance
-floor, answered by the warm daemon; and for comparison the same process answering itself (no
-daemon: keyword recall in-process), `eidetic context` as a new process, and the daemon's own time.
+floor, answered by the warm daemon; the same through `python -m eidetic hook` and an earlier
+install's `eidetic hook` (taking turns prompt by prompt, so load falls on all alike); and for
+comparison the hook answering itself (no daemon: keyword recall in-process), `eidetic context` as a
+new process, and the daemon's own time. The console scripts are the installed ones beside this
+Python, else written here as pip writes them.
 
     .venv/bin/python benchmarks/hooks_speed.py [SIZE] [--runs N]
 
@@ -48,11 +51,19 @@ def main() -> None:
     prompts = keyword_queries(corpus, args.runs)
     results = {"machine": machine(), "records": args.size, "runs": args.runs, "date": time.strftime("%Y-%m-%d")}
     results["python_startup_ms"] = summary(_startup(env))
+    commands = {
+        "warm_daemon_ms": [str(_script(work, "eidetic-hook", "eidetic.hooks.client")), "claude", "prompt"],
+        "warm_daemon_module_ms": [sys.executable, "-m", "eidetic", "hook", "claude", "prompt"],
+        "warm_daemon_eidetic_hook_ms": [str(_script(work, "eidetic", "eidetic.cli.main")), "hook", "claude", "prompt"],
+    }
     results["cold_in_process_ms"] = summary(_hooks(prompts[:10], {**env, "EIDETIC_HOOK_DAEMON": "0"}, work))
     _start_daemon(env, work)
-    results["warm_daemon_ms"] = summary(_hooks(prompts, env, work))
+    for name, times in _turns(keyword_queries(corpus, 3 * args.runs, seed=17), env, work, commands).items():
+        results[name] = summary(times)
+    results["load_average"] = os.getloadavg()
     results["daemon_own_ms"] = _daemon_times(work)
     results["context_process_ms"] = summary(_context(prompts[:10], env, work))
+    results["session_end_capture_ms"] = _captures(work)
     subprocess.run([sys.executable, "-m", "eidetic", "hooks", "stop"], env=env, capture_output=True)
     print(json.dumps(results, indent=1))
 
@@ -62,12 +73,12 @@ def _payload(prompt: str, n: int, work: Path) -> str:
     return json.dumps({**body, "prompt": prompt})
 
 
-def _hooks(prompts: list[str], env: dict, work: Path) -> list[float]:
+def _hooks(prompts: list[str], env: dict, work: Path, command: list[str] | None = None, n0: int = 0) -> list[float]:
     times = []
-    for n, prompt in enumerate(prompts):
+    for n, prompt in enumerate(prompts, start=n0):
         started = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "eidetic", "hook", "claude", "prompt"],
+            command or [sys.executable, "-m", "eidetic", "hook", "claude", "prompt"],
             input=_payload(prompt, n, work),
             env=env,
             cwd=work,
@@ -77,6 +88,34 @@ def _hooks(prompts: list[str], env: dict, work: Path) -> list[float]:
         times.append((time.perf_counter() - started) * 1000)
         assert proc.returncode == 0 and not proc.stderr, proc.stderr
     return times
+
+
+def _turns(prompts: list[str], env: dict, work: Path, commands: dict[str, list[str]]) -> dict[str, list[float]]:
+    """The commands taking turns, in an order rotated turn by turn, each on prompts of its own
+    (the daemon keeps a prompt's embedding: a prompt asked again would cost less) and in its own
+    sessions (ten prompts a session)."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for n in range(len(prompts) // len(names)):
+        for k in range(len(names)):
+            i = names.index(name := names[(n + k) % len(names)])
+            times[name] += _hooks([prompts[n * len(names) + i]], env, work, commands[name], n0=n + 10_000 * i)
+    return times
+
+
+def _script(work: Path, name: str, module: str) -> Path:
+    """The console script beside this Python, else one written as pip writes it."""
+    installed = Path(sys.executable).parent / name
+    if installed.is_file():
+        return installed
+    script = work / "bin" / name
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom {module} import main\nif __name__ == '__main__':\n"
+        "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return script
 
 
 def _startup(env: dict, runs: int = 20) -> list[float]:
@@ -123,6 +162,42 @@ def _daemon_times(work: Path) -> dict:
     log = next((work / "rt" / "eidetic").glob("hook-*.log")).read_text()
     found = [float(ms) for ms in re.findall(r"\[daemon, (\d+) ms\]", log)]
     return {"p50_ms": statistics.median(found), "n": len(found)} if found else {}
+
+
+def _captures(work: Path, sessions: int = 5, per_session: int = 10) -> dict:
+    """The session-end hook's capture of ten new statements, as the daemon runs it (its engine,
+    model loaded), with vectors (the meaning rule on: what the daemon does) and by words alone
+    (what the in-process answer does); each session's statements are new ones."""
+    from eidetic.hooks.respond import Engine, handle
+
+    os.environ["EIDETIC_CAPTURE"] = "private"
+    texts = [" ".join(r["text"].split()[:18]) for r in records(2 * sessions * per_session, seed=23, short_share=1.0)]
+    engine = Engine(watch=True)
+    times: dict[str, list[float]] = {"hybrid": [], "keyword": []}
+    try:
+        for n in range(2 * sessions):
+            mode = "hybrid" if n % 2 == 0 else "keyword"
+            transcript = work / f"session-{n}.jsonl"
+            said = texts[n * per_session : (n + 1) * per_session]
+            transcript.write_text("".join(_said(f"Remember that {text}.", n) for text in said))
+            payload = {"session_id": f"end-{n}", "cwd": str(work), "transcript_path": str(transcript)}
+            request = {"agent": "claude", "event": "session-end", "payload": payload, "cwd": str(work), "mode": mode}
+            started = time.perf_counter()
+            answer = handle(engine, request)
+            times[mode].append((time.perf_counter() - started) * 1000)
+            assert answer["log"][0].startswith(f"session-end: captured {per_session} of"), answer
+    finally:
+        engine.close()
+        os.environ.pop("EIDETIC_CAPTURE")
+    return {"statements": per_session, **{mode: summary(found) for mode, found in times.items()}}
+
+
+def _said(text: str, n: int) -> str:
+    message = {"role": "user", "content": text}
+    return (
+        json.dumps({"type": "user", "message": message, "sessionId": f"end-{n}", "timestamp": "2026-12-01T10:00:00Z"})
+        + "\n"
+    )
 
 
 def _sessions(n: int) -> str:

@@ -127,6 +127,26 @@ def run_process(
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def console_script(folder: Path, name: str, target: str, probe: Path | None = None) -> Path:
+    """The script pip writes for ``[project.scripts]`` (``name = "module:function"``), run by this
+    Python: a command as it is installed, from a source checkout. ``probe``: where the process
+    writes the modules it loaded, as it exits."""
+    module, function = target.split(":")
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / name
+    watch = (
+        f"import atexit\natexit.register(lambda: open({str(probe)!r}, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+        if probe
+        else ""
+    )
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\n{watch}from {module} import {function}\n"
+        f"if __name__ == '__main__':\n    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit({function}())\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
 def rec(store: Path, record_id: str) -> Path:
     """The file eidetic writes for a new record id."""
     from eidetic.records import record_path

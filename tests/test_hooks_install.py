@@ -4,9 +4,15 @@ every other byte kept, and exactly them removed."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
+import hook_payloads as payload
+from conftest import console_script, ndjson
 from eidetic.hooks import claude_settings
 
 SETTINGS = [
@@ -43,7 +49,7 @@ def test_install_then_uninstall_gives_back_the_file_byte_for_byte(cli, project, 
         assert data["hooks"][event][: len(groups)] == groups
     assert set(claude_settings.installed(text)) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
     command = data["hooks"]["UserPromptSubmit"][-1]["hooks"][0]
-    assert command["type"] == "command" and command["command"].endswith("eidetic hook claude prompt")
+    assert command["type"] == "command" and claude_settings.OURS.search(command["command"]).group(2) == "prompt"
     assert cli("hooks", "install", "claude", "--json").json["added"] == []  # twice: nothing more
     assert project.read_text() == text
     removed = cli("hooks", "uninstall", "claude", "--json")
@@ -103,6 +109,49 @@ def test_install_writes_through_a_symlink_to_the_file(cli, project, env):
     project.parent.mkdir()
     project.symlink_to(real)
     assert cli("hooks", "install", "claude").code == 0
-    assert project.is_symlink() and "eidetic hook claude" in real.read_text()
+    assert project.is_symlink() and len(claude_settings.installed(real.read_text())) == 3
     assert cli("hooks", "uninstall", "claude").code == 0
     assert real.read_text() == '{"model": "opus"}\n' and project.is_symlink()
+
+
+def test_the_installed_command_answers_as_claude_code_runs_it(cli, project, monkeypatch):
+    """Through a shell, the payload on stdin: whichever form install chose here."""
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    monkeypatch.setenv("EIDETIC_HOOK_DAEMON", "0")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="eh-", dir="/tmp"))
+    text = "Deploys to production run on Tuesdays after the standup"
+    assert cli("remember", "--json", stdin=ndjson({"id": "deploy-day", "type": "decision", "text": text})).code == 0
+    assert cli("hooks", "install", "claude").code == 0
+    command = json.loads(project.read_text())["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
+    run = _shell(command, payload.prompt(project.parent.parent, "when do deploys to production run?"), project)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "deploy-day" in json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("original", SETTINGS[:2])
+def test_install_moves_an_earlier_installs_commands_to_eidetic_hook(cli, project, env, monkeypatch, original):
+    project.parent.mkdir()
+    project.write_text(original)
+    earlier = claude_settings.with_hooks(original, "eidetic hook")  # what the earlier install wrote
+    project.write_text(earlier)
+    claude_settings.remember_install(env / "state", project, original, earlier)
+    bin_dir = env / "bin"
+    console_script(bin_dir, "eidetic-hook", "eidetic.hooks.client:main")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    run = cli("hooks", "install", "claude", "--json")
+    assert run.code == 0 and run.json["added"] == []
+    assert run.json["updated"] == ["SessionEnd", "SessionStart", "UserPromptSubmit"]
+    assert project.read_text() == earlier.replace('"eidetic hook claude ', '"eidetic-hook claude ')
+    assert cli("hooks", "install", "claude", "--json").json["updated"] == []  # twice: nothing more
+    wrapped = project.read_text().replace('"eidetic-hook claude prompt"', '"cd /tmp && eidetic hook claude prompt"')
+    project.write_text(wrapped)
+    assert cli("hooks", "install", "claude").code == 0 and project.read_text() == wrapped  # a person's own: kept
+    project.write_text(wrapped.replace('"cd /tmp && eidetic hook claude prompt"', '"eidetic-hook claude prompt"'))
+    assert cli("hooks", "uninstall", "claude").code == 0
+    assert project.read_bytes() == original.encode()  # the file before any install, byte for byte
+
+
+def _shell(command: str, stdin: str, project: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["/bin/sh", "-c", command], input=stdin, capture_output=True, text=True, cwd=project.parent.parent, timeout=90
+    )

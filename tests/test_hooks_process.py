@@ -7,7 +7,10 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -15,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import hook_payloads as payload
-from conftest import ndjson, run_process
+from conftest import Run, console_script, ndjson, run_process
 
 
 @pytest.fixture
@@ -113,6 +116,103 @@ def test_the_daemon_starts_on_demand_answers_warm_and_recovers_from_a_stale_sock
     assert stopped.json["stopped"] and not _wait_gone(socket_path)
 
 
+HEAVY = {"json", "socket", "re", "typing", "pathlib", "argparse", "hashlib", "enum", "dataclasses", "eidetic.cli"}
+
+
+def test_the_lean_hook_script_asks_the_daemon_loading_builtins_only(hooked, monkeypatch, tmp_path):
+    monkeypatch.setenv("EIDETIC_HOOK_DAEMON", "1")
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")  # the daemon starts in a moment
+    probe = tmp_path / "modules.txt"
+    script = console_script(tmp_path / "bin", "eidetic-hook", "eidetic.hooks.client:main", probe)
+    hook("prompt", payload.prompt(hooked, "deploys to production", session="l0"), hooked)  # starts the daemon
+    socket_path = _wait_for_socket()
+    run = lean(script, ["claude", "prompt"], payload.prompt(hooked, "when do deploys to production run?"), hooked)
+    assert "deploy-day" in added(run) and "[daemon," in _log(socket_path).splitlines()[-1]
+    loaded = set(probe.read_text().split())
+    assert "eidetic.hooks.client" in loaded and not loaded & HEAVY, loaded & HEAVY
+    assert not any(name.startswith(("eidetic.memory", "eidetic.settings")) for name in loaded)
+    by_python3 = Path(sys.executable).with_name("python3")  # pip's scripts name python3: the same daemon
+    if by_python3.exists() and by_python3.resolve() == Path(sys.executable).resolve():
+        script.write_text(script.read_text().replace(sys.executable, str(by_python3), 1))
+        again = lean(
+            script, ["claude", "prompt"], payload.prompt(hooked, "deploys to production", session="l2"), hooked
+        )
+        assert "deploy-day" in added(again) and "[daemon," in _log(socket_path).splitlines()[-1]
+    for argv in ([], ["claude"], ["claude", "nope"], ["codex", "prompt"], ["claude", "prompt", "x"]):
+        wrong = lean(script, argv, "{}", hooked)
+        assert wrong.code == 1 and wrong.out == "" and "usage: eidetic-hook claude" in wrong.err  # never 2: that blocks
+
+
+def test_the_daemon_answers_garbage_with_nothing_and_serves_on(hooked, monkeypatch):
+    monkeypatch.setenv("EIDETIC_HOOK_DAEMON", "1")
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    hook("prompt", payload.prompt(hooked, "deploys to production", session="g0"), hooked)
+    socket_path = _wait_for_socket()
+    cwd = str(hooked).encode().hex().encode()
+    for garbage in (
+        b"",
+        b"\xff\xfe" * 1000,
+        b"hook\t\n{}",
+        b"hook\tclaude\tprompt\thybrid\tnot-hex\n{}",
+        b"hook\tclaude\trm -rf\thybrid\t" + cwd + b"\n{}",
+        b"hook\tclaude\tprompt\thybrid\t" + cwd + b"\n[1, 2]",
+        b'{"event": "prompt", "payload": {"prompt": "deploys"}}',  # JSON that is no control request
+        b'{"control": "shutdown"}',
+    ):
+        answer = _ask_raw(socket_path, garbage)
+        assert answer.partition(b"\0")[0] == b"", (garbage, answer)
+    warm = hook("prompt", payload.prompt(hooked, "when do deploys to production run?", session="g1"), hooked)
+    assert "deploy-day" in added(warm) and "[daemon," in _log(socket_path).splitlines()[-1]
+
+
+def test_the_daemon_sees_a_record_file_edited_in_place_at_the_next_prompt(hooked, monkeypatch, cli):
+    """The daemon recalls without the per-recall stat slice: file events tell it what changed."""
+    monkeypatch.setenv("EIDETIC_HOOK_DAEMON", "1")
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    hook("prompt", payload.prompt(hooked, "deploys to production", session="w0"), hooked)
+    socket_path = _wait_for_socket()
+    first = hook("prompt", payload.prompt(hooked, "when do deploys to production run?", session="w1"), hooked)
+    assert "on Tuesdays" in added(first) and "[daemon," in _log(socket_path).splitlines()[-1]
+    path = Path(cli("show", "deploy-day", "--json").json["path"])
+    inode, folder_mtime = path.stat().st_ino, path.parent.stat().st_mtime_ns
+    text = path.read_text().replace("Tuesdays", "Thursdays")
+    with path.open("r+") as out:  # in place: the same file, and its folder's mtime unchanged
+        out.write(text)
+        out.truncate()
+    assert path.stat().st_ino == inode and path.parent.stat().st_mtime_ns == folder_mtime
+    time.sleep(0.5)  # file events arrive within ~0.1 s
+    second = hook("prompt", payload.prompt(hooked, "when do deploys to production run?", session="w2"), hooked)
+    assert "on Thursdays" in added(second) and "[daemon," in _log(socket_path).splitlines()[-1]
+
+
+def test_between_requests_the_daemon_checks_the_files_its_events_missed(hooked, monkeypatch, cli):
+    """No file events (here: the watcher stopped before it started): the stat slice the requests
+    leave out runs between them (``Engine.check_files``) and finds the edit."""
+    from eidetic.hooks.respond import Engine, handle
+
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    engine = Engine(watch=True)
+    assert engine.watcher is not None
+    engine.watcher.stop()
+
+    def told(session: str) -> str:
+        body = json.loads(payload.prompt(hooked, "when do deploys to production run?", session=session))
+        request = {"agent": "claude", "event": "prompt", "payload": body, "cwd": str(hooked), "mode": "keyword"}
+        return json.loads(handle(engine, request)["stdout"])["hookSpecificOutput"]["additionalContext"]
+
+    try:
+        time.sleep(0.1)  # the fixture's files are no longer "racy" (checked again by content anyway)
+        assert "on Tuesdays" in told("c1")
+        path = Path(cli("show", "deploy-day", "--json").json["path"])
+        with path.open("r+") as out:  # in place: its folder's mtime unchanged
+            out.write(path.read_text().replace("Tuesdays", "Thursdays"))
+        assert "on Tuesdays" in told("c2")  # a request itself stats no files (it is not kept waiting)
+        assert engine.check_files() == []
+        assert "on Thursdays" in told("c3")
+    finally:
+        engine.close()
+
+
 def test_session_end_captures_only_when_enabled_with_provenance_once(hooked, cli, monkeypatch, env):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     session = "5e55-10n"
@@ -188,6 +288,24 @@ def test_capture_reads_a_plain_text_transcript(cli, store, env, monkeypatch):
 def private(cli) -> list[dict]:
     items = cli("list", "--visibility", "private", "--json").json["items"]
     return [item for item in items if item["scope"]["visibility"] == "private"]
+
+
+def lean(script: Path, argv: list[str], stdin: str, cwd: Path) -> Run:
+    proc = subprocess.run([str(script), *argv], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=90)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _ask_raw(socket_path: Path, data: bytes) -> bytes:
+    """What the daemon sends back for these bytes, as any process of this user could send them."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(str(socket_path))
+        conn.sendall(data)
+        conn.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _socket_files() -> list[Path]:

@@ -19,7 +19,8 @@ def add_parser(sub, add_common) -> None:
         help="remember the statements and decisions of an agent's transcript file",
         description="Read a transcript (a Claude Code JSONL file, or any text file) and remember the "
         "user's explicit 'remember ...'/'note that ...' statements and the agent's 'Decision:'/'Lesson:' "
-        "lines, with provenance, skipping what is stored already. Private unless the capture setting "
+        "lines, with provenance, skipping what is stored already (the same words, or a meaning as close as "
+        "remember's near-duplicates in the records' scope). Private unless the capture setting "
         "or --visibility says public.",
     )
     parser.add_argument("transcript", metavar="TRANSCRIPT", help="the transcript file")
@@ -36,7 +37,14 @@ def add_parser(sub, add_common) -> None:
         choices=("public", "private"),
         help="default: the capture setting when it is public or private, else private",
     )
-    parser.add_argument("--dry-run", action="store_true", help="show what would be kept; write nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="show what would be kept (judged by words alone); write nothing"
+    )
+    parser.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="write no vectors now (no model loaded): statements close in meaning to a stored record are kept",
+    )
     add_common(parser)
     parser.set_defaults(run=run, creates_store=True)
 
@@ -70,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             {"scope": args.scope or settings.scope, "visibility": visibility},
             now_utc(),
             args.dry_run,
+            embed=not args.no_embed,
         )
     if args.json:
         emit_json(report)
@@ -84,7 +93,7 @@ def _summary(report: dict, path: Path) -> str:
     lines = [f"{verb} {new} of {report['found']} statement(s) from {path}"]
     for item in report["items"]:
         if item.get("duplicate_of"):
-            where = f" of {item['duplicate_of']}"
+            where = f" of {item['duplicate_of']} (same {'meaning' if item.get('rule') == 'meaning' else 'words'})"
         else:
             where = f" {item['id']}" if item.get("id") else ""
         lines.append(f"  {item['status']}{where} ({item['type']}): {item['text'][:100]}")

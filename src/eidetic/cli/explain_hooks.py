@@ -15,14 +15,18 @@ within a token budget (`context-start-tokens` 400, `context-prompt-tokens` 300,
 file is kept; a malformed file is an error and is not written. `uninstall` removes exactly
 eidetic's hooks (the file's earlier bytes when nothing else changed); `status` shows the files,
 the daemon and the settings. `hooks stop` stops the warm daemon; `hooks daemon` runs it in the
-foreground.""",
-    "hook": """# eidetic hook claude session-start|prompt|session-end
+foreground. The hooks run `eidetic-hook claude EVENT` (it starts with built-in modules only);
+installing again moves an earlier install's `eidetic hook claude EVENT` to it.""",
+    "hook": """# eidetic-hook claude session-start|prompt|session-end (or eidetic hook claude ...)
 The command Claude Code runs for a hook event: its JSON on stdin, `{"hookSpecificOutput":
-{"hookEventName", "additionalContext"}}` on stdout when there is something to add. It loads almost
-nothing: a per-user daemon (started on demand, detached, socket mode 0600, exits after
-`hook-idle-minutes`) keeps the store and the model warm. Without the daemon it answers itself
-with keyword recall and starts one. Always exit 0: a failure or `EIDETIC_HOOK_TIMEOUT` (2 s)
-adds nothing and is logged (`eidetic hooks status` names the log).""",
+{"hookEventName", "additionalContext"}}` on stdout when there is something to add. `eidetic-hook`
+loads built-in modules only (`eidetic hook`, what earlier installs wrote, loads the command line
+first) and hands the payload to a per-user daemon (started on demand, detached, socket mode 0600,
+exits after `hook-idle-minutes`) that keeps the store and the model warm, follows the store's
+files by file events and checks them between requests. Without the daemon it answers itself with
+keyword recall and starts one. Always exit 0 (a wrong command line: 1, never 2, which would block
+the prompt): a failure or `EIDETIC_HOOK_TIMEOUT` (2 s) adds nothing and is logged (`eidetic hooks
+status` names the log).""",
     "context": """# eidetic context --prompt TEXT | --start
 What a hook would add, as a plain command for any agent with shell hooks: `--prompt TEXT`
 (`-`: stdin) recalls on a prompt (hybrid, relevance floor auto; `--mode keyword`), `--start`
@@ -39,8 +43,13 @@ line or sentence, not a question) as `feedback`, and the agent's labelled lines 
 "Decided: X", "Lesson: X", "Lesson learned: X" as `decision` or `lesson`. A Claude Code JSONL
 transcript is read by role (tool results, meta and command messages, side chains skipped); any
 other file as plain text. Metadata carries the provenance (`source: capture`, `agent`, `session`,
-`repository`, `said_by`, `captured`), `occurred` the message's time. A statement whose words are
-stored already (a record you may see) is left out. Private unless `--visibility public` or the
-`capture` setting says public; `--dry-run` writes nothing. The session-end hook does the same
-when `capture` is `private` or `public` (default `off`).""",
+`repository`, `said_by`, `captured`), `occurred` the message's time. A statement stored already
+is left out and reported as a `duplicate` of the record it repeats (`duplicate_of`, `rule`,
+`score`): the same words as a record you may see, or a near-duplicate of an active record of its
+own scope as `remember --on-similar skip` finds it: the same words once normalised, or with
+vectors a meaning as close as cosine 0.88. Another scope's private records are never compared or
+named. `eidetic capture` embeds (the model loads) unless `--no-embed`; the session-end hook embeds
+when the warm daemon answers it, else judges by words alone. Private unless `--visibility public`
+or the `capture` setting says public; `--dry-run` writes nothing (words alone). The session-end
+hook does the same when `capture` is `private` or `public` (default `off`).""",
 }

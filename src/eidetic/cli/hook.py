@@ -1,7 +1,8 @@
 """``eidetic hook claude session-start|prompt|session-end``: the command Claude Code runs for each
-hook event (``eidetic hooks install claude`` writes it into its settings). It reads the event's
-JSON on stdin, prints the context to add, and always exits 0; ``cli.main`` runs it before loading
-anything else (``hooks.client``), so it starts in milliseconds."""
+hook event, as earlier installs wrote it (``eidetic hooks install claude`` now writes the lean
+``eidetic-hook claude EVENT``, the same client). It reads the event's JSON on stdin, prints the
+context to add, and always exits 0; ``cli.main`` runs it before loading anything else
+(``hooks.client``), so it starts in milliseconds."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ and the warm daemon the hook commands use (``hooks daemon``, ``hooks stop``). do
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import sys
@@ -74,9 +75,16 @@ def settings_file(args: argparse.Namespace, where: str | None = None) -> Path:
     return base / ".claude" / ("settings.json" if where == "project" else "settings.local.json")
 
 
-def command_prefix() -> str:
-    """How the settings file runs eidetic: by name when it is on PATH, else this interpreter's module."""
-    return "eidetic" if shutil.which("eidetic") else shlex.join([sys.executable, "-m", "eidetic"])
+def hook_command() -> str:
+    """How the settings file runs the hook: the lean ``eidetic-hook`` script by name when it is on
+    PATH, else by its path beside this Python (a virtual environment not on PATH), else this
+    Python's ``-m eidetic hook`` (a source checkout: ``__main__`` takes the same lean path)."""
+    if shutil.which("eidetic-hook"):
+        return "eidetic-hook"
+    beside = Path(sys.executable).parent / "eidetic-hook"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return shlex.quote(str(beside))
+    return shlex.join([sys.executable, "-m", "eidetic", "hook"])
 
 
 def run_install(args: argparse.Namespace) -> int:
@@ -84,18 +92,20 @@ def run_install(args: argparse.Namespace) -> int:
 
     path = settings_file(args)
     before = cs.read(path)
-    after = cs.with_hooks(before, command_prefix())
+    after = cs.with_hooks(before, hook_command())
     added = sorted(set(cs.installed(after)) - set(cs.installed(before)))
     if after != before:
         cs.write(path, after)
         cs.remember_install(args.settings.state_dir, path, before, after)
-    report = {"path": str(path), "added": added, "installed": cs.installed(after)}
+    report = {"path": str(path), "added": added, "updated": cs.updated(before, after), "installed": cs.installed(after)}
     if args.json:
         emit_json(report)
     else:
         what = ", ".join(added) if added else "nothing (already installed)"
+        lean = f"; {', '.join(report['updated'])} now run eidetic-hook" if report["updated"] else ""
         emit_text(
-            f"{path}: added {what}.\nCheck with 'eidetic hooks status claude'; undo with 'eidetic hooks uninstall claude'."
+            f"{path}: added {what}{lean}.\n"
+            "Check with 'eidetic hooks status claude'; undo with 'eidetic hooks uninstall claude'."
         )
     return 0
 

@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         a == "--format" and b == "json" for a, b in zip(args_list, args_list[1:])
     )
     if len(args_list) == 3 and args_list[0] == "hook" and args_list[1] == "claude" and args_list[2] in HOOK_EVENTS:
-        from ..hooks.client import run  # the hook an agent runs on each prompt: nothing else is loaded
+        from ..hooks.client import run  # an earlier install's hook command (now eidetic-hook): nothing else is loaded
 
         return run(args_list[1], args_list[2])
     try:

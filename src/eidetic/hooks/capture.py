@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ..timeutil import parse_ts
+
 MIN_CHARS, MAX_CHARS = 8, 1000
 MAX_LINE_BYTES = 2 * 1024 * 1024  # a longer transcript line (a pasted file) is skipped
 
@@ -88,7 +90,7 @@ def from_claude(lines: Iterable[str]) -> tuple[list[Captured], dict[str, str]]:
         role = {"user": "user", "assistant": "agent"}.get(entry.get("type"))  # type: ignore[arg-type]
         if role is None or entry.get("isSidechain") or entry.get("isMeta"):
             continue
-        at = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
+        at = entry.get("timestamp") if parse_ts(entry.get("timestamp")) else None  # a bad one is dropped, not fatal
         for text in _texts(entry.get("message")):
             if role == "user" and text.lstrip().startswith(("<command-", "<local-command", "Caveat:")):
                 continue

@@ -4,7 +4,9 @@ added, found and removed without touching anything else in the file.
 
 Install appends one entry per event (``SessionStart``, ``UserPromptSubmit``, ``SessionEnd``) after
 whatever is there, in the file's own indentation; an event that already runs eidetic's hook is
-left alone. Uninstall removes exactly eidetic's hook commands (an entry left empty by that, an
+left alone, except that the command an earlier install wrote there (``eidetic hook claude EVENT``)
+becomes the lean ``eidetic-hook claude EVENT`` when that is what install writes now (only the
+command's string changes). Uninstall removes exactly eidetic's hook commands (an entry left empty by that, an
 event left empty, ``hooks`` left empty), and when the file is still as install left it, puts back
 the very bytes it had before (``installs.json`` in the state folder remembers them). A file that
 is not a JSON object, or whose ``hooks`` are not shaped as Claude Code reads them, is an error and
@@ -26,12 +28,25 @@ from . import jsonedit
 
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "session-end": "SessionEnd"}
 TIMEOUT = 10  # seconds Claude Code gives the command (the command itself gives up sooner)
-OURS = re.compile(r"(?:^|[\s/\\])eidetic(?:\.exe)?\s+hook\s+claude\s+(session-start|prompt|session-end)\s*$")
+OURS = re.compile(
+    r"(?:^|[\s/\\])(eidetic(?:\.exe)?\s+hook|eidetic-hook(?:\.exe)?'?)\s+claude\s+(session-start|prompt|session-end)\s*$"
+)
+LEAN = "eidetic-hook"  # the console script that starts lean (hooks.client); ``eidetic hook`` loads the CLI first
+# What an earlier install wrote (``eidetic hook``, or ``PYTHON -m eidetic hook``), whole: a command a
+# person wrapped (``cd x && eidetic hook claude prompt``) is theirs and is left as it is.
+EARLIER = re.compile(r"^(?:eidetic|(?:[^\s']+|'[^']*') -m eidetic) hook claude (session-start|prompt|session-end)$")
 MAX_REMEMBERED = 1024 * 1024  # bytes of a file's earlier text kept for an exact uninstall
 
 
-def entry(prefix: str, event: str) -> dict[str, Any]:
-    return {"hooks": [{"type": "command", "command": f"{prefix} hook claude {event}", "timeout": TIMEOUT}]}
+def entry(command: str, event: str) -> dict[str, Any]:
+    """``command``: ``eidetic-hook`` (or its path), or ``eidetic hook`` (or ``PYTHON -m eidetic hook``)."""
+    return {"hooks": [{"type": "command", "command": f"{command} claude {event}", "timeout": TIMEOUT}]}
+
+
+def is_lean(command: str) -> bool:
+    """Whether a command (as ``entry`` takes it) runs the ``eidetic-hook`` script."""
+    found = OURS.search(f"{command} claude prompt")
+    return found is not None and found.group(1).startswith(LEAN)
 
 
 def read(path: Path) -> str | None:
@@ -69,11 +84,17 @@ def installed(text: str | None) -> dict[str, list[str]]:
     return found
 
 
-def with_hooks(text: str | None, prefix: str, events: tuple[str, ...] = tuple(EVENTS)) -> str:
-    """``text`` with eidetic's hook for each event that has none yet."""
+def with_hooks(text: str | None, command: str, events: tuple[str, ...] = tuple(EVENTS)) -> str:
+    """``text`` with eidetic's hook for each event that has none yet (``command``: as ``entry``),
+    and earlier ``eidetic hook`` commands made ``command`` when it is the lean one."""
     text = text if text is not None and text.strip() else "{}\n"
+    while is_lean(command):
+        edited = _leaner_one(text, command)
+        if edited is None:
+            break
+        text = edited
     present = installed(text)
-    missing = {EVENTS[event]: [entry(prefix, event)] for event in events if EVENTS[event] not in present}
+    missing = {EVENTS[event]: [entry(command, event)] for event in events if EVENTS[event] not in present}
     root = _root(text)
     hooks = jsonedit.member(text, root, "hooks")
     if hooks is None:
@@ -87,6 +108,26 @@ def with_hooks(text: str | None, prefix: str, events: tuple[str, ...] = tuple(EV
         else:
             text = jsonedit.append(text, found.value_start, groups[0])
     return text
+
+
+def updated(before: str | None, after: str) -> list[str]:
+    """The events whose eidetic hook command changed from ``before`` to ``after`` (and was there)."""
+    earlier, now = installed(before), installed(after)
+    return sorted(name for name in earlier if name in now and earlier[name] != now[name])
+
+
+def _leaner_one(text: str, command: str) -> str | None:
+    """``text`` with the first command an earlier install wrote (``EARLIER``) made ``command claude EVENT``."""
+    hooks = jsonedit.member(text, _root(text), "hooks")
+    for event in jsonedit.children(text, hooks.value_start) if hooks else []:
+        for group in jsonedit.children(text, event.value_start):
+            inner = jsonedit.member(text, group.value_start, "hooks") if isinstance(group.value, dict) else None
+            for hook in jsonedit.children(text, inner.value_start) if inner and isinstance(inner.value, list) else []:
+                found = jsonedit.member(text, hook.value_start, "command") if isinstance(hook.value, dict) else None
+                earlier = EARLIER.match(found.value) if found and isinstance(found.value, str) else None
+                if found and earlier:
+                    return jsonedit.replace(text, found, f"{command} claude {earlier.group(1)}")
+    return None
 
 
 def without_hooks(text: str) -> str:
@@ -142,11 +183,19 @@ def write(path: Path, text: str) -> None:
 
 
 def remember_install(state_dir: Path, path: Path, before: str | None, after: str) -> None:
-    """Keep the file's earlier text, so uninstall can put it back exactly."""
-    if before is not None and len(before.encode("utf-8")) > MAX_REMEMBERED:
-        return
+    """Keep the file's earlier text, so uninstall can put it back exactly. When eidetic's hooks
+    were there already (an update), the text before them still is what uninstall gives back, if
+    the file was as an earlier install left it; else none is (uninstall removes only ours)."""
     book = _book(state_dir)
-    book[str(path.resolve())] = {"before": before, "after": _digest(after)}
+    key = str(path.resolve())
+    if installed(before):
+        known = book.get(key)
+        if isinstance(known, dict) and known.get("after") == _digest(before or ""):
+            known["after"] = _digest(after)
+        else:
+            book.pop(key, None)
+    elif before is None or len(before.encode("utf-8")) <= MAX_REMEMBERED:
+        book[key] = {"before": before, "after": _digest(after)}
     _save_book(state_dir, book)
 
 

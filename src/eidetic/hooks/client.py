@@ -1,33 +1,47 @@
-"""The hook command an agent runs (``eidetic hook claude prompt``): standard library only, so it
-starts in milliseconds; the work happens in the warm daemon.
+"""The hook command an agent runs (``eidetic-hook claude prompt``, or ``eidetic hook claude
+prompt``): built-in modules only, so it starts in milliseconds; the work happens in the warm
+daemon. Not even ``json``, ``socket`` or ``typing`` is imported on the way to an answer: each
+would cost every prompt a few milliseconds (docs/benchmarks.md, "Hooks").
 
 It reads the agent's JSON from stdin (bounded in size and time: an agent may leave stdin open),
-asks this environment's daemon over its unix socket and prints the answer. When no daemon
-answers it starts one in the background (detached; it loads the model and exits after idle
-minutes) and answers this once itself, in this process, with keyword recall. Whatever happens it
-exits 0 within ``EIDETIC_HOOK_TIMEOUT`` seconds (default 2): a failure or a timeout prints
-nothing, so the prompt goes on, and is logged in the daemon's log (``eidetic hooks status``).
+hands it to this environment's daemon over its unix socket as it came (``wire``) and prints the
+answer. When no daemon answers it starts one in the background (detached; it loads the model and
+exits after idle minutes) and answers this once itself, in this process, with keyword recall.
+Whatever happens it exits 0 within ``EIDETIC_HOOK_TIMEOUT`` seconds (default 2): a failure or a
+timeout prints nothing, so the prompt goes on, and is logged in the daemon's log (``eidetic hooks
+status``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
-import socket
 import sys
 import time
-from typing import Any, BinaryIO, TextIO
 
-from . import runtime
+from . import runtime, wire
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, TextIO
 
 MAX_INPUT_BYTES = 8 * 1024 * 1024
-MAX_PROMPT_CHARS = 16_000  # what the daemon is sent of a prompt (it recalls on fewer)
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
 STDIN_SECONDS = 1.0
 RESTART_SECONDS = 30  # a daemon is started at most this often
 AGENTS = ("claude",)
 EVENTS = ("session-start", "prompt", "session-end")
+USAGE = "usage: eidetic-hook claude session-start|prompt|session-end  (the JSON payload on stdin; docs/hooks.md)\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``eidetic-hook`` command. A wrong command line is exit 1 with its usage, never 2:
+    Claude Code reads exit 2 as "block this prompt"."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] not in AGENTS or args[1] not in EVENTS:
+        sys.stderr.write(USAGE)
+        return 1
+    return run(args[0], args[1])
 
 
 def run(agent: str, event: str, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
@@ -38,32 +52,29 @@ def run(agent: str, event: str, stdin: BinaryIO | None = None, stdout: TextIO | 
     try:
         where = runtime.paths()
         payload = _payload(stdin or sys.stdin.buffer, min(deadline, started + STDIN_SECONDS))
-        if payload is None:
+        if payload is None or not payload.strip():
             runtime.log(where, f"{event}: no JSON object on stdin; nothing done")
             return 0
-        if isinstance(payload.get("prompt"), str):
-            payload["prompt"] = payload["prompt"][:MAX_PROMPT_CHARS]
-        request = {"agent": agent, "event": event, "payload": payload, "cwd": os.getcwd(), "mode": "hybrid"}
-        answer, how = _answer(request, where, deadline)
+        answer, how = _answer(agent, event, payload, where, deadline)
         if answer is None:
             runtime.log(where, f"{event}: no answer within {deadline - started:.1f}s ({how}); nothing added")
             return 0
-        text = answer.get("stdout") if isinstance(answer.get("stdout"), str) else ""
+        text, logged = answer
         if text:
             (stdout or sys.stdout).write(text + "\n")
             (stdout or sys.stdout).flush()
-        logged = [line for line in answer.get("log", []) if isinstance(line, str)]
         runtime.log(where, *(f"{line} [{how}, {1000 * (time.monotonic() - started):.0f} ms]" for line in logged))
     except BaseException as exc:  # noqa: BLE001 - a hook never fails the agent's prompt
         runtime.log(where, f"{event}: failed: {exc!r}")
     return 0
 
 
-def _payload(stream: BinaryIO, until: float) -> dict[str, Any] | None:
-    """The JSON object on stdin: read until it parses, EOF, ``MAX_INPUT_BYTES`` or ``until``."""
+def _payload(stream: BinaryIO, until: float) -> bytes | None:
+    """The bytes on stdin: read until EOF, a whole JSON object that nothing follows at once (an
+    agent may leave stdin open), ``until``, or more than ``MAX_INPUT_BYTES`` (None)."""
     data = b""
     try:
-        fd = stream.fileno()
+        fd: int | None = stream.fileno()
     except (AttributeError, OSError, ValueError):
         fd = None
     while len(data) <= MAX_INPUT_BYTES:
@@ -77,12 +88,20 @@ def _payload(stream: BinaryIO, until: float) -> dict[str, Any] | None:
         if not chunk:
             break
         data += chunk
-        if data.rstrip().endswith(b"}") and _parsed(data) is not None:
+        if data.rstrip().endswith(b"}") and not _waiting(fd) and _parsed(data) is not None:
             break
-    return _parsed(data) if len(data) <= MAX_INPUT_BYTES else None
+    return data if len(data) <= MAX_INPUT_BYTES else None
+
+
+def _waiting(fd: int | None) -> bool:
+    """Whether more input (or its end) can be read at once: then no need to parse to know."""
+    return fd is not None and bool(select.select([fd], [], [], 0)[0])
 
 
 def _parsed(data: bytes) -> dict[str, Any] | None:
+    """The JSON object in ``data``, or None (``json`` loaded only here, off the usual path)."""
+    import json
+
     try:
         value = json.loads(data.decode("utf-8", "replace"))
     except ValueError:
@@ -90,24 +109,32 @@ def _parsed(data: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _answer(request: dict[str, Any], where: runtime.Paths | None, deadline: float) -> tuple[Any, str]:
+def _answer(
+    agent: str, event: str, payload: bytes, where: runtime.Paths | None, deadline: float
+) -> tuple[tuple[str, list[str]] | None, str]:
     """The daemon's answer, else this process's own (keyword recall); and which it was."""
+    cwd = os.getcwd()
     if where is not None and runtime.daemon_allowed():
-        answer = ask(where, request, deadline)
-        if answer is not None:
-            return answer, "daemon"
-        start_daemon(where, request["cwd"])
-    return _in_process({**request, "mode": "keyword"}, deadline, where), "in-process"
+        found = exchange(where, wire.hook_request(agent, event, "hybrid", cwd, payload), deadline)
+        if found is not None and b"\0" in found:
+            return wire.parse_answer(found), "daemon"
+        start_daemon(where, cwd)
+    request = {"agent": agent, "event": event, "payload": _parsed(payload), "cwd": cwd, "mode": "keyword"}
+    answered = _in_process(request, deadline, where)
+    return (None if answered is None else (str(answered.get("stdout") or ""), answered.get("log", []))), "in-process"
 
 
-def ask(where: runtime.Paths, request: dict[str, Any], deadline: float) -> dict[str, Any] | None:
+def exchange(where: runtime.Paths, request: bytes, deadline: float) -> bytes | None:
     """Send one request to the daemon; its answer, or None (no daemon, or no answer in time)."""
+    import _socket  # ``socket`` itself loads enum and selectors: not worth it for one connection
+
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             conn.settimeout(max(0.05, deadline - time.monotonic()))
-            conn.connect(str(where.socket))
-            conn.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
-            conn.shutdown(socket.SHUT_WR)
+            conn.connect(where.socket)
+            conn.sendall(request)
+            conn.shutdown(_socket.SHUT_WR)
             chunks, size = [], 0
             while size <= MAX_ANSWER_BYTES:
                 chunk = conn.recv(65536)
@@ -115,8 +142,21 @@ def ask(where: runtime.Paths, request: dict[str, Any], deadline: float) -> dict[
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-        answer = json.loads(b"".join(chunks).decode("utf-8"))
-    except (OSError, ValueError):
+        finally:
+            conn.close()
+    except OSError:
+        return None
+    return b"".join(chunks) if size <= MAX_ANSWER_BYTES else None
+
+
+def ask(where: runtime.Paths, request: dict[str, Any], deadline: float) -> dict[str, Any] | None:
+    """A control request (``{"control": "status"}``, ``"stop"``) and the daemon's JSON answer."""
+    import json
+
+    found = exchange(where, json.dumps(request).encode("utf-8"), deadline)
+    try:
+        answer = json.loads(found.decode("utf-8")) if found else None
+    except ValueError:
         return None
     return answer if isinstance(answer, dict) else None
 
@@ -126,9 +166,8 @@ def start_daemon(where: runtime.Paths, cwd: str) -> None:
     import fcntl
     import subprocess
 
-    stamp = where.lock.with_suffix(".started")
     try:
-        if time.time() - stamp.stat().st_mtime < RESTART_SECONDS:
+        if time.time() - os.stat(where.started).st_mtime < RESTART_SECONDS:
             return  # started a moment ago: still loading, or failing (its log says why)
     except OSError:
         pass
@@ -138,7 +177,8 @@ def start_daemon(where: runtime.Paths, cwd: str) -> None:
             fcntl.flock(lock, fcntl.LOCK_UN)
     except OSError:
         return
-    stamp.touch()
+    with open(where.started, "a"):
+        os.utime(where.started)
     log = os.open(where.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         subprocess.Popen(

@@ -6,7 +6,10 @@ an exclusive lock for its lifetime (so only one runs per environment), loads the
 store of the folder it was started for before it listens (a hook meanwhile answers itself), binds
 its socket with mode 0600 in its 0700 folder, answers only its own user (checked on each
 connection where the system tells) and exits after ``hook-idle-minutes`` without a request, on
-SIGTERM, or when asked (``eidetic hooks stop``), removing its socket.
+SIGTERM, or when asked (``eidetic hooks stop``), removing its socket. Requests and answers are
+``wire``'s. It follows its stores' files by file events, and after each answer, with the client
+gone, stat-checks the files backend's next slice of files (``Engine.check_files``): work a recall
+would otherwise do while a prompt waits.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import runtime
+from . import runtime, wire
 from .respond import Engine, handle
 
-MAX_REQUEST_BYTES = 1024 * 1024
+MAX_REQUEST_BYTES = 9 * 1024 * 1024  # the client's 8 MiB payload and the header
 REQUEST_SECONDS = 5.0  # to read one request
 
 
@@ -43,7 +46,7 @@ def serve(warm: Path | None = None) -> int:
         lock.close()
         return 0  # another daemon runs (or starts) for this environment
     signal.signal(signal.SIGTERM, _stop)
-    engine = Engine()
+    engine = Engine(watch=True)
     try:
         settings = Settings.load(cwd=warm)
         _warm_up(engine, settings, warm or Path.home())
@@ -83,10 +86,13 @@ class _listening:
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 
     def __enter__(self) -> socket.socket:
-        self.where.socket.unlink(missing_ok=True)  # we hold the lock: any socket here is stale
+        try:
+            os.unlink(self.where.socket)  # we hold the lock: any socket here is stale
+        except FileNotFoundError:
+            pass
         mask = os.umask(0o177)
         try:
-            self.server.bind(str(self.where.socket))
+            self.server.bind(self.where.socket)
         finally:
             os.umask(mask)
         os.chmod(self.where.socket, 0o600)
@@ -98,7 +104,7 @@ class _listening:
         self.server.close()
         try:
             if os.stat(self.where.socket).st_ino == self.inode:
-                self.where.socket.unlink()
+                os.unlink(self.where.socket)
         except OSError:
             pass
 
@@ -112,21 +118,20 @@ def _loop(server: socket.socket, engine: Engine, where: runtime.Paths, idle: flo
         except socket.timeout:
             return
         with conn:
-            if not _same_user(conn):
-                continue
-            request = _read(conn)
+            request = _read(conn) if _same_user(conn) else None
             if request is None:
                 continue
             control = request.get("control")
             if control == "stop":
-                _send(conn, {"stopped": os.getpid()})
+                _send(conn, json.dumps({"stopped": os.getpid()}).encode("utf-8"))
                 return
             if control == "status":
-                answer: dict[str, Any] = {"pid": os.getpid(), "since": started, "served": served, "idle": idle}
-            else:
-                answer = handle(engine, request)  # the client logs it, with its timing
-                served += 1
-            _send(conn, answer)
+                status = {"pid": os.getpid(), "since": started, "served": served, "idle": idle}
+                _send(conn, json.dumps(status).encode("utf-8"))
+                continue
+            _send(conn, wire.answer(handle(engine, request)))  # the client logs it, with its timing
+            served += 1
+        runtime.log(where, *engine.check_files())  # the client has its answer: it does not wait
 
 
 def _same_user(conn: socket.socket) -> bool:
@@ -150,14 +155,13 @@ def _read(conn: socket.socket) -> dict[str, Any] | None:
             if not chunk:
                 break
             data += chunk
-        request = json.loads(data.decode("utf-8", "replace")) if len(data) <= MAX_REQUEST_BYTES else None
-    except (OSError, ValueError):
+    except OSError:
         return None
-    return request if isinstance(request, dict) else None
+    return wire.request(data) if len(data) <= MAX_REQUEST_BYTES else None
 
 
-def _send(conn: socket.socket, answer: dict[str, Any]) -> None:
+def _send(conn: socket.socket, answer: bytes) -> None:
     try:
-        conn.sendall(json.dumps(answer, ensure_ascii=False).encode("utf-8"))
+        conn.sendall(answer)
     except OSError:
         pass

@@ -1,6 +1,7 @@
 """Small edits to a JSON text that leave every other byte as it was: a member appended to an
 object, an element to an array, one removed. What a person wrote (spacing, order, unknown keys,
-other tools' entries) stays byte for byte; the new text follows the file's own indentation.
+other tools' entries) stays byte for byte; the new text follows the file's own indentation. A value
+can be replaced in place.
 
 Positions come from the standard library's decoder (``raw_decode`` and ``scanstring``), so the
 text is read exactly as ``json.loads`` reads it. Pure.
@@ -77,6 +78,11 @@ def append(text: str, at: int, value: Any, key: str | None = None) -> str:
         return text[: at + 1] + _render(value, key, None) + text[end - 1 :]
     inner = outer + unit
     return text[: at + 1] + "\n" + inner + _render(value, key, inner, unit) + "\n" + outer + text[end - 1 :]
+
+
+def replace(text: str, child: Child, value: Any) -> str:
+    """``text`` with ``child``'s value written as ``value`` (its key and everything around kept)."""
+    return text[: child.value_start] + json.dumps(value, ensure_ascii=False) + text[child.end :]
 
 
 def remove(text: str, at: int, index: int) -> str:

@@ -1,10 +1,19 @@
 """Captured statements kept as records: provenance in their metadata, nothing stored twice.
 
-A statement is left out when a record the writer may see already says the same words
-(``ranking.similar.normalised``, among the top keyword hits for its text: no model is loaded), and
-``remember`` itself reports a repeat of a record's exact text in its scope as a duplicate. New
-records are written without vectors (computed at the first semantic recall that needs them), so a
-session's end stays quick.
+A statement is left out, reported as a ``duplicate`` of the record it repeats (``duplicate_of``,
+with the ``rule`` and ``score`` that decided it):
+
+- when a record the writer may see already says the same words: the very text in the writer's
+  scope (found by the id derived from both), or the same words once normalised
+  (``ranking.similar.normalised``) among the top keyword hits for it (no model is loaded);
+- when ``remember`` finds it a near-duplicate of an active record of its own scope
+  (``on_similar="skip"``, ``memory.similar``): the same words once normalised, or, when the
+  statements are embedded (``embed``: the hook daemon, whose model is loaded, and ``eidetic
+  capture``), a meaning as close as ``ranking.similar.SIMILAR_COSINE``. Another scope's private
+  records are never compared, so never named.
+
+Without ``embed`` the new records are written without vectors (computed at the first semantic
+recall that needs them), so a session's end stays quick where no model is loaded.
 """
 
 from __future__ import annotations
@@ -25,16 +34,18 @@ def keep(
     access: dict[str, str | None],
     now: datetime,
     dry_run: bool = False,
+    embed: bool = False,
 ) -> dict[str, Any]:
     """Remember the statements not stored yet; what happened to each, as ``{"found", "written",
-    "items": [{"text", "type", "status", "id"?, "duplicate_of"?}]}``."""
+    "items": [{"text", "type", "status", "id"?, "duplicate_of"?, "rule"?, "score"?}]}``. A dry
+    run judges by words alone (nothing is embedded)."""
     items: list[dict[str, Any]] = []
     fresh: list[tuple[Captured, dict[str, Any]]] = []
     for statement in unique(found):
         stored = _stored_as(memory, statement.text, access)
         entry: dict[str, Any] = {"text": statement.text, "type": statement.type, "said_by": statement.role}
         if stored is not None:
-            entry.update(status="duplicate", duplicate_of=stored)
+            entry.update(status="duplicate", duplicate_of=stored, rule="text", score=1.0)
         else:
             entry["status"] = "new"
             fresh.append((statement, entry))
@@ -42,21 +53,43 @@ def keep(
     written = 0
     if fresh and not dry_run:
         records = [_record(statement, provenance, now) for statement, _ in fresh]
-        result = memory.remember(records, scope=access["scope"], visibility=access["visibility"], embed=False)
+        result = memory.remember(
+            records, scope=access["scope"], visibility=access["visibility"], embed=embed, on_similar="skip"
+        )
         for (_, entry), reported in zip(fresh, result.items):
-            entry["id"] = reported.get("id")
-            entry["status"] = reported.get("status", entry["status"])
-            if reported.get("duplicate_of"):
-                entry["duplicate_of"] = reported["duplicate_of"]
+            entry.update(_outcome(reported))
         written = sum(1 for _, entry in fresh if entry["status"] in ("new", "updated"))
     return {"found": len(found), "written": written, "dry_run": dry_run, "items": items}
 
 
+def _outcome(reported: dict[str, Any]) -> dict[str, Any]:
+    """What ``remember`` did with one statement, in the report's terms: a near-duplicate left
+    out is a ``duplicate`` of the closest record (``similar_to`` is best first)."""
+    if reported.get("status") == "similar":
+        near = reported["similar_to"][0]
+        return {"status": "duplicate", "duplicate_of": near["id"], "rule": near["rule"], "score": near["score"]}
+    found = {"id": reported.get("id"), "status": reported.get("status", "new")}
+    if reported.get("duplicate_of"):
+        found.update(duplicate_of=reported["duplicate_of"], rule="text", score=1.0)
+    return found
+
+
 def _stored_as(memory: Memory, text: str, access: dict[str, str | None]) -> str | None:
-    """The id of a record the writer may see that says ``text`` in the same words, if any."""
+    """The id of a record the writer may see that says ``text`` in the same words, if any: the
+    record of this very text in the writer's scope (its id derives from both; else ``remember``
+    would rewrite it with this session's provenance), else one among the top keyword hits."""
+    from ..errors import EideticError
     from ..query import RecallQuery
     from ..ranking.similar import normalised
+    from ..records import derived_id
 
+    scope = memory.access(access["scope"], access["visibility"]).scope
+    try:
+        same = memory.get(derived_id(scope, text), scope=access["scope"], visibility=access["visibility"])
+    except EideticError:
+        same = None
+    if same is not None and same.scope == scope and same.text == text:
+        return same.id
     words = normalised(text)
     query = RecallQuery(
         text,

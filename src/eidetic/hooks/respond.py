@@ -15,23 +15,34 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import payloads
+from .watching import Watcher
 
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..settings import Settings
+    from ..stores.markdown import MarkdownStore
 
 EVENTS = ("session-start", "prompt", "session-end")
 
 
 class Engine:
     """Open memories by the settings and stores they were opened with, kept warm (the daemon's
-    state; the fallback opens one for one request). The embedding model is shared by all."""
+    state; the fallback opens one for one request). The embedding model is shared by all.
 
-    def __init__(self, keep: int = 4) -> None:
+    ``watch`` (the daemon): the files backend's stores are followed by file events
+    (``watching``), what changed is marked for re-reading before each request, and the stat
+    slice each sync would run (``verify-files``, ``stores.folder_changes``) runs between
+    requests instead (``check_files``: for what the events missed), so a prompt waits for
+    neither."""
+
+    def __init__(self, keep: int = 4, watch: bool = False) -> None:
         self.keep = keep
-        self._open: OrderedDict[tuple[Any, ...], Memory] = OrderedDict()
+        self.watcher = Watcher() if watch else None
+        self._open: OrderedDict[tuple[Any, ...], tuple[Memory, int]] = OrderedDict()
 
     def memory(self, settings: Settings, cwd: Path) -> Memory:
+        from dataclasses import replace
+
         from ..locations import repo_root
         from ..memory import Memory
         from ..settings import _specs
@@ -39,16 +50,45 @@ class Engine:
         key = (str(repo_root(cwd)), *(getattr(settings, spec.name) for spec in _specs()))
         if key in self._open:
             self._open.move_to_end(key)
-            return self._open[key]
-        memory = Memory.open(cwd=cwd, settings=settings)
-        self._open[key] = memory
-        while len(self._open) > self.keep:
-            self._open.popitem(last=False)[1].close()
+        else:
+            opened_with = replace(settings, verify_files=0) if self.watcher else settings
+            self._open[key] = (Memory.open(cwd=cwd, settings=opened_with), settings.verify_files)
+            while len(self._open) > self.keep:
+                self._open.popitem(last=False)[1][0].close()
+        memory = self._open[key][0]
+        if self.watcher is not None:
+            for store in _folders(memory):
+                self.watcher.follow(store.root)
+                changed = self.watcher.take(store.root)
+                if changed:
+                    store.index.mark_dirty(changed)  # read again by this request's sync
         return memory
 
+    def check_files(self) -> list[str]:
+        """Run each open files store's stat slice (``watch``); what failed, for the log."""
+        if self.watcher is None:
+            return []
+        failed, self.watcher.failures = self.watcher.failures, []
+        for memory, count in self._open.values():
+            for store in _folders(memory) if count > 0 else ():
+                try:
+                    store.index.sync(verify=count)  # the slice its recalls, opened with 0, leave out
+                except Exception as exc:  # noqa: BLE001 - the next request reports a broken store
+                    failed.append(f"checking {store.location} failed: {exc!r}")
+        return failed
+
     def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
         while self._open:
-            self._open.popitem()[1].close()
+            self._open.popitem()[1][0].close()
+
+
+def _folders(memory: Memory) -> list[MarkdownStore]:
+    """The memory's stores that are record folders on disk."""
+    from ..stores.markdown import MarkdownStore
+
+    return [store for store in memory.stores() if isinstance(store, MarkdownStore) and store.exists()]
 
 
 def handle(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
@@ -59,13 +99,15 @@ def handle(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
     event, agent = request.get("event"), request.get("agent")
     if event not in EVENTS or agent not in payloads.AGENTS:
         return {"stdout": "", "log": [f"unknown hook {agent!r} {event!r}"]}
+    if not isinstance(request.get("payload"), dict):
+        return {"stdout": "", "log": [f"{event}: no JSON object on stdin; nothing done"]}
     hook = payloads.parse(request.get("payload"), request.get("cwd"))
     try:
         settings = Settings.load(cwd=hook.cwd)
         memory = engine.memory(settings, hook.cwd)
-        if event == "session-end":
-            return {"stdout": "", "log": [end_of_session(memory, settings, hook)]}
         mode = request.get("mode") if request.get("mode") in ("hybrid", "keyword") else "hybrid"
+        if event == "session-end":
+            return {"stdout": "", "log": [end_of_session(memory, settings, hook, embed=mode == "hybrid")]}
         result = context_for(memory, settings, event, hook, str(mode))
     except EideticError as exc:
         return {"stdout": "", "log": [f"{event} failed: {exc.message}"]}
@@ -115,8 +157,10 @@ def context_for(
     return result
 
 
-def end_of_session(memory: Memory, settings: Settings, hook: payloads.Hook) -> str:
-    """Capture the session's statements when ``capture`` is on; a line for the log."""
+def end_of_session(memory: Memory, settings: Settings, hook: payloads.Hook, embed: bool = False) -> str:
+    """Capture the session's statements when ``capture`` is on; a line for the log. ``embed``
+    (the daemon: its model is loaded) leaves out statements close in meaning to a stored record
+    of their scope too (``keep``)."""
     if settings.capture == "off":
         return "session-end: capture is off"
     if hook.transcript is None:
@@ -128,5 +172,6 @@ def end_of_session(memory: Memory, settings: Settings, hook: payloads.Hook) -> s
     found, about = read_transcript(hook.transcript)
     provenance = payloads.provenance("claude-code", hook.session or about.get("session", ""), hook.cwd)
     access = {"scope": settings.scope, "visibility": settings.capture}
-    report = keep(memory, found, provenance, access, now_utc())
-    return f"session-end: captured {report['written']} of {report['found']} statement(s)"
+    report = keep(memory, found, provenance, access, now_utc(), embed=embed)
+    repeats = sum(item["status"] == "duplicate" for item in report["items"])
+    return f"session-end: captured {report['written']} of {report['found']} statement(s), {repeats} stored already"

@@ -1,52 +1,74 @@
-"""Where the hook daemon of this user and environment listens and logs. Standard library only:
-the hook client imports this on every prompt.
+"""Where the hook daemon of this user and environment listens and logs. Built-in modules only
+(no ``pathlib``, ``hashlib`` or ``socket``: each costs a hook process milliseconds on every
+prompt), since the hook client imports this each time.
 
 One daemon serves one user in one environment: its socket's name carries a hash of what decides
 its answers (``HOME``, the ``EIDETIC_*``, ``XDG_*_HOME`` and ``HF_*`` variables, the Python
-interpreter and eidetic's own folder), so a shell with another store or another eidetic gets its own
-daemon and never another's. The folder is ``$XDG_RUNTIME_DIR/eidetic``, else
-``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it must be a real folder (not a symlink) owned by the user with no
-access for anyone else, or no daemon is used at all.
+environment and interpreter, eidetic's own folder and the version of the socket's protocol), so a
+shell with another store or another eidetic gets its own daemon and never another's. The folder is
+``$XDG_RUNTIME_DIR/eidetic``, else ``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it
+must be a real folder (not a symlink) owned by the user with no access for anyone else, or no
+daemon is used at all.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 FINGERPRINTED = ("HOME", "PYTHONPATH", "COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
 FINGERPRINTED_PREFIXES = ("EIDETIC_", "HF_")
 XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
 CLIENT_ONLY = ("EIDETIC_HOOK_TIMEOUT", "EIDETIC_HOOK_DAEMON")  # read by the client, not by the daemon
+PROTOCOL = "2"  # the socket's request format (daemon.py): a daemon of another version is not asked
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to ~104-108 bytes
 MAX_LOG_BYTES = 256 * 1024
 DEFAULT_TIMEOUT = 2.0  # as settings.DEFAULT_HOOK_TIMEOUT (not imported: it would load eidetic)
 
 
 class Paths:
-    """The daemon's folder, socket, lock and log (a plain class: dataclasses cost the client time)."""
+    """The daemon's folder, socket, lock, start stamp and log, as strings (a plain class:
+    dataclasses and pathlib cost the client time)."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(self, folder: str, name: str) -> None:
         self.folder = folder
-        self.socket = folder / f"{name}.sock"
-        self.lock = folder / f"{name}.lock"
-        self.log = folder / f"{name}.log"
+        self.socket = os.path.join(folder, f"{name}.sock")
+        self.lock = os.path.join(folder, f"{name}.lock")
+        self.started = os.path.join(folder, f"{name}.started")
+        self.log = os.path.join(folder, f"{name}.log")
 
 
-def fingerprint(environ: dict[str, str] | os._Environ[str]) -> str:
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256 from CPython's built-in module when there is one (``hashlib`` loads OpenSSL)."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef]  # CPython 3.11
+        except ImportError:
+            from hashlib import sha256  # type: ignore[no-redef]
+    return sha256(data).hexdigest()
+
+
+def fingerprint(environ: Mapping[str, str]) -> str:
     """A short hash of everything in the environment that decides a daemon's answers."""
     names = sorted(
         name
         for name in environ
         if name in FINGERPRINTED or name in XDG_HOMES or name.startswith(FINGERPRINTED_PREFIXES)
     )
-    parts = [sys.executable, str(Path(__file__).resolve().parents[1])]
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    # The environment and the interpreter, not the name it was started by: a console script's
+    # ``python3`` and ``python -m``'s ``python`` of one virtual environment share a daemon.
+    parts = [sys.prefix, os.path.realpath(sys.executable), here, f"protocol {PROTOCOL}"]
     parts += [f"{name}={environ[name]}" for name in names if name not in CLIENT_ONLY]
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return _sha256_hex("\0".join(parts).encode("utf-8", "surrogatepass"))[:16]
 
 
 def timeout() -> float:
@@ -64,27 +86,32 @@ def daemon_allowed() -> bool:
     return os.environ.get("EIDETIC_HOOK_DAEMON", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def paths(environ: dict[str, str] | os._Environ[str] | None = None) -> Paths | None:
+def paths(environ: Mapping[str, str] | None = None) -> Paths | None:
     """This environment's daemon files, or None when no safe folder (or no unix socket) exists."""
-    import socket
+    import _socket
 
     env = os.environ if environ is None else environ
-    if not hasattr(socket, "AF_UNIX") or not hasattr(os, "getuid"):
+    if not hasattr(_socket, "AF_UNIX") or not hasattr(os, "getuid"):
         return None
     runtime = env.get("XDG_RUNTIME_DIR", "")
-    folder = Path(runtime) / "eidetic" if runtime and Path(runtime).is_absolute() else None
+    folder = os.path.join(runtime, "eidetic") if runtime and os.path.isabs(runtime) else None
     if folder is None or not _safe(folder):
-        folder = Path(env.get("TMPDIR") or "/tmp") / f"eidetic-{os.getuid()}"
+        folder = os.path.join(env.get("TMPDIR") or "/tmp", f"eidetic-{os.getuid()}")
         if not _safe(folder):
             return None
     found = Paths(folder, f"hook-{fingerprint(env)}")
-    return found if len(str(found.socket).encode()) <= MAX_SOCKET_PATH else None
+    return found if len(found.socket.encode()) <= MAX_SOCKET_PATH else None
 
 
-def _safe(folder: Path) -> bool:
+def _safe(folder: str) -> bool:
     """The folder exists (made if need be, mode 0700), is no symlink, is ours and is closed to others."""
     try:
-        folder.mkdir(mode=0o700, exist_ok=True)
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    try:
         info = os.lstat(folder)
     except OSError:
         return False
@@ -98,10 +125,15 @@ def log(where: Paths | None, *lines: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
     text = "".join(f"{stamp} [{os.getpid()}] {' '.join(line.split())[:500]}\n" for line in lines)
     try:
-        if where.log.exists() and where.log.stat().st_size > MAX_LOG_BYTES:
-            os.replace(where.log, where.log.with_suffix(".log.1"))
+        if os.stat(where.log).st_size > MAX_LOG_BYTES:
+            os.replace(where.log, where.log + ".1")
+    except OSError:
+        pass
+    try:
         fd = os.open(where.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as out:
-            out.write(text)
+        try:
+            os.write(fd, text.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
     except OSError:
         pass

@@ -68,11 +68,13 @@ class FolderIndex(DerivedDatabase):
 
     # -- sync with the files -------------------------------------------------------------
 
-    def sync(self, full: bool = False) -> SyncReport:
+    def sync(self, full: bool = False, verify: int | None = None) -> SyncReport:
         """Bring the index up to date with the folder's files; cheap when nothing changed.
 
         ``full`` stats every file (``eidetic index --refresh``, rebuilds, status); otherwise
-        the folder check plus one verification slice run (``folder_changes``)."""
+        the folder check plus one verification slice of ``verify`` files (default
+        ``verify_files``) run (``folder_changes``)."""
+        count = self.verify_files if verify is None else verify
         report = SyncReport()
         self._check_keyword()
         if not self.folder.exists():
@@ -80,16 +82,14 @@ class FolderIndex(DerivedDatabase):
                 self._write(lambda: self._forget_all(report))
             return report
         generation = self.meta("generation")
-        changes = find_changes(self.conn, self.folder, full, self.verify_files)
+        changes = find_changes(self.conn, self.folder, full, count)
         if changes is None:
             return report
 
         def apply() -> None:
             # Another process may have synced between our look and our write lock: look again.
             current = (
-                changes
-                if self.meta("generation") == generation
-                else find_changes(self.conn, self.folder, full, self.verify_files)
+                changes if self.meta("generation") == generation else find_changes(self.conn, self.folder, full, count)
             )
             if current is not None:
                 self._apply(current, report)
