@@ -183,3 +183,19 @@ def test_graph_walks_and_matrix_products_find_the_same(backend, monkeypatch):
 def _texts(store, rows):
     texts = store.texts([doc for doc, _ in rows])
     return [((doc, h), texts[doc]) for doc, h in rows]
+
+
+def test_the_ascii_path_normalises_as_the_unicode_rules_do():
+    """ASCII text takes a faster path (``normalised``); it must agree with the general rule
+    (NFKC, case folded, words alone) on every ASCII character, punctuation and controls too."""
+    import random
+    import unicodedata
+
+    from eidetic.ranking.similar import _WORD, normalised
+
+    rng = random.Random(3)
+    texts = ["".join(chr(rng.randrange(128)) for _ in range(rng.randrange(60))) for _ in range(20000)]
+    texts += ["Use  uv, NOT pip!", "snake_case\tand\x1fcontrol\x0bchars--x1", "", "   ", "A.B,C;D"]
+    for text in texts:
+        assert normalised(text) == " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold())), text
+    assert normalised("Café  déjà-vu") == "café déjà vu"  # not ASCII: the general rule

@@ -103,6 +103,14 @@ class Record:
         makes a new one), and a batch asks for it several times."""
         return text_hash(self.text)
 
+    @cached_property
+    def norm(self) -> str:
+        """The key of the text once normalised (``ranking.similar.normal_key``): what a
+        remember's identical-text check looks up and stores. Cached like ``hash``."""
+        from .ranking.similar import normal_key
+
+        return normal_key(self.text)
+
     def content_key(self) -> tuple[Any, ...]:
         """Everything a caller controls; two records with equal keys need no rewrite."""
         return (

@@ -58,7 +58,7 @@ def stored(r: Record) -> tuple[Any, ...]:
         r.valid_from,
         r.valid_until,
         history_json(r.history),
-        normal_key(r.text),
+        r.norm,
     )
 
 

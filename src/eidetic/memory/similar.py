@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import option_error
 from ..ranking.access import Access
-from ..ranking.similar import SIMILAR_COSINE, is_similar, normal_key
+from ..ranking.similar import SIMILAR_COSINE, is_similar
 from ..records import Record, Scope
 from ..stores.base import RecordStore
 
@@ -82,7 +82,7 @@ class NearDuplicates:
         return [{"id": rid, "score": round(score, 3), "rule": rule} for rid, score, rule in ranked]
 
     def written(self, record: Record) -> None:
-        self._texts.setdefault((record.scope, normal_key(record.text)), record.id)
+        self._texts.setdefault((record.scope, record.norm), record.id)
         self._written.add(self._place[record.id])
 
     def _in_batch(self, record: Record) -> Iterator[Found]:
@@ -90,7 +90,7 @@ class NearDuplicates:
         and those close in meaning (with their cosines, found first)."""
         if self._earlier is None:
             self._earlier = self._pairs()
-        same = self._texts.get((record.scope, normal_key(record.text)))
+        same = self._texts.get((record.scope, record.norm))
         for other, cosine in self._earlier.get(self._place[record.id], []):
             if other in self._written:
                 rid = self._batch[other].id
@@ -134,11 +134,11 @@ class NearDuplicates:
     def _in_store(self, store: RecordStore, scope: Scope, records: list[Record]) -> Iterator[list[Found]]:
         """Each record's near-duplicates in one store, in order."""
         access = Access(scope, scope_only=True)
-        same_text = store.by_normalised((normal_key(record.text) for record in records), access)
+        same_text = store.by_normalised((record.norm for record in records), access)
         close = self._close(store, access, records)
         named = store.by_docs(sorted({doc for near in close for doc in near}))
         for record, near in zip(records, close):
-            texts = {doc: rid for doc, rid, other in same_text.get(normal_key(record.text), []) if other == scope}
+            texts = {doc: rid for doc, rid, other in same_text.get(record.norm, []) if other == scope}
             found = [hit for doc, rid in texts.items() for hit in _judged(rid, True, near.get(doc))]
             for doc, cosine in near.items():
                 item = named.get(doc)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from functools import lru_cache
 
 # Chosen on LoCoMo's tuning conversations (an observation fact and the turn it restates against
 # the other turns of its conversation): the lowest line from which fact-turn precision stays
@@ -19,20 +18,25 @@ from functools import lru_cache
 SIMILAR_COSINE = 0.88
 
 _WORD = re.compile(r"\w+")  # the words; whatever lies between them (spaces, punctuation) is one space
+# In ASCII text a word character is a letter, a digit or "_": every other character is a gap.
+_ASCII_GAPS = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 
 
 def normalised(text: str) -> str:
     """The text as its words alone: compatibility forms folded (NFKC), case folded,
     punctuation dropped and whitespace collapsed. Two records with the same normalised text
-    are near-duplicates whatever their vectors say ("Use  uv." and "use uv")."""
+    are near-duplicates whatever their vectors say ("Use  uv." and "use uv"). ASCII text (NFKC
+    leaves it as it is, and its case folds as ``lower`` does) takes a path ten times faster
+    than the regular expression: a bulk remember normalises every text it writes."""
+    if text.isascii():
+        return " ".join(text.lower().translate(_ASCII_GAPS).split())
     return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
 
 
-@lru_cache(maxsize=8192)
 def normal_key(text: str) -> str:
     """A hash of the text's normalised form: stored with each record, so a remember finds the
-    stored records its texts repeat in one lookup, however many there are. Cached: a remember
-    computes it for its checks and again for the rows it writes."""
+    stored records its texts repeat in one lookup, however many there are (``Record.norm``
+    keeps it with the record, computed once)."""
     return hashlib.sha256(normalised(text).encode("utf-8")).hexdigest()[:32]
 
 
