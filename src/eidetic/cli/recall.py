@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import cache
+from typing import Any
 
 from .output import emit_json, emit_text, warn
 from .render import add_format
@@ -39,16 +41,25 @@ def _help(name: str) -> str:
     return next(f.metadata["help"] for f in fields(RecallQuery) if f.name == name)
 
 
+@cache
+def _hints(owner: type) -> dict[str, Any]:
+    """A query class's resolved field types: resolving them costs ~1 ms, and every command's
+    parser asks for each of ~40 options (the CLI's start-up)."""
+    from typing import get_type_hints
+
+    return get_type_hints(owner)
+
+
 def add_option(parser: argparse.ArgumentParser, option, owner: type | None = None) -> None:
     """One field of a query (``owner``: RecallQuery, or ListQuery) as a flag: booleans are
     switches (``--no-record`` turns a true default off), tuples repeat, numbers are checked as
     the query checks them."""
-    from typing import get_args, get_type_hints
+    from typing import get_args
 
     from ..query import MODES, RecallQuery
 
     flag = option.metadata["flag"] or "--" + option.name.replace("_", "-")
-    kind = get_type_hints(owner or RecallQuery)[option.name]
+    kind = _hints(owner or RecallQuery)[option.name]
     base = next((t for t in get_args(kind) if t is not type(None)), kind)
     common = {"dest": option.name, "help": option.metadata["help"]}
     if kind is bool and option.default:  # a switch that turns a true default off
