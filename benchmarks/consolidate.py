@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import records  # noqa: E402
-from measure import ingest_no_embed, machine  # noqa: E402
+from measure import ingest_no_embed, machine, use_store  # noqa: E402
 
 
 def build(backend: str, n: int, clusters: int, work: Path) -> set[frozenset[str]]:
@@ -47,16 +47,7 @@ def build(backend: str, n: int, clusters: int, work: Path) -> set[frozenset[str]
     from eidetic.embed.cache import VectorCache
     from eidetic.records import text_hash
 
-    os.environ.update(
-        {
-            "HOME": str(work / "home"),
-            "EIDETIC_DATA_DIR": str(work / "store"),
-            "EIDETIC_CACHE_DIR": str(work / "cache"),
-            "EIDETIC_STATE_DIR": str(work / "state"),
-            "EIDETIC_BACKEND": backend,
-            "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite"),
-        }
-    )
+    use_store(backend, work)
     rng = np.random.default_rng(3)
     sizes = rng.integers(2, 5, clusters)
     chunk = records(n - int(sizes.sum() - clusters), seed=7)

@@ -57,6 +57,21 @@ def isolated_env(work: Path) -> dict:
     return installed_env(env)
 
 
+def use_store(backend: str, work: Path) -> None:
+    """Point this process (and the CLI processes it starts) at a store of ``backend`` under
+    ``work``, HOME included, as a user's shell would configure it."""
+    os.environ.update(
+        {
+            "HOME": str(work / "home"),
+            "EIDETIC_DATA_DIR": str(work / "store"),
+            "EIDETIC_CACHE_DIR": str(work / "cache"),
+            "EIDETIC_STATE_DIR": str(work / "state"),
+            "EIDETIC_BACKEND": backend,
+            "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite"),
+        }
+    )
+
+
 def recall_latencies(memory, mode: str, queries: list[str]) -> dict:
     """p50/p95 of in-process top-10 recalls, one per query."""
     latencies = []

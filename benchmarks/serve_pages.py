@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import keyword_queries, records  # noqa: E402
-from measure import ingest_no_embed, machine, plant_vectors  # noqa: E402
+from measure import ingest_no_embed, machine, plant_vectors, use_store  # noqa: E402
 
 PORT = 8000  # the Host the test client sends; nothing listens on it
 
@@ -47,16 +47,7 @@ def build(backend: str, n: int, work: Path) -> list[dict]:
     """A store of ``n`` records at ``work``, configured through the environment (as a user's
     shell would), with the vectors of every text in the cache; built once per ``work`` folder
     (a second run with ``--keep`` measures the same store again)."""
-    os.environ.update(
-        {
-            "HOME": str(work / "home"),
-            "EIDETIC_DATA_DIR": str(work / "store"),
-            "EIDETIC_CACHE_DIR": str(work / "cache"),
-            "EIDETIC_STATE_DIR": str(work / "state"),
-            "EIDETIC_BACKEND": backend,
-            "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite"),
-        }
-    )
+    use_store(backend, work)
     chunk = records(n, seed=7)
     for i, record in enumerate(chunk):
         if i % 10 == 9:
