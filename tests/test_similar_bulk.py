@@ -199,3 +199,20 @@ def test_the_ascii_path_normalises_as_the_unicode_rules_do():
     for text in texts:
         assert normalised(text) == " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold())), text
     assert normalised("Café  déjà-vu") == "café déjà vu"  # not ASCII: the general rule
+
+
+def test_the_text_output_says_how_many_records_left_unlisted_have_near_duplicates(cli, env):
+    """A bulk remember lists its first records; a near-duplicate among the others is still
+    counted on the terminal, not only in --json."""
+    cli("remember", "--no-embed", "Use uv, not pip, for installs.")
+    run = cli(
+        "remember", "--no-embed", stdin=ndjson(*NOTES, {"id": "late", "text": "use UV -- not pip -- for installs"})
+    )
+    assert run.code == 0, run.err
+    lines = run.out.splitlines()
+    assert "    1 of them with near-duplicates in their scope (--json names them)" in lines
+    assert lines[-1] == "101 record(s): 101 new."
+    quiet = cli(
+        "remember", "--no-embed", stdin=ndjson(*[{"id": f"q{i}", "text": f"quiet {i} x{i}"} for i in range(60)])
+    )
+    assert not any("near-duplicates" in line for line in quiet.out.splitlines())

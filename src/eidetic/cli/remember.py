@@ -82,6 +82,8 @@ def render_text(records: list[dict[str, Any]]) -> str:
     lines = [_line(entry) for entry in records[:LISTED]]
     if len(records) > LISTED:
         lines.append(f"... and {len(records) - LISTED} more (--json lists every record)")
+        if near := sum(1 for entry in records[LISTED:] if entry.get("similar_to")):
+            lines.append(f"    {near} of them with near-duplicates in their scope (--json names them)")
     if len(records) != 1:
         counts: dict[str, int] = {}
         for entry in records:
