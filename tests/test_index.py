@@ -145,6 +145,51 @@ def test_a_deleted_store_empties_the_index(cli, store):
     assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == []
 
 
+@pytest.fixture
+def large_store(monkeypatch):
+    """A store as a large one is checked: folder times alone (no slice of files stat-checked,
+    nothing re-checked for being recent), so only what the folders' state says is seen."""
+    from eidetic.stores import folder_changes, folder_index
+
+    for module in (folder_changes, folder_index):
+        monkeypatch.setattr(module, "is_racy", lambda *args: False)
+    monkeypatch.setenv("EIDETIC_VERIFY_FILES", "0")
+
+
+def test_a_store_folder_made_again_is_written_and_read_anew(cli, store, large_store):
+    import shutil
+
+    batch = ndjson(*({"id": f"r{i}", "text": f"record {i} quokka"} for i in range(40)))
+    cli("remember", "--json", stdin=batch)
+    shutil.rmtree(store)  # deleted and made again before any recall looked at it
+    again = cli("remember", "--json", stdin=batch)
+    assert {item["status"] for item in again.json["items"]} == {"new"}
+    assert all(rec(store, f"r{i}").exists() for i in range(40))
+    # one hash folder deleted right after a write: its records go from the index too
+    gone = rec(store, "r7").parent
+    lost = {p.stem for p in gone.glob("*.md")}
+    shutil.rmtree(gone)
+    found = set(ids(cli("recall", "quokka", "--mode", "keyword", "--top-k", "100", "--json")))
+    assert found == {f"r{i}" for i in range(40)} - lost
+
+
+def test_a_backup_moved_into_the_store_folder_is_what_recall_reads(cli, store, tmp_path, large_store):
+    import shutil
+
+    cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi"}, {"id": "b", "text": "beta okapi"}))
+    cli("recall", "okapi", "--mode", "keyword")
+    backup = tmp_path / "backup"
+    shutil.copytree(store, backup)  # copy2 and copystat: the files' and folders' times are kept
+    with open(rec(store, "a"), "a") as handle:  # edited in place: no folder's time changes
+        handle.write("zebra\n")
+    cli("index", "--refresh")
+    assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == ["a"]
+    shutil.rmtree(store)
+    shutil.move(backup, store)
+    assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == []
+    assert sorted(ids(cli("recall", "okapi", "--mode", "keyword", "--json"))) == ["a", "b"]
+
+
 def test_corrupt_index_is_rebuilt(cli, store, env):
     cli("remember", '{"id": "a", "text": "alpha"}')
     index = next((env / "cache" / "index").glob("*.sqlite"))

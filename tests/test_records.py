@@ -210,3 +210,16 @@ def test_render_parse_round_trip_property(text, rid, name, metadata, links, scop
     assert frontmatter.parse(rendered, "x") == record
     header = rendered.split("\n---\n", 1)[0][4:]
     assert yaml.safe_load(header)["metadata" if metadata else "id"] == (metadata or rid)
+
+
+def test_a_changed_copy_keeps_the_text_keys_only_while_the_text_stays():
+    from eidetic.ranking.similar import normal_key
+    from eidetic.records import text_hash
+
+    record = Record(id="a", text="Deploys run on FRIDAYS.")
+    assert (record.hash, record.norm) == (text_hash(record.text), normal_key(record.text))
+    renamed = record.with_changes(name="deploys")
+    assert (renamed.hash, renamed.norm) == (record.hash, record.norm)
+    rewritten = renamed.with_changes(text="Deploys run on Mondays.")
+    assert rewritten.hash == text_hash("Deploys run on Mondays.")
+    assert rewritten.norm == normal_key("Deploys run on Mondays.") != record.norm

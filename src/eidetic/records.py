@@ -152,7 +152,14 @@ class Record:
         return data
 
     def with_changes(self, **changes: Any) -> "Record":
-        return replace(self, **changes)
+        """A copy with these fields changed; the text's cached keys go along while the text
+        stays (a bulk remember re-dates every record, and its norm key costs ~50 us each)."""
+        changed = replace(self, **changes)
+        if "text" not in changes:
+            for key in ("hash", "norm"):
+                if key in self.__dict__:
+                    changed.__dict__[key] = self.__dict__[key]
+        return changed
 
 
 def text_hash(text: str) -> str:

@@ -84,6 +84,15 @@ class RecordFolder:
             return None
         return st.st_mtime_ns if statmod.S_ISDIR(st.st_mode) else None
 
+    def identity(self) -> str | None:
+        """The store folder's device and inode: another folder put in its place (deleted and
+        made again, a backup moved in) has another, whatever its files' and folders' times."""
+        try:
+            st = os.stat(self._root)
+        except OSError:
+            return None
+        return f"{st.st_dev}:{st.st_ino}"
+
     def list_dir(self, rel_dir: str) -> tuple[list[str], dict[str, FileStat]]:
         """Subfolders and record files (with their stat) of one folder.
 

@@ -9,6 +9,9 @@ The index keeps each file's stat (``files``) and each folder's mtime (``dirs``):
   ``EIDETIC_VERIFY_FILES`` files, round robin by path: a store that small is checked
   completely on every recall, a larger one within (files / that many) recalls, at a bounded
   cost per recall. ``eidetic index --refresh`` checks everything at once;
+- the store folder's identity (device and inode) is recorded too: a folder deleted and made
+  again, or a backup moved into its place, is compared file by file, since its folders' times
+  may match the recorded ones (``cp -a`` keeps them);
 - timestamps have coarse granularity (a clock tick, up to 10 ms on Linux; whole seconds on
   some file systems), so a file or folder recorded within ``RACY_NS`` of its mtime could still
   change without its stat changing: it is "racy" (as in git) and checked again, by content,
@@ -50,6 +53,7 @@ class Changes:
     drop: list[str] = field(default_factory=list)  # files that no longer exist
     dirs: list[tuple[str, int, int, int]] = field(default_factory=list)  # (folder, mtime ns, racy, files) to record
     changed: int = 0  # files new or with a different stat (racy ones are only re-checked)
+    folder: str | None = None  # the store folder's identity to record, when it is new
 
     @property
     def stale(self) -> bool:
@@ -63,20 +67,24 @@ def find_changes(conn: sqlite3.Connection, folder: RecordFolder, full: bool, ver
     ``verify_files`` files are stat-checked (``verification_slice``)."""
     known_dirs = {p: (m, r, n) for p, m, r, n in conn.execute("SELECT path, mtime_ns, racy, nfiles FROM dirs")}
     now_ns = time.time_ns()
-    everything = full or not known_dirs
+    identity = folder.identity()
+    row = conn.execute("SELECT value FROM meta WHERE key='folder'").fetchone()
+    replaced = identity != (row[0] if row else None)  # another folder at this path: compare every file
+    everything = full or replaced or not known_dirs
     if everything:
         listings: Listings = {rel_dir: (mtime, files) for rel_dir, mtime, files in folder.walk()}
         seen_dirs = set(listings)
     else:
         listings, seen_dirs = _list_changed(folder, known_dirs)
     changes = Changes(now_ns, [d for d in known_dirs if d not in seen_dirs and folder.dir_mtime(d) is None])
+    changes.folder = identity if replaced else None
     _compare(conn, listings, known_dirs, changes)
     for rel_dir in changes.gone:
         changes.drop.extend(p for (p,) in conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
     if not everything:  # files edited in place change no folder: check a slice
         _check_slice(conn, folder, listings, changes, verify_files)
     _recheck_racy(conn, folder, listings, changes)
-    if not (changes.read or changes.drop or changes.dirs or changes.gone):
+    if not (changes.read or changes.drop or changes.dirs or changes.gone or changes.folder):
         return None
     return changes
 

@@ -118,6 +118,8 @@ class FolderIndex(DerivedDatabase):
         for rel_dir in changes.gone:
             conn.execute("DELETE FROM dirs WHERE path=?", (rel_dir,))
         conn.executemany("INSERT OR REPLACE INTO dirs VALUES(?,?,?,?)", changes.dirs)
+        if changes.folder is not None:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('folder', ?)", (changes.folder,))
         self._elect_winners(touched_ids)
 
     def _read_file(self, rel: str, listed: FileStat, now_ns: int, report: SyncReport) -> set[str]:
@@ -254,6 +256,11 @@ class FolderIndex(DerivedDatabase):
                     for doc, (rel, _) in zip(docs, items)
                 ],
             )
+            # The folders written into, as never seen (relisted on the next sync): a sync then
+            # knows to look for them, even if they vanish before it (``folder_changes``).
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO dirs VALUES(?,0,1,0)", [(d,) for d in _with_parents(rel for rel, _ in items)]
+            )
 
         self._write(action)
 
@@ -297,6 +304,17 @@ class FolderIndex(DerivedDatabase):
         else:
             stale = self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
         return self._status(str(self.folder.root), not stale, self.broken())
+
+
+def _with_parents(paths: Iterable[str]) -> set[str]:
+    """The folders of these store-relative file paths, and each of their parent folders."""
+    folders: set[str] = set()
+    for rel in paths:
+        rel_dir = folder_of(rel)
+        while rel_dir and rel_dir not in folders:
+            folders.add(rel_dir)
+            rel_dir = folder_of(rel_dir)
+    return folders
 
 
 def _reason(exc: BaseException) -> str:
