@@ -78,8 +78,10 @@ class RecordFolder:
         return data.decode("utf-8"), FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
 
     def dir_mtime(self, rel_dir: str) -> int | None:
+        """A folder's mtime; None when it is not a folder. The store folder itself may be a
+        symlink (where the user keeps the store), a folder below it may not."""
         try:
-            st = os.stat(f"{self._root}/{rel_dir}" if rel_dir else self._root, follow_symlinks=False)
+            st = os.stat(f"{self._root}/{rel_dir}", follow_symlinks=False) if rel_dir else os.stat(self._root)
         except OSError:
             return None
         return st.st_mtime_ns if statmod.S_ISDIR(st.st_mode) else None

@@ -1,0 +1,32 @@
+"""The files backend's index against what hands do to a store between two commands: the store
+folder behind a symlink, folders swapped for backups, files moved, doubled or replaced.
+Each follows "what recall, list and show see is what the files say"; ``large_store`` makes a
+small store be checked as a large one (folder state only, no slice of files)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ids, ndjson, rec
+
+
+def okapis(cli) -> list[str]:
+    return sorted(ids(cli("recall", "okapi", "--mode", "keyword", "--top-k", "50", "--json")))
+
+
+@pytest.mark.parametrize("checked_as", ["small", "large"])
+def test_a_store_folder_behind_a_symlink_sees_hand_edits_and_rebuilds_whole(cli, env, monkeypatch, checked_as):
+    if checked_as == "large":
+        monkeypatch.setenv("EIDETIC_VERIFY_FILES", "0")
+    real, link = env / "real", env / "link"
+    real.mkdir()
+    link.symlink_to(real)
+    monkeypatch.setenv("EIDETIC_DATA_DIR", str(link))
+    cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi"}, {"id": "b", "text": "beta okapi"}))
+    assert okapis(cli) == ["a", "b"]
+    (real / "hand.md").write_text("a hand-written okapi\n")
+    rec(real, "b").unlink()
+    assert okapis(cli) == ["a", "hand"]
+    assert cli("index", "--rebuild").code == 0
+    assert okapis(cli) == ["a", "hand"]
+    assert sorted(ids(cli("list", "--json"))) == ["a", "hand"]
