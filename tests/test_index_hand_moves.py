@@ -30,3 +30,23 @@ def test_a_store_folder_behind_a_symlink_sees_hand_edits_and_rebuilds_whole(cli,
     assert cli("index", "--rebuild").code == 0
     assert okapis(cli) == ["a", "hand"]
     assert sorted(ids(cli("list", "--json"))) == ["a", "hand"]
+
+
+def test_a_folder_put_back_from_a_backup_after_a_write_is_read_again(cli, store, tmp_path, large_store):
+    """The backup's times are the ones the index last saw: only the write says to look again."""
+    import shutil
+
+    from eidetic.records import record_path
+
+    cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi"}))
+    cli("recall", "okapi", "--mode", "keyword")
+    shard = rec(store, "a").parent
+    shutil.copytree(shard, tmp_path / "backup")  # copy2 and copystat: times kept
+    twin = next(f"n{i}" for i in range(5000) if record_path(f"n{i}").startswith(shard.name + "/"))
+    cli("remember", "--json", stdin=ndjson({"id": twin, "text": "new okapi"}))
+    shutil.rmtree(shard)
+    shutil.copytree(tmp_path / "backup", shard)
+    assert okapis(cli) == ["a"]
+    again = cli("remember", "--json", stdin=ndjson({"id": twin, "text": "new okapi"}))
+    assert [item["status"] for item in again.json["items"]] == ["new"]
+    assert rec(store, twin).is_file()
