@@ -14,18 +14,20 @@ def okapis(cli) -> list[str]:
     return sorted(ids(cli("recall", "okapi", "--mode", "keyword", "--top-k", "50", "--json")))
 
 
-@pytest.mark.parametrize("checked_as", ["small", "large"])
-def test_a_store_folder_behind_a_symlink_sees_hand_edits_and_rebuilds_whole(cli, env, monkeypatch, checked_as):
+@pytest.mark.parametrize("layout, checked_as", [("hashed", "small"), ("hashed", "large"), ("agent", "large")])
+def test_a_store_folder_behind_a_symlink_sees_hand_edits_and_rebuilds_whole(cli, env, monkeypatch, layout, checked_as):
     if checked_as == "large":
         monkeypatch.setenv("EIDETIC_VERIFY_FILES", "0")
     real, link = env / "real", env / "link"
     real.mkdir()
+    if layout == "agent":
+        (real / "MEMORY.md").write_text("# Memory\n")
     link.symlink_to(real)
     monkeypatch.setenv("EIDETIC_DATA_DIR", str(link))
     cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi"}, {"id": "b", "text": "beta okapi"}))
     assert okapis(cli) == ["a", "b"]
     (real / "hand.md").write_text("a hand-written okapi\n")
-    rec(real, "b").unlink()
+    next(real.rglob("b.md")).unlink()
     assert okapis(cli) == ["a", "hand"]
     assert cli("index", "--rebuild").code == 0
     assert okapis(cli) == ["a", "hand"]
