@@ -11,7 +11,9 @@ The index keeps each file's stat (``files``) and each folder's mtime (``dirs``):
   cost per recall. ``eidetic index --refresh`` checks everything at once;
 - the store folder's identity (device and inode) is recorded too: a folder deleted and made
   again, or a backup moved into its place, is compared file by file, since its folders' times
-  may match the recorded ones (``cp -a`` keeps them);
+  may match the recorded ones (``cp -a`` keeps them); a new folder may get the inode the old
+  one freed, so a write also marks the folders it wrote into racy: a copy put back with the
+  times recorded before the write is still listed again;
 - timestamps have coarse granularity (a clock tick, up to 10 ms on Linux; whole seconds on
   some file systems), so a file or folder recorded within ``RACY_NS`` of its mtime could still
   change without its stat changing: it is "racy" (as in git) and checked again, by content,
