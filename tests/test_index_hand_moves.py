@@ -52,3 +52,27 @@ def test_a_folder_put_back_from_a_backup_after_a_write_is_read_again(cli, store,
     again = cli("remember", "--json", stdin=ndjson({"id": twin, "text": "new okapi"}))
     assert [item["status"] for item in again.json["items"]] == ["new"]
     assert rec(store, twin).is_file()
+
+
+@pytest.mark.parametrize("checked_as", ["small", "large"])
+def test_a_folder_swapped_for_a_symlink_is_never_read_through(cli, store, env, monkeypatch, checked_as):
+    """Only the last part of a path is read without following symlinks: a folder above it
+    made a symlink must drop what the index had below it, not read the files it points at."""
+    import shutil
+
+    if checked_as == "large":
+        monkeypatch.setenv("EIDETIC_VERIFY_FILES", "0")
+    cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi"}))
+    (store / "sub" / "deep").mkdir(parents=True)
+    (store / "sub" / "deep" / "x.md").write_text("an okapi inside\n")
+    assert okapis(cli) == ["a", "sub/deep/x"]
+    outside = env / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "x.md").write_text("a secret okapi outside\n")
+    shutil.rmtree(store / "sub")
+    (store / "sub").symlink_to(outside)
+    for _ in range(2):
+        assert okapis(cli) == ["a"]
+        assert ids(cli("recall", "secret", "--mode", "keyword", "--json")) == []
+    assert cli("show", "sub/deep/x").code == 1
+    assert "secret" not in cli("index", "--refresh").out

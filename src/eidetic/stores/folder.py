@@ -86,6 +86,19 @@ class RecordFolder:
             return None
         return st.st_mtime_ns if statmod.S_ISDIR(st.st_mode) else None
 
+    def real_dir(self, rel_dir: str) -> bool:
+        """Whether a folder of the store is one with no symlink on the way to it from the store
+        folder (``dir_mtime`` follows the folders above the last part of the path)."""
+        path = self._root
+        for part in rel_dir.split("/") if rel_dir else ():
+            path = f"{path}/{part}"
+            try:
+                if not statmod.S_ISDIR(os.lstat(path).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
+
     def identity(self) -> str | None:
         """The store folder's device and inode: another folder put in its place (deleted and
         made again, a backup moved in) has another, whatever its files' and folders' times."""

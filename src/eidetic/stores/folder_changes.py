@@ -78,14 +78,17 @@ def find_changes(conn: sqlite3.Connection, folder: RecordFolder, full: bool, ver
         seen_dirs = set(listings)
     else:
         listings, seen_dirs = _list_changed(folder, known_dirs)
-    changes = Changes(now_ns, [d for d in known_dirs if d not in seen_dirs and folder.dir_mtime(d) is None])
+    # A folder not reached is gone, also when a symlink now stands above it: what is below is
+    # never read through it.
+    changes = Changes(now_ns, [d for d in known_dirs if d not in seen_dirs and not folder.real_dir(d)])
     changes.folder = identity if replaced else None
     _compare(conn, listings, known_dirs, changes)
     for rel_dir in changes.gone:
         changes.drop.extend(p for (p,) in conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
+    settled = set(listings).union(changes.gone)  # folders whose files are decided already
     if not everything:  # files edited in place change no folder: check a slice
-        _check_slice(conn, folder, listings, changes, verify_files)
-    _recheck_racy(conn, folder, listings, changes)
+        _check_slice(conn, folder, settled, changes, verify_files)
+    _recheck_racy(conn, folder, settled, changes)
     if not (changes.read or changes.drop or changes.dirs or changes.gone or changes.folder):
         return None
     return changes
@@ -144,11 +147,11 @@ def _compare(
 
 
 def _check_slice(
-    conn: sqlite3.Connection, folder: RecordFolder, listings: Listings, changes: Changes, verify_files: int
+    conn: sqlite3.Connection, folder: RecordFolder, settled: set[str], changes: Changes, verify_files: int
 ) -> None:
-    """Stat this sync's verification slice (files in folders just listed are checked already)."""
+    """Stat this sync's verification slice (files in folders just listed or gone are decided)."""
     for rel, mtime_ns, size, ino in verification_slice(conn, verify_files):
-        if folder_of(rel) in listings:
+        if folder_of(rel) in settled:
             continue
         st = folder.stat_file(rel)
         if st is None:
@@ -158,10 +161,11 @@ def _check_slice(
             changes.changed += 1
 
 
-def _recheck_racy(conn: sqlite3.Connection, folder: RecordFolder, listings: Listings, changes: Changes) -> None:
-    """Racy files are read again whatever their stat says (unless their folder was listed)."""
+def _recheck_racy(conn: sqlite3.Connection, folder: RecordFolder, settled: set[str], changes: Changes) -> None:
+    """Racy files are read again whatever their stat says (unless their folder was listed or
+    is gone)."""
     for (rel,) in conn.execute("SELECT path FROM files INDEXED BY files_racy WHERE racy = 1"):
-        if folder_of(rel) not in listings:
+        if folder_of(rel) not in settled:
             st = folder.stat_file(rel)
             if st is None:
                 changes.drop.append(rel)
