@@ -76,3 +76,28 @@ def test_a_folder_swapped_for_a_symlink_is_never_read_through(cli, store, env, m
         assert ids(cli("recall", "secret", "--mode", "keyword", "--json")) == []
     assert cli("show", "sub/deep/x").code == 1
     assert "secret" not in cli("index", "--refresh").out
+
+
+def test_an_agent_folder_copied_back_after_a_write_onto_its_old_inode_is_read_again(
+    cli, store, tmp_path, large_store, monkeypatch
+):
+    """``cp -a backup memory`` after ``rm -rf memory``: ext4 and tmpfs often give the new folder
+    the inode just freed (not reliably: pinned here), and ``cp -a`` sets the times the index
+    last saw, so only the write says the folder, where an agent's files lie, must be listed."""
+    import shutil
+
+    from eidetic.stores.folder import RecordFolder
+
+    monkeypatch.setattr(RecordFolder, "identity", lambda self: "0:reused")
+    store.mkdir()
+    (store / "MEMORY.md").write_text("# Memory\n")
+    cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi"}))
+    assert okapis(cli) == ["a"]
+    shutil.copytree(store, tmp_path / "backup")
+    cli("remember", "--json", stdin=ndjson({"id": "b", "text": "beta okapi"}))
+    shutil.rmtree(store)
+    shutil.copytree(tmp_path / "backup", store)
+    assert okapis(cli) == ["a"]
+    again = cli("remember", "--json", stdin=ndjson({"id": "b", "text": "beta okapi"}))
+    assert [item["status"] for item in again.json["items"]] == ["new"]
+    assert sorted(p.name for p in store.glob("*.md")) == ["MEMORY.md", "a.md", "b.md"]
