@@ -101,3 +101,17 @@ def test_an_agent_folder_copied_back_after_a_write_onto_its_old_inode_is_read_ag
     again = cli("remember", "--json", stdin=ndjson({"id": "b", "text": "beta okapi"}))
     assert [item["status"] for item in again.json["items"]] == ["new"]
     assert sorted(p.name for p in store.glob("*.md")) == ["MEMORY.md", "a.md", "b.md"]
+
+
+def test_records_in_a_folder_that_took_a_record_files_name_are_read(cli, store, large_store):
+    cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi"}))
+    path = rec(store, "a")
+    text = path.read_text()
+    path.unlink()
+    path.mkdir()  # a.md is now a folder, holding a record file
+    (path / "inner.md").write_text(text.replace("id: a", "id: inner"))
+    assert okapis(cli) == ["inner"]
+    again = cli("remember", "--json", stdin=ndjson({"id": "a", "text": "alpha okapi, again"}))
+    assert [item["status"] for item in again.json["items"]] == ["new"]
+    assert okapis(cli) == ["a", "inner"]
+    assert (path / "inner.md").read_text().endswith("alpha okapi\n")

@@ -127,12 +127,12 @@ class RecordFolder:
                 if name[0] == ".":
                     continue
                 try:
-                    if name.endswith(".md"):
-                        if not entry.is_file(follow_symlinks=False) or name.lower() == INDEX_FILE:
+                    if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        if name.lower() == INDEX_FILE:
                             continue
                         st = entry.stat(follow_symlinks=False)
                         files[prefix + name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
-                    elif entry.is_dir(follow_symlinks=False):
+                    elif entry.is_dir(follow_symlinks=False):  # "x.md" may be a folder too
                         subdirs.append(prefix + name)
                 except OSError:
                     continue  # vanished while listing: the next scan sees the final state
