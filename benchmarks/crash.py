@@ -42,15 +42,26 @@ def _env(work: Path, cache: str = "cache") -> dict[str, str]:
     return env
 
 
+# path -> (its stat, (id, text)) as last parsed: eidetic replaces a file by rename (a new inode),
+# so a file whose stat is unchanged holds what was parsed, and only a batch's files are re-read.
+_PARSED: dict[Path, tuple[tuple[int, int, int], tuple[str, str]]] = {}
+
+
 def _files(store: Path) -> dict[str, str]:
     """id -> text of every record file; raises if any file does not parse."""
     out = {}
     for path in store.rglob("*.md"):
         if path.name.startswith("."):
             continue  # temp files of a killed writer: hidden, never records
-        record = frontmatter.parse(path.read_text(encoding="utf-8"), path.stem)
-        assert record.id not in out, f"two files claim {record.id}"
-        out[record.id] = record.text
+        st = path.stat()
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        known = _PARSED.get(path)
+        if known is None or known[0] != key:
+            record = frontmatter.parse(path.read_text(encoding="utf-8"), path.stem)
+            known = _PARSED[path] = (key, (record.id, record.text))
+        record_id, text = known[1]
+        assert record_id not in out, f"two files claim {record_id}"
+        out[record_id] = text
     return out
 
 

@@ -138,6 +138,46 @@ def test_help_and_keyword_and_exact_recall_do_not_import_heavy_modules(store):
         assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []
 
 
+def test_each_verb_module_registers_the_verbs_the_command_line_looks_for():
+    import argparse
+    from importlib import import_module
+
+    from eidetic.cli.main import MORE_VERBS, VERBS, add_common, module_of
+
+    for name in VERBS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        import_module(f"eidetic.cli.{name}").add_parser(sub, add_common)
+        assert tuple(sub.choices) == MORE_VERBS.get(name, (name,))
+        assert all(module_of(verb) == name for verb in sub.choices)
+    assert module_of("browse") is None  # a module's name is not a verb
+
+
+def test_a_verb_builds_only_its_own_parser(store):
+    code = (
+        "import sys; from eidetic.cli.main import main\n"
+        "main(sys.argv[1:])\n"
+        "print(sorted(m.rpartition('.')[2] for m in sys.modules if m.startswith('eidetic.cli.')))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, "show", "nope", "--json"], capture_output=True, text=True, env=os.environ.copy()
+    )
+    assert json.loads(run.stderr)["message"] == "no record 'nope' in reach of scope default/public"
+    loaded = set(json.loads(run.stdout.strip().splitlines()[-1].replace("'", '"')))
+    assert "browse" in loaded and not loaded & {
+        "remember",
+        "serve",
+        "lifecycle",
+        "explain",
+        "port",
+        "hooks",
+        "consolidate",
+    }
+    for args, expected in ((["show", "x", "--bogus"], "unrecognized arguments: --bogus"), (["shoe"], "invalid choice")):
+        run = run_process(*args)  # errors read as before: the verb's own, or the list of every verb
+        assert run.code == 1 and expected in run.err
+    assert "recall" in run_process("shoe").err and "usage: eidetic show" in run_process("show", "--help").out
+
+
 def test_bad_ids_and_read_only_stores(cli, store, env):
     run = cli("remember", '{"id": "a\\u0007b", "text": "x"}', "--json")
     assert run.code == 1 and "control characters" in run.err_json["message"]

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from eidetic import frontmatter
 from eidetic.errors import EideticError
 from eidetic.memory import Memory
-from eidetic.records import MAX_NESTING, MAX_VALUES, DEFAULT_SCOPE, record_from_input
+from eidetic.record_intake import MAX_NESTING, MAX_VALUES, record_from_input
+from eidetic.records import DEFAULT_SCOPE
 from eidetic.stores.folder import RecordFolder
 
 

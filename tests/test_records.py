@@ -4,7 +4,8 @@ import pytest
 
 from eidetic import frontmatter
 from eidetic.errors import EideticError
-from eidetic.records import DEFAULT_SCOPE, Record, Scope, derived_id, file_name_for_id, record_from_input
+from eidetic.record_intake import record_from_input
+from eidetic.records import DEFAULT_SCOPE, Record, Scope, derived_id, file_name_for_id
 
 
 def make(raw, **kw):

@@ -13,7 +13,8 @@ from functools import lru_cache
 from typing import Any
 
 from .clocks import EVENT_FIELDS
-from .records import DEFAULT_SCOPE, Record, Scope, record_from_stored, shape_problem
+from .record_intake import record_from_stored, shape_problem
+from .records import DEFAULT_SCOPE, Record, Scope
 from .timeutil import DATE_UNKNOWN
 
 DELIMITER = "---"
@@ -140,7 +141,7 @@ def split(content: str) -> tuple[dict[str, Any], str]:
 
 def _load_yaml(header: str) -> Any:
     """The front matter's value, built only after its parse tree passed the shape limits
-    (``records.shape_problem``): aliases can make a few hundred bytes stand for millions of
+    (``record_intake.shape_problem``): aliases can make a few hundred bytes stand for millions of
     values, or for a structure that contains itself, and building that would take the store
     down with it."""
     yaml, loader_class, _ = _yaml()

@@ -51,6 +51,14 @@ VERBS = (
     "capture",
     "completion",
 )
+# The modules that register verbs other than their own name; a command builds only the parser
+# of the module its verb is in (``eidetic recall`` need not import every other verb's module).
+MORE_VERBS = {
+    "browse": ("list", "show"),
+    "lifecycle": ("sweep", "forget", "restore"),
+    "inspect": ("overview", "doctor"),
+    "port": ("import", "export"),
+}
 HOOK_EVENTS = ("session-start", "prompt", "session-end")  # as cli.hook.EVENTS, without importing it
 BACKENDS = ("files", "sqlite", "postgres", "neo4j")  # as stores.base.BACKENDS, without importing it
 
@@ -94,11 +102,19 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def module_of(verb: str) -> str | None:
+    """The module of this package that registers ``verb``, or None for no verb."""
+    return next((name for name in VERBS if verb in MORE_VERBS.get(name, (name,))), None)
+
+
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with ``verb``, only the parsers of its module (what running
+    that verb needs); without, every verb's (help, completion, a verb that is not one)."""
     parser = _Parser(prog="eidetic", description="A memory store for AI agents and their teams.")
     parser.add_argument("--version", action="version", version=f"eidetic {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
-    for name in VERBS:
+    module = module_of(verb) if verb else None
+    for name in VERBS if module is None else (module,):
         import_module(f".{name}", __package__).add_parser(sub, add_common)
     return parser
 
@@ -159,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(args_list[1], args_list[2])
     try:
-        parser = build_parser()
+        parser = build_parser(args_list[0] if args_list else None)
         if not args_list:
             parser.print_help()
             return 0

@@ -12,7 +12,7 @@ from json import JSONDecodeError
 from typing import Any
 
 from ..errors import user_error
-from ..records import load_json
+from ..record_intake import load_json
 
 # flag dest -> how a user spells it: the fields a text record takes from flags
 RECORD_FLAGS = {

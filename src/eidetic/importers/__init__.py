@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..clocks import parse_history
 from ..errors import EideticError, user_error
-from ..records import LIFECYCLES, Record, Scope, record_from_input
+from ..record_intake import record_from_input
+from ..records import LIFECYCLES, Record, Scope
 from ..timeutil import parse_ts
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..records import Record, load_json
+from ..record_intake import load_json
+from ..records import Record
 from . import Entry, Usage
 
 

@@ -21,7 +21,8 @@ from ..ranking.access import Access
 from ..ranking.clusters import KEEPS, Candidate, Cluster, clusters
 from ..ranking.neighbours import similar_pairs
 from ..ranking.similar import SIMILAR_COSINE
-from ..records import Scope, record_from_input
+from ..record_intake import record_from_input
+from ..records import Scope
 from ..results import ClusterMember, ConsolidateReport, ConsolidationCluster
 from ..stores.base import Admitted, RecordStore
 from ..timeutil import format_ts, now_utc

@@ -14,7 +14,8 @@ from typing import Any
 
 from .. import frontmatter
 from ..errors import user_error
-from ..records import Record, jsonable
+from ..record_intake import jsonable
+from ..records import Record
 
 
 def edit_text(record: Record) -> str:

@@ -19,7 +19,8 @@ from contextlib import ExitStack
 from typing import Any
 
 from ..errors import EideticError
-from ..records import Record, record_from_input
+from ..record_intake import record_from_input
+from ..records import Record
 from ..stores.base import IndexedRecord, RecordStore
 from .stores import StoreSet
 from .writes import moved

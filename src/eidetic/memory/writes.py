@@ -19,7 +19,8 @@ from ..clocks import appended
 from ..errors import EideticError, user_error
 from ..locations import culture_nick
 from ..ranking.access import Access
-from ..records import Record, Scope, load_json, record_from_input
+from ..record_intake import load_json, record_from_input
+from ..records import Record, Scope
 from ..settings import DEFAULT_MAX_TEXT_BYTES
 from ..results import RememberResult
 from ..stores.base import IndexedRecord, RecordStore

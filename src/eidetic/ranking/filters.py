@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import option_error
-from ..records import load_json
+from ..record_intake import load_json
 from ..timeutil import parse_ts, to_epoch
 
 _MISSING = object()
