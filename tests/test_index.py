@@ -145,17 +145,6 @@ def test_a_deleted_store_empties_the_index(cli, store):
     assert ids(cli("recall", "alpha", "--mode", "keyword", "--json")) == []
 
 
-@pytest.fixture
-def large_store(monkeypatch):
-    """A store as a large one is checked: folder times alone (no slice of files stat-checked,
-    nothing re-checked for being recent), so only what the folders' state says is seen."""
-    from eidetic.stores import folder_changes, folder_index
-
-    for module in (folder_changes, folder_index):
-        monkeypatch.setattr(module, "is_racy", lambda *args: False)
-    monkeypatch.setenv("EIDETIC_VERIFY_FILES", "0")
-
-
 def test_a_store_folder_made_again_is_written_and_read_anew(cli, store, large_store):
     import shutil
 

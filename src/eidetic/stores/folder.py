@@ -78,11 +78,26 @@ class RecordFolder:
         return data.decode("utf-8"), FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
 
     def dir_mtime(self, rel_dir: str) -> int | None:
+        """A folder's mtime; None when it is not a folder. The store folder itself may be a
+        symlink (where the user keeps the store), a folder below it may not."""
         try:
-            st = os.stat(f"{self._root}/{rel_dir}" if rel_dir else self._root, follow_symlinks=False)
+            st = os.stat(f"{self._root}/{rel_dir}", follow_symlinks=False) if rel_dir else os.stat(self._root)
         except OSError:
             return None
         return st.st_mtime_ns if statmod.S_ISDIR(st.st_mode) else None
+
+    def real_dir(self, rel_dir: str) -> bool:
+        """Whether a folder of the store is one with no symlink on the way to it from the store
+        folder (``dir_mtime`` follows the folders above the last part of the path)."""
+        path = self._root
+        for part in rel_dir.split("/") if rel_dir else ():
+            path = f"{path}/{part}"
+            try:
+                if not statmod.S_ISDIR(os.lstat(path).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
 
     def identity(self) -> str | None:
         """The store folder's device and inode: another folder put in its place (deleted and
@@ -112,12 +127,12 @@ class RecordFolder:
                 if name[0] == ".":
                     continue
                 try:
-                    if name.endswith(".md"):
-                        if not entry.is_file(follow_symlinks=False) or name.lower() == INDEX_FILE:
+                    if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        if name.lower() == INDEX_FILE:
                             continue
                         st = entry.stat(follow_symlinks=False)
                         files[prefix + name] = FileStat(st.st_mtime_ns, st.st_size, st.st_ino)
-                    elif entry.is_dir(follow_symlinks=False):
+                    elif entry.is_dir(follow_symlinks=False):  # "x.md" may be a folder too
                         subdirs.append(prefix + name)
                 except OSError:
                     continue  # vanished while listing: the next scan sees the final state

@@ -11,7 +11,9 @@ The index keeps each file's stat (``files``) and each folder's mtime (``dirs``):
   cost per recall. ``eidetic index --refresh`` checks everything at once;
 - the store folder's identity (device and inode) is recorded too: a folder deleted and made
   again, or a backup moved into its place, is compared file by file, since its folders' times
-  may match the recorded ones (``cp -a`` keeps them);
+  may match the recorded ones (``cp -a`` keeps them); a new folder may get the inode the old
+  one freed, so a write also marks the folders it wrote into racy: a copy put back with the
+  times recorded before the write is still listed again;
 - timestamps have coarse granularity (a clock tick, up to 10 ms on Linux; whole seconds on
   some file systems), so a file or folder recorded within ``RACY_NS`` of its mtime could still
   change without its stat changing: it is "racy" (as in git) and checked again, by content,
@@ -76,14 +78,17 @@ def find_changes(conn: sqlite3.Connection, folder: RecordFolder, full: bool, ver
         seen_dirs = set(listings)
     else:
         listings, seen_dirs = _list_changed(folder, known_dirs)
-    changes = Changes(now_ns, [d for d in known_dirs if d not in seen_dirs and folder.dir_mtime(d) is None])
+    # A folder not reached is gone, also when a symlink now stands above it: what is below is
+    # never read through it.
+    changes = Changes(now_ns, [d for d in known_dirs if d not in seen_dirs and not folder.real_dir(d)])
     changes.folder = identity if replaced else None
     _compare(conn, listings, known_dirs, changes)
     for rel_dir in changes.gone:
         changes.drop.extend(p for (p,) in conn.execute("SELECT path FROM files WHERE dir=?", (rel_dir,)))
+    settled = set(listings).union(changes.gone)  # folders whose files are decided already
     if not everything:  # files edited in place change no folder: check a slice
-        _check_slice(conn, folder, listings, changes, verify_files)
-    _recheck_racy(conn, folder, listings, changes)
+        _check_slice(conn, folder, settled, changes, verify_files)
+    _recheck_racy(conn, folder, settled, changes)
     if not (changes.read or changes.drop or changes.dirs or changes.gone or changes.folder):
         return None
     return changes
@@ -142,11 +147,11 @@ def _compare(
 
 
 def _check_slice(
-    conn: sqlite3.Connection, folder: RecordFolder, listings: Listings, changes: Changes, verify_files: int
+    conn: sqlite3.Connection, folder: RecordFolder, settled: set[str], changes: Changes, verify_files: int
 ) -> None:
-    """Stat this sync's verification slice (files in folders just listed are checked already)."""
+    """Stat this sync's verification slice (files in folders just listed or gone are decided)."""
     for rel, mtime_ns, size, ino in verification_slice(conn, verify_files):
-        if folder_of(rel) in listings:
+        if folder_of(rel) in settled:
             continue
         st = folder.stat_file(rel)
         if st is None:
@@ -156,10 +161,11 @@ def _check_slice(
             changes.changed += 1
 
 
-def _recheck_racy(conn: sqlite3.Connection, folder: RecordFolder, listings: Listings, changes: Changes) -> None:
-    """Racy files are read again whatever their stat says (unless their folder was listed)."""
+def _recheck_racy(conn: sqlite3.Connection, folder: RecordFolder, settled: set[str], changes: Changes) -> None:
+    """Racy files are read again whatever their stat says (unless their folder was listed or
+    is gone)."""
     for (rel,) in conn.execute("SELECT path FROM files INDEXED BY files_racy WHERE racy = 1"):
-        if folder_of(rel) not in listings:
+        if folder_of(rel) not in settled:
             st = folder.stat_file(rel)
             if st is None:
                 changes.drop.append(rel)

@@ -256,10 +256,12 @@ class FolderIndex(DerivedDatabase):
                     for doc, (rel, _) in zip(docs, items)
                 ],
             )
-            # The folders written into, as never seen (relisted on the next sync): a sync then
-            # knows to look for them, even if they vanish before it (``folder_changes``).
+            # The folders written into, as racy (relisted on the next sync): a sync then looks
+            # for what was written even if the folder vanishes or a copy with the times it
+            # had before the write is put in its place first (``folder_changes``).
             self.conn.executemany(
-                "INSERT OR IGNORE INTO dirs VALUES(?,0,1,0)", [(d,) for d in _with_parents(rel for rel, _ in items)]
+                "INSERT INTO dirs VALUES(?,0,1,0) ON CONFLICT(path) DO UPDATE SET racy=1",
+                [(d,) for d in _with_parents(rel for rel, _ in items)],
             )
 
         self._write(action)
@@ -307,12 +309,15 @@ class FolderIndex(DerivedDatabase):
 
 
 def _with_parents(paths: Iterable[str]) -> set[str]:
-    """The folders of these store-relative file paths, and each of their parent folders."""
+    """The folders of these store-relative file paths, and each of their parent folders (the
+    store's own, '', included)."""
     folders: set[str] = set()
     for rel in paths:
         rel_dir = folder_of(rel)
-        while rel_dir and rel_dir not in folders:
+        while rel_dir not in folders:
             folders.add(rel_dir)
+            if not rel_dir:
+                break
             rel_dir = folder_of(rel_dir)
     return folders
 
