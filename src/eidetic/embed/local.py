@@ -17,9 +17,12 @@ because it only counts before NumPy is first imported): multi-threaded BLAS coll
 2-core machine (14 ms -> 0.3-10 s per query in the spike; 26 ms -> 140 ms measured again here).
 Many texts use every core all the same: their batches run on a pool of threads, one BLAS thread
 each (``batches.py``, capped by ``EIDETIC_EMBED_THREADS``); a query is one batch, on one core.
-ONNX Runtime starts only for a call of ONNX_TOKENS tokens or more (``EIDETIC_EMBED_RUNTIME``):
-its import and session cost ~0.4 s, which a CLI recall's query would pay for nothing; once it
-runs in a process it takes every call there. Its vectors differ from NumPy's by ~4e-7.
+Bulk work goes through ONNX Runtime (``EIDETIC_EMBED_RUNTIME``, default ``auto``), whose fused
+kernels do the elementwise work between the products (docs/benchmarks.md). It starts only for a
+call of ONNX_TOKENS tokens or more: its import and session cost ~0.3 s, which a CLI recall's
+query would pay for nothing; once it runs in a process it takes every call there. Where it
+cannot be imported, NumPy runs everything. Its vectors differ from NumPy's by ~4e-7, so vectors
+of both runtimes share the cache.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Bulk embedding through ONNX Runtime: the graph of ``onnx_graph`` over the prepared weights.
 
-Why: NumPy's matrix products are as fast as BLAS gets, but the elementwise work between them
-(softmax, GELU, layer norm) left the NumPy encoder at 56-66 % of the machine's matrix-product
-limit; ORT's fused kernels do that work in the same pass as the data is in cache
-(docs/benchmarks.md, "Embedding throughput").
+Why: the elementwise work between the matrix products (softmax, GELU, layer norm) keeps the
+NumPy encoder at ~60 % of the machine's matrix-product limit; ORT fuses it (its GELU is ~2.5x
+NumPy's), which more than makes up for its own matrix products (MLAS) being 15-20 % slower than
+NumPy's OpenBLAS here (docs/benchmarks.md, "Embedding throughput").
 
 One session per model and process, on one thread per run (``intra_op_num_threads`` 1, no
 spinning): ``batches.py`` runs a call's batches concurrently on its pool of threads, as it does
