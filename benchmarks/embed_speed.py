@@ -4,10 +4,12 @@
 
 Two corpora: short notes (20-60 words, ~80 tokens with this vocabulary) and long chunks
 (truncated at the model's 256 tokens). For each, in alternating rounds: the encoder embeds
-every text (``embed``, all cores by default), then the same matrix products run as bare NumPy
-matmuls on the same cores (the *limit*: the texts sorted and cut into batches of 4,096 padded
-tokens, each batch's products, output arrays allocated beforehand, one BLAS thread per worker
-thread). Both are timed on the wall clock; the table gives medians.
+every text (``embed``, all cores by default) through ONNX Runtime (where it is installed) and
+through the NumPy forward pass, then the
+same matrix products run as bare NumPy matmuls on the same cores (the *limit*: the texts sorted
+and cut into batches of 4,096 padded tokens, each batch's products, output arrays allocated
+beforehand, one BLAS thread per worker thread). All are timed on the wall clock; the table gives
+medians. Then the cost of ONNX Runtime's start in a new process (import and session).
 
 FLOPs are counted for the real (unpadded) tokens, per token and layer: the fused query/key/value
 projection 2*d*3d, the output projection 2*d*d, the feed-forward 2*2*d*4d; per text and layer
@@ -140,30 +142,44 @@ def timed(run) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def measure(model, texts: list[str], threads: int, rounds: int) -> dict:
+def rates(work: float, texts: int, runs: list[tuple[float, float]], limit: Limit, limit_wall: float, limit_cpu: float):
+    """One runtime's medians against the limit's."""
+    wall, cpu = (statistics.median(t[i] for t in runs) for i in (0, 1))
+    return {
+        "per_s": round(texts / wall, 1),
+        "per_s_runs": [round(texts / t[0], 1) for t in runs],
+        "gflops": round(work / wall / 1e9, 1),
+        "fraction": round(work / wall / (limit.flops / limit_wall), 3),
+        # per CPU second: what time-slicing by other jobs cannot change (cache sharing can)
+        "cpu_gflops": round(work / cpu / 1e9, 1),
+        "cpu_fraction": round(work / cpu / (limit.flops / limit_cpu), 3),
+    }
+
+
+def measure(model, texts: list[str], threads: int, rounds: int, runtimes: list[str]) -> dict:
+    """Each runtime and the limit in alternating rounds, so load from other jobs falls on all."""
     s = shape(model)
     lengths = [sum(e.attention_mask) for e in model.tokenizer.encode_batch(texts)]  # real tokens
     work = flops(lengths, s)
     limit = Limit(limit_batches(lengths), s)
-    encoder, bare = [], []
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in runtimes}
+    bare = []
     for _ in range(rounds):
-        encoder.append(timed(lambda: model.embed(texts)))
+        for name in runtimes:
+            model.runtime = name
+            runs[name].append(timed(lambda: model.embed(texts)))
         bare.append(timed(lambda: limit.run(threads)))
-    wall, cpu = (statistics.median(t[i] for t in encoder) for i in (0, 1))
     limit_wall, limit_cpu = (statistics.median(t[i] for t in bare) for i in (0, 1))
     return {
         "texts": len(texts),
         "tokens_per_text": round(sum(lengths) / len(lengths), 1),
-        "per_s": round(len(texts) / wall, 1),
-        "per_s_runs": [round(len(texts) / t[0], 1) for t in encoder],
-        "gflops": round(work / wall / 1e9, 1),
         "limit_gflops": round(limit.flops / limit_wall / 1e9, 1),
-        "fraction": round(work / wall / (limit.flops / limit_wall), 3),
-        # per CPU second: what time-slicing by other jobs cannot change (cache sharing can)
-        "cpu_gflops": round(work / cpu / 1e9, 1),
         "limit_cpu_gflops": round(limit.flops / limit_cpu / 1e9, 1),
-        "cpu_fraction": round(work / cpu / (limit.flops / limit_cpu), 3),
+        "runtimes": {name: rates(work, len(texts), runs[name], limit, limit_wall, limit_cpu) for name in runtimes},
     }
+
+
+NAMES = {"onnx": "ONNX Runtime", "numpy": "NumPy"}
 
 
 def report(result: dict) -> str:
@@ -172,17 +188,24 @@ def report(result: dict) -> str:
         f"thread(s); load average before {result['load_before']}, after {result['load_after']}; "
         f"medians of {result['rounds']} rounds",
         "",
-        "| texts | tokens/text | texts/s | encoder GFLOP/s | limit GFLOP/s | fraction "
+        "| texts | tokens/text | runtime | texts/s | encoder GFLOP/s | limit GFLOP/s | fraction "
         "| per CPU second: encoder / limit GFLOP/s | fraction |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, r in result["corpora"].items():
-        lines.append(
-            f"| {label}, {r['texts']} | {r['tokens_per_text']} | {r['per_s']} | {r['gflops']} "
-            f"| {r['limit_gflops']} | {r['fraction']:.0%} | {r['cpu_gflops']} / {r['limit_cpu_gflops']} "
-            f"| {r['cpu_fraction']:.0%} |"
-        )
+        for name, e in r["runtimes"].items():
+            lines.append(
+                f"| {label}, {r['texts']} | {r['tokens_per_text']} | {NAMES[name]} | {e['per_s']} | {e['gflops']} "
+                f"| {r['limit_gflops']} | {e['fraction']:.0%} | {e['cpu_gflops']} / {r['limit_cpu_gflops']} "
+                f"| {e['cpu_fraction']:.0%} |"
+            )
     lines += ["", f"(4096 x 384) @ (384 x 1536) alone on the same threads: {result['big_product_gflops']} GFLOP/s."]
+    if "onnx_start" in result:
+        r = result["onnx_start"]
+        lines.append(
+            f"ONNX Runtime's start in a new process (medians of {r['rounds']}, graph cached): import "
+            f"{r['import_s']} s, session {r['session_s']} s."
+        )
     if "scifact" in result:
         r = result["scifact"]
         lines += [
@@ -190,6 +213,40 @@ def report(result: dict) -> str:
             f"256 at a time as `remember` embeds them: {r['seconds'] / 60:.1f} min."
         ]
     return "\n".join(lines)
+
+
+START = """
+import time
+from eidetic.embed import local
+model = local.load()
+started = time.perf_counter()
+import onnxruntime
+from eidetic.embed.onnx_session import OnnxEncoder
+imported = time.perf_counter()
+OnnxEncoder(model.weights, model._models)
+print(imported - started, time.perf_counter() - imported)
+"""
+
+
+def onnx_start(rounds: int) -> dict:
+    """What a new process pays the first time it embeds through ONNX Runtime: the import and
+    the session (its graph already cached)."""
+    import subprocess
+
+    times = [
+        [
+            float(x)
+            for x in subprocess.run(
+                [sys.executable, "-c", START], capture_output=True, text=True, check=True
+            ).stdout.split()
+        ]
+        for _ in range(rounds)
+    ]
+    return {
+        "rounds": rounds,
+        "import_s": round(statistics.median(t[0] for t in times), 2),
+        "session_s": round(statistics.median(t[1] for t in times), 2),
+    }
 
 
 def scifact(model, data: Path) -> dict:
@@ -219,7 +276,12 @@ def main() -> None:
     if args.threads:
         model.threads = args.threads
     threads = model.threads
+    default = model.runtime
+    model.runtime = "onnx"  # measured beside NumPy wherever it is installed
     model.embed(["warm up"])
+    if model.onnx_error:
+        print("ONNX Runtime is not measured:", model.onnx_error, flush=True)
+    runtimes = (["onnx"] if model.onnx else []) + ["numpy"]
     result = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "machine": machine(),
@@ -229,8 +291,11 @@ def main() -> None:
         "corpora": {},
     }
     for label, texts in corpora(model).items():
-        result["corpora"][label] = measure(model, texts, threads, args.rounds)
+        result["corpora"][label] = measure(model, texts, threads, args.rounds, runtimes)
         print(label, json.dumps(result["corpora"][label]), flush=True)
+    model.runtime = default
+    if model.onnx:
+        result["onnx_start"] = onnx_start(args.rounds)
     if args.scifact:
         result["scifact"] = scifact(model, args.scifact)
         print("scifact", json.dumps(result["scifact"]), flush=True)

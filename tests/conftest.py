@@ -74,6 +74,7 @@ def env(tmp_path, monkeypatch):
         "EIDETIC_MODEL_ENDPOINT",
         "HF_HUB_OFFLINE",
         "EIDETIC_EMBED_THREADS",
+        "EIDETIC_EMBED_RUNTIME",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)

@@ -28,9 +28,11 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
+    """The NumPy forward pass (ONNX Runtime's batches are tested in test_embed_onnx.py)."""
     encoder = local.load(cache=tmp_path_factory.mktemp("cache"))
+    encoder.runtime = "numpy"
     yield encoder
-    encoder.threads = batches.cores()
+    encoder.threads, encoder.runtime = batches.cores(), "auto"
 
 
 def cosines(a, b):
@@ -80,6 +82,7 @@ def test_many_texts_run_on_every_thread_and_a_query_on_the_calling_one(model, mo
 
 def test_remembering_many_records_embeds_them_on_the_threads_set(cli, store, monkeypatch):
     monkeypatch.setenv("EIDETIC_EMBED_THREADS", "2")
+    monkeypatch.setenv("EIDETIC_EMBED_RUNTIME", "numpy")
     seen = spy_threads(monkeypatch)
     records = [{"id": f"n{i}", "text": text} for i, text in enumerate(TEXTS)]
     assert cli("remember", stdin=ndjson(*records)).code == 0
@@ -106,6 +109,7 @@ def test_the_setting_caps_the_threads_and_unset_means_every_core(tmp_path):
 def test_scores_too_large_or_too_small_for_exp_alone_take_the_stable_softmax(model, monkeypatch, shift):
     """Shifted so far that exp() overflows (or vanishes) everywhere: every group is done again
     with each row's maximum subtracted, and the vectors do not change."""
+    model.runtime = "numpy"  # the settings' test above set the shared model back to auto
     expected = model.embed(TEXTS[:9])
     calls = []
     real = forward._stable_softmax

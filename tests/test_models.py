@@ -72,7 +72,8 @@ def test_both_poolings_of_the_bundled_weights(folders, tmp_path):
 
     default = local.load(cache=tmp_path)
     mean, cls = encoder(folders["mean"], tmp_path), encoder(folders["cls-plain"], tmp_path)
-    assert np.array_equal(mean.embed(TEXTS), default.embed(TEXTS))  # the declared mean is the default's
+    # the declared mean is the default's (which may run through ONNX Runtime by now: ~4e-7 apart)
+    assert np.allclose(mean.embed(TEXTS), default.embed(TEXTS), atol=1e-6)
     assert mean.name != default.name and mean.name.startswith(str(folders["mean"]) + "@")
     vectors = cls.embed(TEXTS)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -251,7 +252,8 @@ def test_a_config_naming_only_its_bert_architecture_is_accepted(tmp_path):
     config = json.loads((folder / "config.json").read_text())
     del config["model_type"]
     (folder / "config.json").write_text(json.dumps({**config, "architectures": ["BertModel"]}))
-    assert np.array_equal(encoder(folder, tmp_path).embed(TEXTS[:1]), local.load(cache=tmp_path).embed(TEXTS[:1]))
+    vectors = encoder(folder, tmp_path).embed(TEXTS[:1])
+    assert np.allclose(vectors, local.load(cache=tmp_path).embed(TEXTS[:1]), atol=1e-6)  # either runtime
 
 
 def test_float16_weights_saved_from_a_bert_head_model_give_the_same_vectors(tmp_path):

