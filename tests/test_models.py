@@ -21,6 +21,7 @@ import pytest
 from eidetic.embed import local, model_files
 from eidetic.errors import EideticError
 from eidetic.settings import Settings
+from vectors import assert_same_vectors
 
 TEXTS = ["the deploy failed on friday", "a cat sleeps on the warm keyboard", "x " * 300]
 
@@ -73,7 +74,7 @@ def test_both_poolings_of_the_bundled_weights(folders, tmp_path):
     default = local.load(cache=tmp_path)
     mean, cls = encoder(folders["mean"], tmp_path), encoder(folders["cls-plain"], tmp_path)
     # the declared mean is the default's (which may run through ONNX Runtime by now: ~4e-7 apart)
-    assert np.allclose(mean.embed(TEXTS), default.embed(TEXTS), atol=1e-6)
+    assert_same_vectors(mean.embed(TEXTS), default.embed(TEXTS))
     assert mean.name != default.name and mean.name.startswith(str(folders["mean"]) + "@")
     vectors = cls.embed(TEXTS)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -94,13 +95,10 @@ def test_pooling_takes_the_first_the_mean_or_the_maximum_of_real_tokens():
 
 
 def test_queries_and_documents_get_their_declared_prompts(folders, tmp_path):
-    import numpy as np
 
     prompted, plain = encoder(folders["cls"], tmp_path), encoder(folders["cls-plain"], tmp_path)
-    assert np.allclose(prompted.embed(TEXTS[:2]), plain.embed(["passage: " + t for t in TEXTS[:2]]), atol=1e-6)
-    assert np.allclose(
-        prompted.embed(TEXTS[:2], query=True), plain.embed(["query: " + t for t in TEXTS[:2]]), atol=1e-6
-    )
+    assert_same_vectors(prompted.embed(TEXTS[:2]), plain.embed(["passage: " + t for t in TEXTS[:2]]))
+    assert_same_vectors(prompted.embed(TEXTS[:2], query=True), plain.embed(["query: " + t for t in TEXTS[:2]]))
     assert prompted.name != plain.name  # other prompts, other vectors: never mixed
 
 
@@ -246,14 +244,13 @@ def test_switching_model_re_embeds_lazily_and_never_mixes(cli, backend, env, fol
 
 
 def test_a_config_naming_only_its_bert_architecture_is_accepted(tmp_path):
-    import numpy as np
 
     folder = write_model(tmp_path / "no-type")
     config = json.loads((folder / "config.json").read_text())
     del config["model_type"]
     (folder / "config.json").write_text(json.dumps({**config, "architectures": ["BertModel"]}))
     vectors = encoder(folder, tmp_path).embed(TEXTS[:1])
-    assert np.allclose(vectors, local.load(cache=tmp_path).embed(TEXTS[:1]), atol=1e-6)  # either runtime
+    assert_same_vectors(vectors, local.load(cache=tmp_path).embed(TEXTS[:1]))  # either runtime
 
 
 def test_float16_weights_saved_from_a_bert_head_model_give_the_same_vectors(tmp_path):

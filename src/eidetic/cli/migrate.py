@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from ..errors import user_error
@@ -89,16 +90,18 @@ def _copy(source: Memory, target: Memory, as_json: bool) -> tuple[int, int]:
 
     bars = Bars(as_json)
     source.progress.listener = target.progress.listener = bars  # e.g. a source folder indexed first
-    present = [store for store in source.stores() if store.exists()]
-    for store in present:
-        store.sync()  # so the count is the folder's, not an older index's
-    total = sum(store.count() for store in present)
+    exported = source.export_all()
+    # The first item syncs every source store and lists its records, once: the count is the
+    # folders' own, and no second sync (which re-reads files written a moment ago, as racy)
+    # reports after the copy has begun.
+    first = next(exported, None)
+    total = sum(store.count() for store in source.stores() if store.exists())
     into = ", ".join(store.location for store in target.stores())
     step = bars(f"copying {total} records to {into}", "record", total)
     records = written = 0
     batch: list[Any] = []
     try:
-        for item in source.export_all():
+        for item in itertools.chain([] if first is None else [first], exported):
             batch.append(item)
             if len(batch) >= BATCH:
                 done = target.restore(batch)
