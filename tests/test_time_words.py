@@ -89,6 +89,7 @@ def test_the_window_is_in_the_result_and_explained(store):
             "start": "2023-11-13T00:00:00+00:00",
             "end": "2023-11-20T00:00:00+00:00",
             "mode": "blend",
+            "searched": "decided",
         }
         factors = {hit.record.id: hit.explain["time_factor"] for hit in result.items}
         assert factors == {"new": 1.5, "old": 1.0}
