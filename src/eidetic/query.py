@@ -106,7 +106,7 @@ class RecallQuery:
             value = getattr(self, name)
             object.__setattr__(self, name, tuple(value) if value is not None else ())
         object.__setattr__(self, "relevance_floor", _floor_setting(self.relevance_floor))
-        if isinstance(self.now, str):  # from the CLI or an MCP client
+        if self.now is not None:  # text from the CLI; a datetime, maybe naive (UTC), from Python or MCP
             object.__setattr__(self, "now", _moment(self.now))
         _check(self)
 
@@ -257,12 +257,12 @@ def _floor_setting(value: Any) -> str | float:
     return line if line is not None else "off"
 
 
-def _moment(text: str) -> datetime:
+def _moment(value: object) -> datetime:
     from .timeutil import parse_ts
 
-    moment = parse_ts(text)
+    moment = parse_ts(value) if isinstance(value, (str, datetime)) else None
     if moment is None:
-        raise option_error("now", f"must be an ISO date or date and time (got {text!r})", example="2024-03-01T12:00")
+        raise option_error("now", f"must be an ISO date or date and time (got {value!r})", example="2024-03-01T12:00")
     return moment
 
 
