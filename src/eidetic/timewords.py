@@ -8,6 +8,11 @@ the calendar week (Monday first), the month or the year. "since X" runs from X t
 Only the first time named counts. A month name alone must look like one ("in May", "May 3",
 "May 2023"): "what may help" names no time. dateparser costs ~0.4 s to import, so it is
 imported only when the pattern finds a candidate.
+
+The time is a condition on the records, not words to match: :func:`read_question` also gives the
+question without it, for keyword and semantic search ("last week" would find "this week").
+Windows are held inside the calendar (years 1 to 9999); a time past it is left as words, with a
+warning. The date flags take the same words, and durations ("7d"): :func:`flag_moment`.
 """
 
 from __future__ import annotations
