@@ -81,6 +81,19 @@ def test_records_of_the_named_time_rank_higher_or_alone(backend):
         assert _ranked(memory, "what did we decide in 2021", time_words="filter") == []
 
 
+def test_a_time_only_question_lists_the_windows_records_on_every_backend(backend):
+    """Nothing left to search: the window's records, freshest first, under the scope rule."""
+    with Memory.open() as memory:
+        _store(memory)
+        secret = {"id": "secret", "text": "x", "created": "2023-11-16", "scope": {"name": "b", "visibility": "private"}}
+        memory.remember([secret])
+        assert _ranked(memory, "last week") == ["other", "new"]
+        assert _ranked(memory, "what was in October 2023?", time_words="filter") == ["old"]
+        assert _ranked(memory, "last week", types=["lesson"]) == []
+        mine = memory.recall("last week", mode="keyword", now=NOW, record=False, scope="b", visibility="private")
+        assert [hit.record.id for hit in mine.items] == ["secret", "other", "new"]
+
+
 def test_the_window_is_in_the_result_and_explained(store):
     with Memory.open() as memory:
         _store(memory)
@@ -217,6 +230,8 @@ def test_date_flags_take_durations_and_words(store, cli):
     assert found("--as-of", "October") == {"pricing-oct"}  # the store at the end of October
     assert found("--as-of", "last month") == november | {"pricing-oct"}  # ... and of November
     assert found("--since", "10 000 000 years ago") == november | {"pricing-oct"}  # from the calendar's start
+    assert cli("list", "--since", "10 000 000 years ago", "--json").json["total"] == len(TEAM)  # list takes them too
+    assert cli("list", "--until", "10 000 000 years ago", "--json").json["total"] == 0
     bad = cli("recall", "the", "--since", "whenever", "--json")
     assert bad.code == 1 and "7d" in bad.err_json["remediation"] and "Traceback" not in bad.err
 
