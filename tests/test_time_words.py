@@ -212,8 +212,9 @@ def test_a_question_that_is_only_a_time_lists_that_windows_records_freshest_firs
     assert [item["id"] for item in _asked(cli, "last week", "--mode", "keyword", "--top-k", "1")["items"]] == ["db"]
     narrowed = _asked(cli, "October 2026?", "--until", "2026-10-19")
     assert narrowed["items"] == [] and narrowed["time_window"]["searched"] == ""
-    text = cli("recall", "yesterday", "--now", ASKED, "--no-record")
+    text = cli("recall", "yesterday", "--now", ASKED, "--no-record", "--explain")
     assert text.code == 0 and "nothing else to search" in text.out and "id: lunch" in text.out
+    assert "window: recorded in 'yesterday'" in text.out
 
 
 def test_date_flags_take_durations_and_words(store, cli):

@@ -50,12 +50,14 @@ _CANDIDATES = re.compile(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+FIRST = datetime.min.replace(tzinfo=timezone.utc)  # the calendar's ends, where windows are held
+LAST = datetime.max.replace(tzinfo=timezone.utc)
 MAX_QUERY_CHARS = 2000  # longer texts are not questions; they are searched without a time
 # a word that only ties the time to the question ("decided in May", "notes from last week"):
 # it goes with the time, so the words left read as a question of their own
 _LEAD = re.compile(r"\b(?:in|on|during|from|over|of)\s+$", re.IGNORECASE)
 _GROUPED = re.compile(r"(?<=\d)[ ,](?=\d{3}\b)")  # "10 000 000 years ago"
-_NUMERIC_DATE = re.compile(r"\s*[+-]?\d+[-/.]\d")
+_NUMERIC_DATE = re.compile(r"\s*[+-]?\d+[-/.]\d")  # "2026-13-01", "10000-01-01": a bad date, not words
 MAX_FLAG_CHARS = 100  # a date flag is a few words
 _UNITS = {"h": "hours", "d": "days", "w": "weeks", "mo": "months", "y": "years"}
 _UNITS |= {f"{word}{plural}": word + "s" for word in ("hour", "day", "week", "month", "year") for plural in ("", "s")}
@@ -78,16 +80,16 @@ class TimeQuestion:
 
 
 def read_question(text: str, now: datetime) -> TimeQuestion:
-    """The first time ``text`` names, relative to ``now``, and ``text`` without it. A time
-    beyond the calendar (year 10000, "10 000 000 years ago") is clamped to the calendar's ends
-    when only one end is out of it, else named in a warning and left in the words."""
+    """The first time ``text`` names, relative to ``now``, and ``text`` without it. A window
+    reaching past the calendar is held at its ends ("9999-12-31" ends at its last moment); a
+    time wholly beyond it ("10 000 000 years ago") is named in a warning and left in the words."""
     warnings: list[str] = []
     for match in _CANDIDATES.finditer(text[:MAX_QUERY_CHARS]):
         phrase = match.group("phrase")
         try:
             found = _read(phrase, now)
         except (OverflowError, ValueError):  # dateparser or the window's arithmetic left the calendar
-            warnings.append(f"{match.group(0).strip()!r} is beyond the calendar (years 1 to 9999): not read as a time")
+            warnings.append(f"{match.group(0).strip()!r} is beyond the calendar (years 1 to 9999): searched as words")
             continue
         if found is None:
             continue
@@ -160,10 +162,6 @@ def _read(phrase: str, now: datetime) -> tuple[datetime, datetime] | None:
         start = day.replace(month=1, day=1)
         return start, start.replace(year=start.year + 1) if start.year < 9999 else LAST
     return day, _moved(day, 1)
-
-
-FIRST = datetime.min.replace(tzinfo=timezone.utc)
-LAST = datetime.max.replace(tzinfo=timezone.utc)
 
 
 def _moved(day: datetime, days: int) -> datetime:
