@@ -62,6 +62,7 @@ def test_texts_that_differ_in_a_particular_are_never_near_in_meaning(text, other
         ("Backups run every night at 2am", "Every night at 2am the backups are run"),
         ("See e.g. the FAQ on the wiki.", "See the FAQ on the wiki."),  # "e.g.": not a particular
         ("Ask the client/server team.", "Ask the client team."),  # two words joined by "/": no path
+        ("Deployed v2.3.1 with 1,000 workers.", "Deployed version 2.3.1 with 1000 workers."),  # one number
         ("Backups run nightly.", "Snapshots run nightly."),  # a capital that starts a sentence is no name
         ("I think we should lint first.", "We should lint first, I think."),  # "I" is no name
         ("Joanna had a setback with her screenplay.", "Joanna: Well, I had a setback with my screenplay."),

@@ -11,7 +11,8 @@ The particulars of a text (each case-folded):
   two words joined by one ``/`` such as "and/or"), ``@handles`` and ``#refs`` (``#42``, ``#ops``);
 - joined tokens with a digit, a ``.`` or a ``:`` inside: versions (``2.3.1``, ``v2.3``), dates
   and times (``2026-12-01``, ``14:30``), ids (``ABC-123``), hosts and files (``db.example.com``);
-- words with a digit (``42``, ``v2``, ``3pm``, ``x86``);
+- words with a digit (``42``, ``1,000``, ``v2``, ``3pm``, ``x86``; "1,000" is "1000" and "v2.3"
+  is "2.3" when compared);
 - names: words (or hyphen-joined words) that begin with a capital letter not at the start of a
   sentence (the start of the text or a line, or after ``.``, ``!``, ``?``), other than "I".
 
@@ -41,6 +42,7 @@ _TOKEN = re.compile(
       | (?P<handle>(?<![\w@])@\w+(?:[.-]\w+)*)
       | (?P<ref>(?<![\w\#])\#\w+)
       | (?P<path>(?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)+/?|(?<![\w/])(?:~|\.{1,2})?/[\w.-]+)
+      | (?P<number>\d{1,3}(?:,\d{3})+(?!\d))
       | (?P<joined>\w+(?:[-.:]\w+)+)
       | (?P<word>\w+)""",
     re.VERBOSE | re.IGNORECASE,
@@ -48,6 +50,7 @@ _TOKEN = re.compile(
 _SENTENCE_END = frozenset(".!?…\n")
 _TRAILING = ".,;:!?)]}'\""  # punctuation that ends a sentence, not a URL or path
 _ABBREVIATION = re.compile(r"(?:[^\W\d_]\.)*[^\W\d_]", re.IGNORECASE)  # e.g, i.e, a.m: not particulars
+_VERSION_V = re.compile(r"^v(?=\d)")  # "v2.3.1" says the version "2.3.1" says
 
 
 @dataclass(frozen=True)
@@ -73,15 +76,20 @@ def particulars(text: str) -> Particulars:
         if kind in ("url", "path"):
             token = token.rstrip(_TRAILING) or token
         folded = token.casefold()
-        said.update((folded, _singular(folded)))
+        said.update((folded, _singular(folded), _canonical(folded)))
         if kind in ("joined", "path"):
             said.update(re.split(r"[-.:/]", folded))
         if _is_mark(kind, token):
-            marks.add(folded)
+            marks.add(_canonical(folded))
         elif token[0].isupper() and not opens and token != "I":
             names.add(_singular(folded))
         end = match.end()
     return Particulars(frozenset(marks), frozenset(names), frozenset(said))
+
+
+def _canonical(token: str) -> str:
+    """One spelling of a number or version: "1,000" is "1000", "v2.3.1" is "2.3.1"."""
+    return _VERSION_V.sub("", token.replace(",", "") if token[0].isdigit() else token)
 
 
 def _singular(word: str) -> str:
