@@ -19,8 +19,8 @@ def add_parser(sub, add_common) -> None:
         "consolidate",
         help="find near-duplicate records per scope and fold each cluster into one (dry run by default)",
         description="Group each scope's near-duplicates (the same text once normalised, or a cosine at or above "
-        "the threshold with the same numbers, ids, dates and names) around a proposed survivor. Each record to "
-        "fold shows its words against the survivor's as a word diff. Nothing changes without --apply; then the others are "
+        "the threshold with the same numbers, ids, dates and names) around a proposed survivor; each record to "
+        "fold shows its words against the survivor's. Nothing changes without --apply; then the others are "
         "shadowed, the survivor gains their links and usage, and 'eidetic restore ID' undoes one member. "
         "See 'eidetic explain consolidate'.",
     )

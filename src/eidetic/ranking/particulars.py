@@ -35,9 +35,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-# Longest forms first: a URL is not read as a path, nor an address as a handle.
+# Longest forms first: a URL is not read as a path, nor an address as a handle. A run of letters
+# that nothing joins to another token (most of a text) is taken first, in one step.
 _TOKEN = re.compile(
-    r"""(?P<url>\b[a-z][a-z0-9+.-]*://[^\s<>"'`]+|\bwww\.[^\s<>"'`]+)
+    r"""(?P<letters>[^\W\d_]+)(?![\w@/\#]|[-.:+]\w|://)
+      | (?P<url>\b[a-z][a-z0-9+.-]*://[^\s<>"'`]+|\bwww\.[^\s<>"'`]+)
       | (?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
       | (?P<handle>(?<![\w@])@\w+(?:[.-]\w+)*)
       | (?P<ref>(?<![\w\#])\#\w+)
@@ -73,6 +75,13 @@ def particulars(text: str) -> Particulars:
     for match in _TOKEN.finditer(text):
         opens = not end or not _SENTENCE_END.isdisjoint(text[end : match.start()])  # a sentence
         kind, token = match.lastgroup, match.group()
+        end = match.end()
+        if kind == "letters":  # the common case, kept short: a word, perhaps a name
+            folded = token.casefold()
+            said.update((folded, _singular(folded)))
+            if not opens and token[0].isupper() and token != "I":
+                names.add(_singular(folded))
+            continue
         if kind in ("url", "path"):
             token = token.rstrip(_TRAILING) or token
         folded = token.casefold()
@@ -83,7 +92,6 @@ def particulars(text: str) -> Particulars:
             marks.add(_canonical(folded))
         elif token[0].isupper() and not opens and token != "I":
             names.add(_singular(folded))
-        end = match.end()
     return Particulars(frozenset(marks), frozenset(names), frozenset(said))
 
 
