@@ -99,9 +99,10 @@ def test_word_diff_marks_the_words_that_differ_wherever_they_are():
     assert marked(" Same  words. ", "Same words.") == "Same words." and word_changes("a b", "a b") == []
 
 
-def test_the_template_records_are_as_close_as_true_restatements():
+def test_the_template_records_are_as_close_as_true_restatements(env, monkeypatch):
     """The fixture's premise, on the real model: template siblings reach the cosine line (so the
     cosine alone would fold them) as the true restatements do."""
+    monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)
     from eidetic.embed import default_embedder
     from eidetic.settings import Settings
 
