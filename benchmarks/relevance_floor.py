@@ -108,6 +108,7 @@ def collect(data: Path, work: Path, scifact_store: bool = True) -> tuple[list[Ru
         ]
         asked += [("scifact-on-locomo", f"{conv}/{c['_id']}", c["text"], []) for c in claims[split_of[name]]]
         made.append(_sized(_store_runs(work, f"locomo-{conv}", partial(list, turns[conv]), asked, name), turns[conv]))
+    corpus = scifact_records(data) if scifact_store else []
     for name, split in split_of.items() if scifact_store else ():
         relevant = scifact_queries(data, split)[1]
         asked = [
@@ -118,8 +119,9 @@ def collect(data: Path, work: Path, scifact_store: bool = True) -> tuple[list[Ru
         asked += [
             ("locomo-on-scifact", q["qid"], q["question"], []) for q in questions if half.get(q["sample_id"]) == name
         ]
-        runs = _store_runs(work, "scifact", lambda: scifact_records(data), asked, name, f"scifact-{split}")
-        made.append(_sized(runs, scifact_records(data)))
+        made.append(
+            _sized(_store_runs(work, "scifact", partial(list, corpus), asked, name, f"scifact-{split}"), corpus)
+        )
     return [run for runs, _ in made for run in runs], sum(seconds for _, seconds in made)
 
 

@@ -99,6 +99,8 @@ def test_explain_shows_how_each_hit_was_judged(cli, notes):
     )
     assert judged["keyword_floor"] == pytest.approx(young.keyword)
     assert judged["hit_share"] == pytest.approx(young.share)
+    meaning = cli("recall", "deploy tuesdays", "--mode", "approximate", *AUTO, "--explain").json["items"][0]["explain"]
+    assert (meaning["store_records"], meaning["query_idf"]) == (len(NOTES), 0.0)  # counted, though words are not judged
     expected = max(
         judged["cosine"] / judged["cosine_floor"], judged["bm25"] / judged["query_idf"] / judged["keyword_floor"]
     )
