@@ -123,7 +123,10 @@ weighs most) over the keyword floor; hybrid, the larger of the two. That ratio i
 stricter) there are no hits; then each hit must reach its mode's share of it (hybrid 0.5, keyword
 0.85, approximate 0.9), so hits far below are dropped one by one, from the top k (nothing moves
 up), before linked records are followed. Exact matches are all relevant; fields mode has its own
-floor (`--min-score`, default 0.5).
+floor (`--min-score`, default 0.5). A young store (under 350 records you may see) draws the line
+the best hit must reach lower, the fewer its records (the best of twenty unrelated records sits
+lower than the best of five hundred), so its obvious answers are kept; `--explain` shows the
+floors as drawn and `store_records`.
 Defaults: off for `eidetic recall` and the Python API (people exploring want neighbours), auto
 for the MCP `recall` tool and the recall skill (an agent's context is better empty than noisy).
 `--json` adds `relevance_floor` (the line) and `below_floor` (hits dropped, all of them records
