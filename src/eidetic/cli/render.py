@@ -178,4 +178,5 @@ def floor_note(bundle: dict[str, Any]) -> str:
     if bundle.get("relevance_floor") is None:
         return ""
     below = bundle["below_floor"]
-    return f"relevance floor {bundle['relevance_floor']:g}, {below} below it"
+    hits = f"{below} hit{'s' if below != 1 else ''}"
+    return f"relevance floor {bundle['relevance_floor']:g}: {hits} below it left out (--relevance-floor off shows all)"
