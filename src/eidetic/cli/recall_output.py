@@ -94,7 +94,7 @@ def _below(apart: list[tuple[str, Item]]) -> str:
 def _nothing_relevant(bundle: dict[str, Any], apart: list[tuple[str, Item]]) -> str:
     """ "Nothing relevant", in words, when every hit is below the floor (the nearest follow)."""
     query = clip(one_line(bundle["query"]), 60)
-    return f"nothing relevant to “{query}”: the {_hits(apart)} below are the nearest records, all below the relevance floor"
+    return f"nothing relevant to “{query}”; the nearest {_hits(apart)}, all below the relevance floor:"
 
 
 def _relevance(item: Item, shape: str) -> str:
