@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from datetime import datetime, timezone
@@ -60,15 +61,22 @@ def collect(data: Path, work: Path, model: str) -> tuple[list[Run], int]:
     return runs, seconds
 
 
-def words(run: Run, model: str, strong: float) -> list[str]:
-    """Each hit's word, judged as a recall judges it (the evidence is per unit of idf mass)."""
+def values(run: Run, model: str) -> list[float | None]:
+    """Each hit's relevance, as a recall computes it (the evidence is per unit of idf mass)."""
     mode = run["mode"]
     calibration = relevance.Calibration.of(mode, None if mode == "keyword" else model)
     semantic = mode != "keyword"
-    values = [relevance.relevance(cosine, bm25, 1.0, calibration, semantic) for _, cosine, bm25 in run["hits"]]
-    flags = relevance.kept(values, relevance.AUTO, calibration.share)
+    return [relevance.relevance(cosine, bm25, 1.0, calibration, semantic) for _, cosine, bm25 in run["hits"]]
+
+
+def words(run: Run, model: str, strong: float) -> list[str]:
+    """Each hit's word, judged as a recall judges it."""
+    mode = run["mode"]
+    calibration = relevance.Calibration.of(mode, None if mode == "keyword" else model)
+    values_ = values(run, model)
+    flags = relevance.kept(values_, relevance.AUTO, calibration.share)
     said = []
-    for value, stays in zip(values, flags):
+    for value, stays in zip(values_, flags):
         word = relevance_text.word(value, stays)
         if word in ("strong", "good") and value is not None:  # the same bands, with this STRONG
             word = "strong" if value >= strong else "good"
@@ -107,6 +115,9 @@ def figures(runs: list[Run], model: str, strong: float, half: str) -> dict:
                 row[said[0]]["unrelated_best"] += 1
         for word in relevance_text.WORDS:
             row[word]["unrelated_best"] = round(row[word]["unrelated_best"] / max(1, len(unrelated)), 4)
+        for kind in ("locomo", "scifact-on-locomo"):  # the best hit's relevance: the same scale for both
+            best = [max(v for v in values(r, model) if v is not None) for r in mine if r["kind"] == kind and r["hits"]]
+            row[f"best {kind}"] = round(float(statistics.median(best)), 3) if best else None
         out[mode] = row
     return out
 
@@ -123,8 +134,9 @@ def table(result: dict) -> str:
         "word, and the share of those hits that are the question's evidence. Unrelated: SciFact claims "
         "on a conversation, the share whose best hit reads each word.",
         "",
-        "| half | mode | strong: hits, evidence | good | weak | low | unrelated best hit: strong, good, weak, low |",
-        "|---|---|---|---|---|---|---|",
+        "| half | mode | strong: hits, evidence | good | weak | low | unrelated best hit: strong, good, weak, low "
+        "| best hit's relevance, median: matching, unrelated |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for half in ("tuning", "held-out"):
         for mode, row in result[half].items():
@@ -133,7 +145,8 @@ def table(result: dict) -> str:
                 hits, evidence = row[word]["hits"], row[word]["evidence"]
                 cells.append(f"{hits}, {100 * evidence / hits:.1f} %" if hits else "0")
             unrelated = ", ".join(f"{100 * row[w]['unrelated_best']:.1f} %" for w in relevance_text.WORDS)
-            lines.append(f"| {half} | {mode} | " + " | ".join(cells) + f" | {unrelated} |")
+            best = f"{row['best locomo']}, {row['best scifact-on-locomo']}"
+            lines.append(f"| {half} | {mode} | " + " | ".join(cells) + f" | {unrelated} | {best} |")
     return "\n".join(lines)
 
 

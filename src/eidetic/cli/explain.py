@@ -135,7 +135,7 @@ you may see); `--explain` shows the evidence. Calibrated for the bundled model o
 another model's cosines are not judged, with a warning.
 What a person reads: a score only ranks one query's hits (hybrid's best is about 1.0 whatever was
 asked), so the recall table, text and markdown and the viewer show each hit's relevance with a
-word: strong (1.5 and up), good (1.0 and up), weak (kept for its share), low (below the floor).
+word: strong (1.25 and up), good (1.0 and up), weak (kept for its share), low (below the floor).
 With the floor off (recall's and the viewer's default: people exploring want the neighbours),
 every hit is still judged and those below the floor are set apart under a rule (the viewer folds
 them under a count); with it on they are left out and counted; when none clears it, "nothing
