@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from quality import locomo_samples, prepared, scifact_queries  # noqa: E402
+from quality import locomo_samples, open_store, prepared, scifact_queries  # noqa: E402
 from relevance_floor import HELD_OUT, MODES, TUNING, Run, _store_runs  # noqa: E402
 from report import update_doc  # noqa: E402
 
@@ -122,6 +122,32 @@ def figures(runs: list[Run], model: str, strong: float, half: str) -> dict:
     return out
 
 
+def cost(data: Path, work: Path, conv: str = HELD_OUT[0]) -> dict:
+    """What judging adds to a recall as ``eidetic recall`` makes it (top 5, the floor off): each
+    question of ``conv`` recalled without and with ``judge_relevance``, alternating which goes
+    first; the median milliseconds of each and their ratio, per mode."""
+    _, questions = locomo_samples(data)
+    asked = [q["question"] for q in questions if q["sample_id"] == conv]
+    out = {}
+    with open_store(work / f"locomo-{conv}") as memory:
+        for mode in ("keyword", "hybrid"):
+            memory.recall(asked[0], mode=mode, record=False)  # the index and the model warm
+            took: dict[bool, list[float]] = {False: [], True: []}
+            for n, text in enumerate(asked):
+                for judge in (False, True) if n % 2 else (True, False):
+                    started = time.perf_counter()
+                    memory.recall(text, mode=mode, record=False, depth=0, judge_relevance=judge)
+                    took[judge].append(1000 * (time.perf_counter() - started))
+            off, on = statistics.median(took[False]), statistics.median(took[True])
+            out[mode] = {
+                "queries": len(asked),
+                "off_ms": round(off, 2),
+                "on_ms": round(on, 2),
+                "ratio": round(on / off, 3),
+            }
+    return out
+
+
 def table(result: dict) -> str:
     lines = [
         f"{result['date']}, {result['machine']}; embedder {result['embedder']}; "
@@ -147,6 +173,16 @@ def table(result: dict) -> str:
             unrelated = ", ".join(f"{100 * row[w]['unrelated_best']:.1f} %" for w in relevance_text.WORDS)
             best = f"{row['best locomo']}, {row['best scifact-on-locomo']}"
             lines.append(f"| {half} | {mode} | " + " | ".join(cells) + f" | {unrelated} | {best} |")
+    lines += [
+        "",
+        f"What judging costs a recall (top 5, floor off; {HELD_OUT[0]}'s questions, each without and with "
+        "`judge_relevance`, alternating), median milliseconds: "
+        + "; ".join(
+            f"{mode} {c['off_ms']} -> {c['on_ms']} (x{c['ratio']}, {c['queries']} queries)"
+            for mode, c in result["cost"].items()
+        )
+        + ".",
+    ]
     return "\n".join(lines)
 
 
@@ -168,6 +204,7 @@ def main() -> None:
         "shipped": relevance_text.STRONG,
         "tuning": figures(runs, embedder.name, relevance_text.STRONG, "tuning"),
         "held-out": figures(runs, embedder.name, relevance_text.STRONG, "held-out"),
+        "cost": cost(args.data, work),
         "seconds": round(time.perf_counter() - started),
         "recall_seconds": collected,
     }
