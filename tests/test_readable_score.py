@@ -42,12 +42,13 @@ def mixed(cli, store, monkeypatch):
     return store
 
 
-def on_terminal(*args: str) -> str:
-    """What ``eidetic ARGS`` shows on a 100-column colour terminal, escape codes removed."""
+def on_terminal(*args: str, colour: bool = False) -> str:
+    """What ``eidetic ARGS`` shows on a 100-column colour terminal, escape codes removed unless
+    ``colour``."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
     run = run_on_terminal(*args, env={**env, "TERM": "xterm-256color"})
     assert run.code == 0, run.out
-    return ESC.sub("", run.out)
+    return run.out if colour else ESC.sub("", run.out)
 
 
 def test_words_follow_the_floor_s_verdict_and_the_number():
@@ -65,7 +66,10 @@ def test_words_follow_the_floor_s_verdict_and_the_number():
 
 
 def test_the_terminal_table_reads_relevance_and_sets_unrelated_hits_apart(cli, mixed):
-    shown = on_terminal("recall", RESTORE, "--no-record", "--depth", "0")
+    coloured = on_terminal("recall", RESTORE, "--no-record", "--depth", "0", colour=True)
+    assert "\x1b[2mdark-mode\x1b[0m" in coloured and "\x1b[36mrestore\x1b[0m" in coloured  # set apart: dim
+    assert re.search(r"\x1b\[32m\d\.\d\d (strong|good|weak)", coloured)  # a relevant hit's relevance, green
+    shown = ESC.sub("", coloured)
     lines = shown.splitlines()
     assert lines[0].split()[:3] == ["#", "RELEVANCE", "SCORE"]
     rule = next(n for n, line in enumerate(lines) if "below the relevance floor" in line)

@@ -158,7 +158,7 @@ def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str
         ]
         for rank, item in clear + apart
     ]
-    lines = table(columns, rows, width, style).split("\n")
+    lines = table(columns, rows, width, style, dim_from=len(clear)).split("\n")
     if clear and apart:
         lines.insert(1 + len(clear), style(f"── {_below(apart)} ──", "dim"))
     elif apart:
