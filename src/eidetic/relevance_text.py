@@ -6,16 +6,19 @@ scores about 1.0 whatever was asked, and an unrelated record can look confident.
 ``relevance`` (``ranking/relevance.py``) is its raw evidence over the calibrated line, so it
 means the same from one query to the next; ``relevant`` is the floor's verdict on the hit (the
 best must reach the line, then each its mode's share of it). The words follow both: a hit the
-floor lets through is ``strong`` well past the line, ``good`` on or past it, ``weak`` below it
+floor lets through is ``strong`` from ``STRONG``, ``good`` on or past the line, ``weak`` below it
 (kept for its share); one it does not is ``low``. docs/benchmarks.md ("Relevance in words")
-measures how often each word's hits are the right answer.
+measures how often each word's hits are the right answer and how rarely an unrelated query's
+best hit reads anything but ``low``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-STRONG = 1.25  # relevance: chosen by benchmarks/relevance_words.py on the tuning half of the public data
+# The lowest relevance at which at most 1 % of unrelated queries show a strong hit, in every mode,
+# on the tuning half of the public data (benchmarks/relevance_words.py; a rerun prints it).
+STRONG = 1.25
 WORDS = ("strong", "good", "weak", "low")
 
 Placed = tuple[str, str, str | None, bool | None]  # a hit's tier, id, parent (linked records), relevant
