@@ -8,7 +8,14 @@ evidence turns the relevant records; category 5 (adversarial) is reported apart.
 BEIR SciFact: one store of the 5,183 abstracts (title as name, abstract as text); the public
 test queries and the train queries.
 For every mode: recall@5/10/25, nDCG@10, MRR (first relevant rank within 25). Writes
-``benchmarks/results/quality.json`` and a table in ``docs/benchmarks.md``. The data is read
+``benchmarks/results/quality.json`` and a table in ``docs/benchmarks.md``.
+
+``--layout`` places the same records as people keep them: ``single`` (one store, every record
+public: the figures above it), ``shared`` (one store, half the records, chosen by a hash of the
+id, private to the asking scope) and ``split`` (the README's layout: the public half in a
+repository store, the private half in the home store). The caller asks as that scope, privately,
+so it sees every record in every layout: a ranking that holds wherever records live gives the
+three layouts the same figures. ``--layout all`` runs the three and writes the comparison. The data is read
 from ``../shared/data`` (non-commercial licences: it is never copied into this repository).
 """
 
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -33,7 +41,7 @@ from report import update_doc  # noqa: E402
 
 from eidetic import Memory  # noqa: E402
 from eidetic.embed import Embedder  # noqa: E402
-from eidetic.locations import plan_stores  # noqa: E402
+from eidetic.locations import StorePlan, plan_stores  # noqa: E402
 from eidetic.usage import UsageState  # noqa: E402
 
 K = 25
@@ -64,12 +72,42 @@ def standard_error(values: list[float]) -> float:
 TUNING_CONVERSATIONS = ("conv-26", "conv-30", "conv-41")
 
 
-def open_store(folder: Path) -> Memory:
-    return Memory(plan_stores([folder]), UsageState(folder.parent / f"{folder.name}-usage.sqlite"))
+LAYOUTS = ("single", "shared", "split")
+CALLER = "bench"  # the scope that asks, privately, in the shared and split layouts
 
 
-def ranked_ids(memory: Memory, query: str, mode: str, alpha: float, now: datetime | None = None) -> list[str]:
-    result = memory.recall(query, mode=mode, top_k=K, alpha=alpha, record=False, depth=0, now=now)
+def open_store(folder: Path, layout: str = "single") -> Memory:
+    """One store at ``folder``; for ``split``, a repository store and a home store under it."""
+    usage = UsageState(folder.parent / f"{folder.name}-usage.sqlite")
+    if layout == "split":
+        home, repo = folder / "home", folder / "repo"
+        return Memory(StorePlan((home, repo), False, home, repo), usage)
+    return Memory(plan_stores([folder]), usage)
+
+
+def _folder(name: str, layout: str) -> str:
+    """A layout's store folder in the work folder (``single`` keeps the name other scripts reuse)."""
+    return name if layout == "single" else f"{layout}-{name}"
+
+
+def placed(records: list[dict], layout: str) -> list[dict]:
+    """The records as ``layout`` keeps them: half of them (by a hash of the id, the same half in
+    every run) private to ``CALLER`` outside ``single``."""
+    if layout == "single":
+        return records
+    return [
+        dict(r, scope={"name": CALLER, "visibility": "private"})
+        if hashlib.sha256(r["id"].encode()).digest()[0] % 2
+        else r
+        for r in records
+    ]
+
+
+def ranked_ids(
+    memory: Memory, query: str, mode: str, alpha: float, now: datetime | None = None, layout: str = "single"
+) -> list[str]:
+    asking = {} if layout == "single" else {"scope": CALLER, "visibility": "private"}
+    result = memory.recall(query, mode=mode, top_k=K, alpha=alpha, record=False, depth=0, now=now, **asking)
     return [hit.record.id for hit in result.items]
 
 
@@ -99,7 +137,7 @@ def locomo_samples(data: Path) -> tuple[dict[str, list[dict]], list[dict]]:
     return turns, [json.loads(line) for line in (data / "locomo" / "queries_public.jsonl").open()]
 
 
-def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
+def locomo(data: Path, work: Path, modes: list[str], alpha: float, layout: str = "single") -> dict:
     turns, queries = locomo_samples(data)
     scores: dict[str, dict[str, list]] = {mode: defaultdict(list) for mode in modes}
     parts: dict[str, dict[str, list]] = {mode: defaultdict(list) for mode in modes}  # tuning / held-out, 1-4
@@ -107,11 +145,11 @@ def locomo(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
         # The questions are asked once the conversation is over: "in May" means its last May.
         asked = max(datetime.fromisoformat(r["created"]) for r in records)
         part = "tuning" if sample in TUNING_CONVERSATIONS else "held_out"
-        with open_store(work / f"locomo-{sample}") as memory:
-            memory.remember(records)  # (identical turns are reported as duplicates, not stored)
+        with open_store(work / _folder(f"locomo-{sample}", layout), layout) as memory:
+            memory.remember(placed(records, layout))  # (identical turns are reported as duplicates, not stored)
             for query in (q for q in queries if q["sample_id"] == sample and q["relevant_ids"]):
                 for mode in modes:
-                    ranked = ranked_ids(memory, query["question"], mode, alpha, asked)
+                    ranked = ranked_ids(memory, query["question"], mode, alpha, asked, layout)
                     row = metrics(ranked, set(query["relevant_ids"]))
                     scores[mode][query["category"]].append(row)
                     if query["category"] != 5:
@@ -169,15 +207,15 @@ def scifact_queries(data: Path, split: str) -> tuple[list[dict], dict[str, set[s
     return [json.loads(line) for line in (root / qfile).open()], relevant
 
 
-def scifact(data: Path, work: Path, modes: list[str], alpha: float) -> dict:
+def scifact(data: Path, work: Path, modes: list[str], alpha: float, layout: str = "single") -> dict:
     out: dict = {mode: {} for mode in modes}
-    with open_store(work / "scifact") as memory:
-        memory.remember(scifact_records(data))
+    with open_store(work / _folder("scifact", layout), layout) as memory:
+        memory.remember(placed(scifact_records(data), layout))
         for split in SCIFACT_SPLITS:
             queries, relevant = scifact_queries(data, split)
             for mode in modes:
                 rows = [
-                    metrics(ranked_ids(memory, q["text"], mode, alpha), relevant[q["_id"]])
+                    metrics(ranked_ids(memory, q["text"], mode, alpha, layout=layout), relevant[q["_id"]])
                     for q in queries
                     if relevant.get(q["_id"])
                 ]
@@ -257,6 +295,27 @@ def prepared(work: Path | None, prefix: str) -> tuple[Path, Embedder | None, str
     return work, embedder, why
 
 
+def layouts_table(results: dict[str, dict]) -> str:
+    """The same records in each layout, per mode, on the tuning and held-out parts."""
+    first = next(iter(results.values()))
+    lines = [
+        f"{first['date']}, alpha {first['alpha']}, {first['machine']}; embedder {first['embedder']}",
+        "",
+        "| mode | layout | LoCoMo tuning R@10 | LoCoMo held-out R@10 | SciFact train nDCG@10 | SciFact test nDCG@10 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for mode in first["modes"]:
+        for layout, result in results.items():
+            parts = result["locomo"][mode]["parts"] if result["locomo"] else {}
+            sf = result["scifact"][mode] if result["scifact"] else {}
+            cells = [
+                f"{parts[name]['recall@10']:.3f}" if name in parts else "not run" for name in ("tuning", "held_out")
+            ]
+            cells += [f"{sf[split]['ndcg@10']:.3f}" if sf else "not run" for split in ("train", "test")]
+            lines.append(f"| {mode} | {layout} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=HERE.parent.parent / "shared" / "data")
@@ -269,24 +328,36 @@ def main() -> None:
         choices=["scifact", "locomo"],
         help="SciFact embeds 5,183 abstracts: ~25 min on one core with the NumPy model",
     )
+    parser.add_argument("--layout", default="single", choices=[*LAYOUTS, "all"], help="where the records live")
     parser.add_argument("--work", type=Path, help="keep stores and caches here (reruns reuse vectors)")
     args = parser.parse_args()
     work, embedder, why = prepared(args.work, "eidetic-quality-")
-    started = time.perf_counter()
-    result = {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        "alpha": args.alpha,
-        "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
-        "embedder": embedder.name if embedder else f"none ({why})",
-        "modes": args.modes,
-        "scifact": scifact(args.data, work, args.modes, args.alpha) if "scifact" in args.datasets else None,
-        "locomo": locomo(args.data, work, args.modes, args.alpha) if "locomo" in args.datasets else None,
-    }
-    result["seconds"] = round(time.perf_counter() - started)
+    results: dict[str, dict] = {}
+    for layout in LAYOUTS if args.layout == "all" else (args.layout,):
+        started = time.perf_counter()
+        result = results[layout] = {
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            "alpha": args.alpha,
+            "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
+            "embedder": embedder.name if embedder else f"none ({why})",
+            "layout": layout,
+            "modes": args.modes,
+            "scifact": scifact(args.data, work, args.modes, args.alpha, layout) if "scifact" in args.datasets else None,
+            "locomo": locomo(args.data, work, args.modes, args.alpha, layout) if "locomo" in args.datasets else None,
+        }
+        result["seconds"] = round(time.perf_counter() - started)
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "quality.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(table(result))
-    update_doc("quality", table(result))
+    if args.layout == "all":
+        (HERE / "results" / "quality-layouts.json").write_text(json.dumps(results, indent=2) + "\n")
+        print(layouts_table(results))
+        update_doc("quality-layouts", layouts_table(results))
+    elif args.layout == "single":
+        result = results["single"]
+        (HERE / "results" / "quality.json").write_text(json.dumps(result, indent=2) + "\n")
+        print(table(result))
+        update_doc("quality", table(result))
+    else:
+        print(layouts_table(results))
 
 
 if __name__ == "__main__":

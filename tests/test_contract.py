@@ -475,3 +475,17 @@ def test_admitted_records_and_their_vectors_follow_the_scope_rule(cli, backend, 
         assert rows.dtype == np.float32 and abs(float(np.linalg.norm(rows[0])) - 1) < 1e-3
         assert not rows[1].any() and not rows[2].any()  # no vector yet; out of reach
         assert store.vectors_of(model, alice, [docs["s"]]).any()
+
+
+def test_equal_scores_come_in_id_order_on_every_backend(cli, backend):
+    """Ties are broken by id, not by the order a backend stored or returned them, and a top k
+    that cuts through a tie keeps the first ids."""
+    made = "2026-01-05T10:00:00+00:00"  # the same age: the freshness blend moves none of them
+    tied = [
+        {"id": f"tie-{x}", "text": f"apple {word}", "created": made}
+        for x, word in zip("dbca", ("one", "two", "six", "ten"))
+    ]
+    assert cli("remember", stdin=ndjson(*tied)).code == 0
+    for mode in ("keyword", "exact"):
+        assert ids(cli("recall", "apple", "--mode", mode, "--json")) == ["tie-a", "tie-b", "tie-c", "tie-d"], mode
+        assert ids(cli("recall", "apple", "--mode", mode, "--top-k", "2", "--json")) == ["tie-a", "tie-b"], mode

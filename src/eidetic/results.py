@@ -243,7 +243,9 @@ class StoreOverview:
 @dataclass
 class ClusterMember:
     """One record of a near-duplicate cluster; ``score``: its similarity to the survivor (1.0
-    for the survivor itself, and for the same text once normalised)."""
+    for the survivor itself, and for the same text once normalised). ``differing``: each change
+    from the survivor's text (the merged text, if given) to this one, ``[its words, these]``
+    (``worddiff.differing``), so a reader sees what folding would lose; empty for the survivor."""
 
     id: str
     score: float
@@ -251,6 +253,7 @@ class ClusterMember:
     created: str
     updated: str | None
     recall_count: float
+    differing: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -56,10 +56,11 @@ kept; an unchanged record is not rewritten. Identical text under a new id in the
 reported in `duplicates` and not written. A record that `supersedes` another of its scope
 shadows it at once. A new record whose meaning is already in its scope (same name and
 visibility; never another scope) is reported with those records as `similar_to` (text equal once
-case, punctuation and spacing are set aside, or a cosine of 0.88 or more; without vectors,
-`--no-embed`, by text alone; a bulk batch is checked as fully as one record, with the vectors
-computed before anything is written); `--on-similar write` (default) writes it, `skip` leaves it out
-(status similar), `supersede` writes it superseding the closest. Each record is reported: new,
+case, punctuation and spacing are set aside, or a cosine of 0.88 or more with the same numbers,
+ids, dates and names: `eidetic explain consolidate`; without vectors, `--no-embed`, by text
+alone; a bulk batch is checked as fully as one record, with the vectors computed before
+anything is written); `--on-similar write` (default) writes it, `skip` leaves it out (status
+similar), `supersede` writes it superseding the closest. Each record is reported: new,
 updated, unchanged, duplicate (of which) or similar, with its file (files backend) or its backend
 and database.
 Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--no-embed`,

@@ -108,7 +108,9 @@ def _time_line(bundle: dict[str, Any]) -> list[str]:
     window = bundle.get("time_window")
     if not window:
         return []
-    return [f"time: {window['phrase']!r} = {window['start']} to {window['end']} ({window['mode']})"]
+    searched = window.get("searched")
+    rest = f"searched: {searched!r}" if searched else "nothing else to search: records recorded then, freshest first"
+    return [f"time: {window['phrase']!r} = {window['start']} to {window['end']} ({window['mode']}); {rest}"]
 
 
 def _rank(item: dict[str, Any], number: int) -> str:

@@ -50,10 +50,17 @@ def rank(
         blend = _blender(store, stores[:position], access, now, timing)
         usage_bound = store.max_recall_count() if access.as_of is None else 0.0  # as of a moment: age alone
         factor = freshness.max_blend_factor(usage_bound) * (1.0 + when.TIME_BOOST if timing else 1.0)
-        for (doc, hit), raw, _ in top_k_blended(fetch, blend, top_k, min_score, page=page, max_factor=factor):
+        for (doc, hit), raw, _ in top_k_blended(
+            fetch, blend, top_k, min_score, page=page, max_factor=factor, tiebreak=_hit_id
+        ):
             ranked.append((store, doc, hit, raw))
     ranked.sort(key=lambda entry: (-entry[2].score, -entry[3], entry[2].record.id))
     return _with_records(stores, ranked, top_k)
+
+
+def _hit_id(item: tuple[int, Hit]) -> str:
+    """Equal scores go by id: the same order on every backend and in every layout of stores."""
+    return item[1].record.id
 
 
 def _blender(

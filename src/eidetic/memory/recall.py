@@ -26,13 +26,14 @@ from ..results import Hit, RecallResult
 from ..stores.base import IndexedRecord, RecordStore
 from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
-from ..timewords import window_in
+from ..timewords import read_question
 from . import explain, floor
 from .embedding import Embedding
 from .floor import Evidence
 from .fields_mode import fields_hits
 from .ranked import Timing, rank
 from .stores import StoreSet
+from .window_only import window_hits
 
 
 @dataclass
@@ -48,6 +49,7 @@ class _Run:
     query_vector: Any = None  # a Future of the query's vector
     evidence: Evidence = field(default_factory=dict)  # each ranked hit's raw cosine and BM25
     window: TimeWindow | None = None  # the time the query names, unless time_words is off
+    words: str = ""  # what keyword and semantic search see: the text less its time words
 
 
 class Recall:
@@ -76,12 +78,16 @@ class Recall:
         and a time the query names count from that moment (freshness from age alone: usage has
         no dates), and nothing counts as a recall."""
         access = query.access()
-        run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc())
+        run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc(), words=query.text)
         result = RecallResult(query.text, query.mode, [], as_of=format_ts(access.as_of) if access.as_of else None)
         if query.time_words != "off" and query.mode != "fields":  # fields mode ranks by its own rules
-            run.window = prior.window if prior is not None else window_in(query.text, run.now)
-            result.time_window = run.window.to_dict(query.time_words) if run.window else None
-        engine = self.ENGINES[query.mode]
+            named = read_question(query.text, run.now)  # exact mode searches its substring as written
+            run.window, run.words = named.window, named.words if query.mode != "exact" else query.text
+            result.warnings.extend(named.warnings)
+        engine = "window" if run.window and not _searchable(run.words) else self.ENGINES[query.mode]
+        if run.window is not None:
+            searched = "" if engine == "window" else run.words
+            result.time_window = run.window.to_dict(query.time_words, searched)
         if engine == "semantic":
             engine = self._embedded(run, result, prior)
         run.stores = prior.stores if prior is not None else self.stores.synced(result.warnings)
@@ -94,17 +100,21 @@ class Recall:
                     raise
                 result.warnings.append(f"semantic recall failed ({exc.message}); {query.mode} ranks by keyword only")
                 result.embedder_online, engine = False, "lexical"
+        if engine == "window" and run.window is not None:
+            hits = window_hits(
+                run.stores, access, run.filters, run.window, query.top_k, query.min_score, run.now, query.explain
+            )
         if hits is None:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
         for hit in hits:
             hit.record = access.view(hit.record)
-        if query.floor_line is not None or query.judge_relevance:
+        if (query.floor_line is not None or query.judge_relevance) and engine != "window":  # window: no evidence
             hits = self._floored(run, result, hits, engine == "semantic")
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
         # browsing a type reads nothing in particular, nor does reading the past
         if query.record and not query.browse and access.as_of is None and result.items:
-            _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
+            _bump_usage(run.stores, result.items, run.now, best_only=engine in ("semantic", "window"))
         if not result.items:
             result.hidden = self._hidden(run)
         return result
@@ -119,7 +129,7 @@ class Recall:
             if run.embedder is None:
                 result.warnings.append(f"semantic recall unavailable ({why}); {run.query.mode} ranks by keyword only")
                 return "lexical"
-            run.query_vector = self.embedding.query(run.embedder, run.query.text)  # meanwhile: the stores
+            run.query_vector = self.embedding.query(run.embedder, run.words)  # meanwhile: the stores
         if run.embedder is None:
             return "lexical"
         result.embedder_model, result.embedder_online = run.embedder.name, True
@@ -148,7 +158,7 @@ class Recall:
         if run.query.mode in ("exact", "fields"):
             return hits
         ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
-        terms = query_terms(run.query.text)
+        terms = query_terms(run.words)
         judged = floor.judge(hits, run.evidence, AUTO if line is None else line, terms, run.stores, run.access, ranked)
         if line is None:  # nothing asked of the floor: a hit it cannot judge just reads as unjudged
             return hits
@@ -162,7 +172,7 @@ class Recall:
 
         q = run.query
         exact = q.mode == "exact"
-        terms = [] if exact else query_terms(q.text)
+        terms = [] if exact else query_terms(run.words)
 
         def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
             def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
@@ -181,52 +191,79 @@ class Recall:
 
     def _semantic(self, run: _Run) -> list[Hit]:
         """approximate: top-k by cosine. hybrid: the union of the top N of each signal
-        (N = max(10 x top-k, 100)), fused by ``ranking.fusion``."""
+        (N = max(10 x top-k, 100)), fused by ``ranking.fusion``.
+
+        Both pools and hybrid's normalisation are taken over every store at once (``_pooled``):
+        a store's best candidate is not 1.0 because it is its store's best, so where a record
+        lives never moves its score."""
         from ..index.analyzer import query_terms
 
         q, embedder = run.query, run.embedder
         assert embedder is not None
         hybrid = q.mode == "hybrid"
         pool = max(10 * q.top_k, 100)
-        terms = query_terms(q.text)
-        signals: dict[tuple[str, int], tuple[float | None, float | None]] = {}  # (store, doc) -> cosine, bm25
-        scales: dict[str, fusion.Scale] = {}  # store -> how hybrid normalised its candidates
-
-        def candidates(store: RecordStore) -> list[tuple[int, float]]:
-            store.sync_vectors(
-                embedder.name, run.access, lambda rows: self.embedding.vectors_for(store, embedder, rows)
-            )
-            near = None
-            if hybrid and store.parallel_nearest:  # queued behind the query's embedding
-                near = self.embedding.background().submit(
-                    lambda: store.nearest(embedder.name, run.query_vector.result(), run.access, run.filters, pool)
-                )
-            keyword = dict(store.keyword(terms, run.access, run.filters, pool)) if hybrid else {}
-            vector = run.query_vector.result()
-            semantic = (
-                near.result()
-                if near is not None
-                else store.nearest(embedder.name, vector, run.access, run.filters, pool)
-            )
+        keyword, semantic = self._pooled(run, query_terms(run.words) if hybrid else [], pool)
+        scale = fusion.Scale.of(keyword, semantic) if hybrid else None
+        if scale is not None:
+            fused = fusion.fuse(keyword, semantic, q.alpha)
+            # no keyword match and the weakest meaning of the union: not a hit
+            scores = {key: raw for key, raw in fused.items() if raw > 0 or key in keyword}
+        else:
             scores = semantic
-            if hybrid:
-                semantic.update(
-                    store.cosines(embedder.name, vector, run.access, [doc for doc in keyword if doc not in semantic])
-                )
-                scales[store.key] = fusion.Scale.of(keyword, semantic)
-                fused = fusion.fuse(keyword, semantic, q.alpha)
-                # no keyword match and the weakest meaning of the union: not a hit
-                scores = {doc: raw for doc, raw in fused.items() if raw > 0 or doc in keyword}
-            for doc in scores:
-                signals[(store.key, doc)] = (semantic.get(doc), keyword.get(doc))
-            return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        by_store: dict[str, list[tuple[int, float]]] = {}
+        for (store_key, doc), raw in scores.items():
+            by_store.setdefault(store_key, []).append((doc, raw))
+        for rows in by_store.values():
+            rows.sort(key=lambda item: (-item[1], item[0]))
 
-        hits = rank(run.stores, candidates, run.access, q.top_k, q.min_score, run.now, _timing(run))
+        hits = rank(
+            run.stores,
+            lambda store: by_store.get(store.key, []),
+            run.access,
+            q.top_k,
+            q.min_score,
+            run.now,
+            _timing(run),
+        )
         for hit, raw, doc in hits:
-            found = run.evidence[(hit.store, hit.record.id)] = signals[(hit.store, doc)]
+            key = (hit.store, doc)
+            found = run.evidence[(hit.store, hit.record.id)] = (semantic.get(key), keyword.get(key))
             if q.explain:
-                hit.explain = explain.semantic(q.mode, embedder.name, raw, hit, found, scales.get(hit.store), q.alpha)
+                hit.explain = explain.semantic(q.mode, embedder.name, raw, hit, found, scale, q.alpha)
         return [hit for hit, _, _ in hits]
+
+    def _pooled(
+        self, run: _Run, terms: list[str], pool: int
+    ) -> tuple[dict[tuple[str, int], float], dict[tuple[str, int], float]]:
+        """The recall's candidates over every store, keyed (store, doc): the ``pool`` best by
+        BM25 (when ``terms``: hybrid) and the ``pool`` nearest by cosine, each cut over the union,
+        and the cosine of every keyword candidate too. One store holding the same records
+        would offer the same two pools."""
+        embedder = run.embedder
+        assert embedder is not None
+        keyword: dict[tuple[str, int], float] = {}
+        semantic: dict[tuple[str, int], float] = {}
+        for store in run.stores:
+            store.sync_vectors(embedder.name, run.access, partial(self.embedding.vectors_for, store, embedder))
+            nearest = partial(store.nearest, embedder.name, access=run.access, filters=run.filters, pool=pool)
+            near = None
+            if terms and store.parallel_nearest:  # queued behind the query's embedding
+                near = self.embedding.background().submit(_after, run.query_vector, nearest)
+            if terms:
+                keyword.update(
+                    ((store.key, doc), raw) for doc, raw in store.keyword(terms, run.access, run.filters, pool)
+                )
+            found = near.result() if near is not None else nearest(run.query_vector.result())
+            semantic.update(((store.key, doc), cosine) for doc, cosine in found.items())
+        keyword, semantic = _best(keyword, pool), _best(semantic, pool)
+        if terms:
+            vector = run.query_vector.result()
+            for store in run.stores:
+                missing = [doc for key, doc in keyword if key == store.key and (key, doc) not in semantic]
+                if missing:
+                    found = store.cosines(embedder.name, vector, run.access, missing)
+                    semantic.update(((store.key, doc), cosine) for doc, cosine in found.items())
+        return keyword, semantic
 
     def _fields(self, run: _Run) -> list[Hit]:
         q = run.query
@@ -312,6 +349,26 @@ def _known_first(store: RecordStore, known: dict[str, IndexedRecord], ids: list[
     hits = {rid: known[rid] for rid in ids if rid in known}
     rest = [rid for rid in ids if rid not in hits]
     return hits | (store.by_ids(rest) if rest else {})
+
+
+def _after(vector: Any, nearest: Callable[[Any], dict[int, float]]) -> dict[int, float]:
+    """``nearest`` of the query's vector, once it is embedded (run on the background thread)."""
+    return nearest(vector.result())
+
+
+def _best(scores: dict[tuple[str, int], float], pool: int) -> dict[tuple[str, int], float]:
+    """The ``pool`` highest of candidates gathered from every store (each offered its own
+    ``pool``): the pool one store holding them all would have offered."""
+    if len(scores) <= pool:
+        return scores
+    return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:pool])
+
+
+def _searchable(words: str) -> bool:
+    """Whether ``words`` hold a term keyword search can match (not only stop words)."""
+    from ..index.analyzer import query_terms
+
+    return bool(query_terms(words))
 
 
 def _timing(run: _Run) -> Timing | None:

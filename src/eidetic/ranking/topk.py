@@ -4,13 +4,17 @@ An engine returns candidates by raw score, best first. The blend multiplies a sc
 most ``max_factor`` (1.125 at most; less in a store with little usage, see
 ``freshness.max_blend_factor``), so once ``raw x max_factor`` of the next unread candidate is
 below the k-th best blended score so far (or below ``min_score``), nothing unread can enter
-the top k and reading stops. Pure: the engine and the blend are passed in.
+the top k and reading stops. Equal scores are ordered by ``tiebreak`` (recall: the record's
+id), never by the order an engine happened to return them in, so every backend, and every way
+of spreading records over stores, gives tied hits the same order; a candidate that ties with
+the k-th is always read (the bound is compared strictly). Pure: the engine and the blend are
+passed in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .freshness import MAX_BLEND_FACTOR
 
@@ -24,6 +28,7 @@ def top_k_blended(
     min_score: float | None = None,
     page: int | None = None,
     max_factor: float = MAX_BLEND_FACTOR,
+    tiebreak: Callable[[T], Any] = lambda item: 0,
 ) -> list[tuple[T, float, float]]:
     """Return up to k (item, raw, blended), best blended first.
 
@@ -39,7 +44,7 @@ def top_k_blended(
         for item, raw, blended in blend(rows):
             if min_score is None or blended >= min_score:
                 kept.append((item, raw, blended))
-        kept.sort(key=lambda entry: (-entry[2], -entry[1]))
+        kept.sort(key=lambda entry: (-entry[2], -entry[1], tiebreak(entry[0])))
         del kept[k:]
         if len(rows) < size:
             return kept
