@@ -83,6 +83,12 @@ class RecallQuery:
         "scale (1 = auto, higher is stricter) (default off)",
         metavar="auto|off|N",
     )
+    judge_relevance: bool = option(
+        False,
+        "judge the hits against the calibrated floor even when the floor is off, dropping none: each hit "
+        "says whether it is relevant, for a person to read (the CLI and the viewer ask for it)",
+        exposed=False,
+    )
     depth: int = option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
     max_nodes: int = option(20, "at most this many linked records (default 20)")
     stale_months: float = option(

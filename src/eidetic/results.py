@@ -25,7 +25,8 @@ class Hit:
     store: str = ""
     explain: dict[str, Any] | None = None
     path: str | None = None  # the record's file, absolute (files backend); None elsewhere
-    relevance: float | None = None  # with the relevance floor on: evidence over the floor (1.0: on it)
+    relevance: float | None = None  # when judged (``memory.floor``): evidence over the floor (1.0: on it)
+    relevant: bool | None = None  # when judged: whether the hit clears the floor (None: not judged)
     time_factor: float = 1.0  # > 1: the record's time falls in the window the query names
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,6 +47,8 @@ class Hit:
             data["parent"] = self.parent
         if self.relevance is not None:
             data["relevance"] = self.relevance
+        if self.relevant is not None:
+            data["relevant"] = self.relevant
         if self.explain is not None:
             data["explain"] = self.explain
         return data

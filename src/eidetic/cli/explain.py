@@ -84,8 +84,12 @@ adds how each score was made, in every mode and for linked records (the text out
 the number means). The first semantic recall after a `--no-embed` remember or an import embeds
 the texts it lacks, once, with a progress bar on a terminal. When nothing matched but archived or
 shadowed records would have, `hidden` counts them and the text names the flag that shows them.
-With the floor on, `relevance_floor` and `below_floor` say what it dropped, and each hit has its
-`relevance`. See also: modes, relevance, scope, time, freshness, usage, traversal, formats.""",
+With the floor on, `relevance_floor` and `below_floor` say what it dropped. Keyword, approximate
+and hybrid hits are judged even with the floor off: each has its `relevance` (1.0: the calibrated
+line, the same for every query) and `relevant`; the table shows them as RELEVANCE (`1.55 strong`),
+sets the hits below the floor apart under a rule and says `nothing relevant to “…”` when none
+clears it (see relevance). See also: modes, relevance, scope, time, freshness, usage, traversal,
+formats.""",
     "list": """# eidetic list
 The records your scope may see, newest write first, a page at a time; not a recall (no usage is
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
@@ -132,7 +136,15 @@ for the MCP `recall` tool and the recall skill (an agent's context is better emp
 `--json` adds `relevance_floor` (the line) and `below_floor` (hits dropped, all of them records
 you may see); `--explain` shows the evidence. Calibrated for the bundled model on public data
 (docs/benchmarks.md: unrelated queries answered with nothing 95-99 % of the time in hybrid mode);
-another model's cosines are not judged, with a warning.""",
+another model's cosines are not judged, with a warning.
+What a person reads: a score only ranks one query's hits (hybrid's best is about 1.0 whatever was
+asked), so the recall table, text and markdown and the viewer show each hit's relevance with a
+word: strong (1.25 and up), good (1.0 and up), weak (kept for its share), low (below the floor).
+With the floor off (recall's and the viewer's default: people exploring want the neighbours),
+every hit is still judged and those below the floor are set apart under a rule (the viewer folds
+them under a count); with it on they are left out and counted; when none clears it, "nothing
+relevant to …" is said in words. `context` and the prompt hook never give a hit below the floor.
+`--json` adds `relevance` and `relevant` to each judged hit and keeps every other field.""",
     "usage": """# What counts as a recall
 `recall_count` and `last_recall` count what a reader used, and feed the freshness signal.
 - exact and keyword: a primary hit counts (+1) when its score is at least half the best hit's.

@@ -32,8 +32,10 @@ What a hook would add, as a plain command for any agent with shell hooks: `--pro
 (`-`: stdin) recalls on a prompt (hybrid, relevance floor auto; `--mode keyword`), `--start`
 lists the most useful lessons, decisions and feedback (`--type` for others). `--session ID`
 leaves out what that session was given already; `--budget N` tokens (default: the settings');
-`--format markdown` (default: the framed records, nothing when none) or `json` (`{"event",
-"session", "budget", "tokens", "items", "skipped", "below_floor", "context"}`). Records are
+`--format markdown` (default: the framed records; when none, nothing in a pipe and why on a
+terminal: "nothing relevant to …" when every hit fell below the floor) or `json` (`{"event",
+"session", "budget", "tokens", "items", "skipped", "below_floor", "context"}`; a prompt's items
+have `relevance` beside `score`). A hit below the relevance floor is never given. Records are
 quoted with id, type, date, source and scope; instruction-like text is neutralised and flagged.
 Not to be confused with a conversation's context (`eidetic explain thread`).""",
     "capture": """# eidetic capture TRANSCRIPT

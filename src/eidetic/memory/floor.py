@@ -1,8 +1,9 @@
 """The relevance floor over one recall's primary hits: each hit's raw evidence (its cosine, its
 BM25 over the query's idf mass) judged by ``ranking.relevance``, and the hits below the line
-left out. The idf, and the count of records that lowers a young store's floors, come from the
-keyword statistics of the partitions the caller may read, summed over the recall's stores, so
-another scope's private records never weigh in."""
+left out, or, with the floor off and a person reading (``judge_relevance``), only marked. The
+idf, and the count of records that lowers a young store's floors, come from the keyword
+statistics of the partitions the caller may read, summed over the recall's stores, so another
+scope's private records never weigh in."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def judge(
     ranked: tuple[str, str | None],
 ) -> Judged:
     """Keep the hits the floor lets through (``relevance.kept``: the best must reach ``line``,
-    then each its share of it). ``ranked``: the mode as it ran and the embedder that ranked (None:
-    keyword ranking); a model with no calibration leaves its hits unjudged, and says so."""
+    then each its share of it), each hit marked with its ``relevance`` and whether it is
+    ``relevant``. ``ranked``: the mode as it ran and the embedder that ranked (None: keyword
+    ranking); a model with no calibration leaves its hits unjudged, and says so."""
     mode, model = ranked
     calibration = relevance.Calibration.of(mode, model)
     words = calibration.keyword is not None and any(bm25 for _, bm25 in evidence.values())
@@ -46,7 +48,8 @@ def judge(
         cosine, bm25 = evidence.get((hit.store, hit.record.id), (None, None))
         hit.relevance = relevance.relevance(cosine, bm25, mass, calibration, semantic=model is not None)
     flags = relevance.kept([hit.relevance for hit in hits], line, calibration.share)
-    for hit in hits:
+    for hit, stays in zip(hits, flags):
+        hit.relevant = stays if hit.relevance is not None else None
         if hit.explain is not None:
             hit.explain.update(explained(hit.relevance, line, mass, calibration, records))
     judged = Judged([hit for hit, stays in zip(hits, flags) if stays], flags.count(False))

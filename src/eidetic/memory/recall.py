@@ -108,7 +108,7 @@ class Recall:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
         for hit in hits:
             hit.record = access.view(hit.record)
-        if query.floor_line is not None and engine != "window":  # nothing searched, no evidence
+        if (query.floor_line is not None or query.judge_relevance) and engine != "window":  # window: no evidence
             hits = self._floored(run, result, hits, engine == "semantic")
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
@@ -148,17 +148,21 @@ class Recall:
         return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
 
     def _floored(self, run: _Run, result: RecallResult, hits: list[Hit], semantic: bool) -> list[Hit]:
-        """The hits that clear the relevance floor (``memory.floor``); exact matches are all
+        """The hits that clear the relevance floor (``memory.floor``); with the floor off, every
+        hit, judged against the calibrated line for a person to read. Exact matches are all
         relevant, and the fields ranking has its own floor (``min_score``)."""
         from ..index.analyzer import query_terms
+        from ..ranking.relevance import AUTO
 
         line = run.query.floor_line
-        if line is None or run.query.mode in ("exact", "fields"):
+        if run.query.mode in ("exact", "fields"):
             return hits
-        result.relevance_floor = line
         ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
-        judged = floor.judge(hits, run.evidence, line, query_terms(run.words), run.stores, run.access, ranked)
-        result.below_floor = judged.below
+        terms = query_terms(run.words)
+        judged = floor.judge(hits, run.evidence, AUTO if line is None else line, terms, run.stores, run.access, ranked)
+        if line is None:  # nothing asked of the floor: a hit it cannot judge just reads as unjudged
+            return hits
+        result.relevance_floor, result.below_floor = line, judged.below
         result.warnings.extend(judged.warnings)
         return judged.kept
 
