@@ -87,7 +87,8 @@ def _answer(folders: list[Path], usage: Path, query: str, mode: str, **options) 
 
 def _same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> None:
     assert [rid for rid, _ in got] == [rid for rid, _ in want]
-    assert [score for _, score in got] == pytest.approx([score for _, score in want], rel=1e-6, abs=1e-9)
+    # to float rounding: a vector embedded in another batch differs by ~1e-7 (tests/vectors.py)
+    assert [score for _, score in got] == pytest.approx([score for _, score in want], rel=1e-6, abs=1e-6)
 
 
 SETTINGS = settings(

@@ -112,12 +112,14 @@ def test_migrate_copies_everything_idempotently(cli, env, request, monkeypatch, 
 
 def _comparable(item: dict) -> dict:
     """Everything a recall returns (ids, texts, lifecycle, dates, usage, scores). The two
-    recalls compared run a moment apart and freshness ages with the clock (the 6th decimal can
-    tick over), and ``fields`` scores age with the file's mtime in a files store (the record's
-    write time elsewhere): scores and signals are compared to 1e-5. ``path`` is where the record's
-    file is, which only the files backend has."""
+        recalls compared run a moment apart and freshness ages with the clock (the 6th decimal can
+        tick over), and ``fields`` scores age with the file's mtime in a files store (the record's
+        write time elsewhere): scores, signals and relevances (BM25 in float32 or float64, by
+    backend) are compared to 1e-5. ``path`` is where the record's
+        file is, which only the files backend has."""
     same = {key: value for key, value in item.items() if key != "path"}
-    return dict(same, score=pytest.approx(item["score"], rel=1e-5), signal=pytest.approx(item["signal"], rel=1e-5))
+    close = {key: pytest.approx(item[key], rel=1e-5) for key in ("score", "signal", "relevance") if key in item}
+    return dict(same, **close)
 
 
 def test_migrate_refuses_a_missing_source_and_unknown_backends(cli, env):
