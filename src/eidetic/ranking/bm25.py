@@ -1,0 +1,84 @@
+"""BM25 under the statistics of everything a caller may see (pure: no I/O).
+
+A keyword score must not depend on where a record lives: spreading records over stores, or
+moving one between the public partition and the caller's private one, changes no score. So the
+statistics BM25 reads (N, each term's document frequency per field, each field's average
+length) are those of the union of the partitions the caller may read over every store of the
+recall: each store reports its share (:class:`KeywordStats`), ``Memory`` sums them, and every
+store scores under the sum. A record's own term frequencies and field lengths are its own.
+
+BM25 as everywhere in eidetic: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), per
+field and weighted by ``FIELD_WEIGHTS`` (``index.text_index.FIELDS``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+K1, B = 1.2, 0.75
+FIELD_NAMES = ("name", "description", "text", "context")
+# Field weights chosen on the public data (docs/benchmarks.md); ``index.text_index.FIELDS``.
+FIELD_WEIGHTS = (1.0, 1.0, 1.0, 2.0)
+
+Counts = Sequence[Mapping[str, int]]  # a record's term counts, one mapping per field
+
+
+@dataclass(frozen=True)
+class KeywordStats:
+    """BM25 statistics of some records: how many, each field's total length in terms, and per
+    query term how many records hold it in each field. Sums are exact (integers), so any
+    grouping of the same records gives the same statistics, and the same scores."""
+
+    records: int = 0
+    lengths: tuple[int, ...] = (0, 0, 0, 0)
+    holding: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def __add__(self, other: KeywordStats) -> KeywordStats:
+        terms = dict.fromkeys([*self.holding, *other.holding])
+        zero = (0,) * len(FIELD_NAMES)
+        return KeywordStats(
+            self.records + other.records,
+            tuple(a + b for a, b in zip(self.lengths, other.lengths)),
+            {
+                term: tuple(a + b for a, b in zip(self.holding.get(term, zero), other.holding.get(term, zero)))
+                for term in terms
+            },
+        )
+
+    def averages(self) -> tuple[float, ...]:
+        """Each field's average length (0 for a field no record has words in)."""
+        return tuple(length / self.records if self.records else 0.0 for length in self.lengths)
+
+    def idfs(self, term: str) -> tuple[float, ...]:
+        """The term's idf in each field (0 where no record holds it)."""
+        return tuple(idf(self.records, df) for df in self.holding.get(term, (0,) * len(FIELD_NAMES)))
+
+    def score(self, terms: Sequence[str], counts: Counts) -> float:
+        """BM25 of a record with these per-field term ``counts`` (its lengths are their sums)."""
+        averages = self.averages()
+        lengths = [sum(found.values()) for found in counts]
+        total = 0.0
+        for term in terms:
+            for weight, term_idf, found, length, average in zip(
+                FIELD_WEIGHTS, self.idfs(term), counts, lengths, averages
+            ):
+                tf = found.get(term, 0)
+                if tf and term_idf:
+                    total += weight * term_idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+        return total
+
+
+def idf(records: int, df: int) -> float:
+    return math.log(1 + (records - df + 0.5) / (df + 0.5)) if df else 0.0
+
+
+def growth(union: KeywordStats, local: KeywordStats) -> float:
+    """How much larger than its local score a record's union score can be, when the local
+    score is BM25 with the union's idf but the local averages (as the embedded backends read
+    it): a term-frequency part grows by at most ``union average / local average`` when the
+    average it is normalised by grows (and shrinks when it falls)."""
+    return max(
+        [1.0, *(u / l for u, l in zip(union.averages(), local.averages()) if l > 0)],
+    )
