@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..ranking.bm25 import FIELD_NAMES, KeywordStats, growth
+from ..ranking.bm25 import FIELD_NAMES, KeywordStats, Scorer, growth
 from .analyzer import ANALYZER_NAME, analyze, text_analyzer
 
 # Field weights, chosen on the public data (``benchmarks/tune.py``, table in docs/benchmarks.md).
@@ -56,11 +56,11 @@ CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
 STATE = "state.json"
-TERMS_FIELD = "terms"  # a record's per-field term counts, stored (JSON)
+TERMS_FIELD = "terms"  # a record's per-field term counts, stored (``encode_counts``)
 LENGTH_FIELDS = tuple(f"tokens_{field}" for field, _ in FIELDS)  # its field lengths in terms
 # Part of each index's folder name: a change of the index's schema gives new folders, which the
 # record database finds missing and fills again (``store_database``, ``derived``).
-LAYOUT = "2"
+LAYOUT = "3"
 # tantivy scores in float32: a bound derived from its scores is loosened by this much.
 FLOAT32_SLACK = 1 + 1e-5
 
@@ -138,7 +138,7 @@ class TextIndex:
             counts = field_counts(name, description, text, context)
             for length_field, found in zip(LENGTH_FIELDS, counts):
                 document.add_integer(length_field, sum(found.values()))
-            document.add_bytes(TERMS_FIELD, json.dumps(counts, separators=(",", ":")).encode())
+            document.add_bytes(TERMS_FIELD, encode_counts(counts).encode())
             document.add_text(CHUNK_FIELD, text)
             if name:
                 document.add_text("name", name)
@@ -197,10 +197,11 @@ class TextIndex:
 
     def ranked(
         self, terms: list[str], union: KeywordStats, local: KeywordStats, limit: int, offset: int = 0
-    ) -> list[tuple[int, float, list[dict[str, int]]]]:
-        """(doc, score, per-field term counts) of records sharing any of ``terms``, best first
-        by BM25 with the ``union``'s idf and this index's averages (``local``): the order in
-        which the caller reads candidates, whose union scores ``ranking.bm25.growth`` bounds."""
+    ) -> list[tuple[int, float, list[dict[str, int]], list[int]]]:
+        """(doc, score, per-field counts of ``terms``, field lengths) of records sharing any of
+        ``terms``, best first by BM25 with the ``union``'s idf and this index's averages
+        (``local``): the order in which the caller reads candidates, whose union scores
+        ``ranking.bm25.growth`` bounds."""
         if not terms:
             return []
         import tantivy
@@ -220,11 +221,12 @@ class TextIndex:
         if limit <= 0 or not clauses:
             return []
         result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False, offset=offset)
-        hits = result.hits
-        docs = searcher.fast_field_values("doc", [address for _, address in hits])
+        addresses = [address for _, address in result.hits]
+        docs = searcher.fast_field_values("doc", addresses)
+        lengths = zip(*(searcher.fast_field_values(name, addresses) for name in LENGTH_FIELDS))
         return [
-            (doc, score, json.loads(searcher.doc(address).get_first(TERMS_FIELD)))
-            for (score, address), doc in zip(hits, docs)
+            (doc, score, decode_counts(searcher.doc(address).get_first(TERMS_FIELD).decode(), terms), list(length))
+            for (score, address), doc, length in zip(result.hits, docs, lengths)
             if doc is not None
         ]
 
@@ -288,6 +290,26 @@ def field_counts(name: str | None, description: str | None, text: str, context: 
     return [dict(Counter(analyze(value))) for value in fields]
 
 
+def encode_counts(counts: list[dict[str, int]]) -> str:
+    """Per-field term counts as text: a line per field of " term:count" pairs (index terms are
+    letters and digits), so that a query's few terms are found without parsing the rest."""
+    return "\n".join("".join(f" {term}:{n}" for term, n in found.items()) + " " for found in counts)
+
+
+def decode_counts(encoded: str, terms: list[str]) -> list[dict[str, int]]:
+    """The counts of ``terms`` in each field of an ``encode_counts`` text."""
+    out: list[dict[str, int]] = []
+    for line in encoded.split("\n"):
+        found: dict[str, int] = {}
+        for term in terms:
+            at = line.find(f" {term}:")
+            if at >= 0:
+                start = at + len(term) + 2
+                found[term] = int(line[start : line.index(" ", start)])
+        out.append(found)
+    return out
+
+
 def _stamp(path: str) -> tuple[int, int, int]:
     try:
         st = os.stat(path)
@@ -305,22 +327,27 @@ class _Cursor:
         self._union = union
         self._local = index.statistics(terms)
         self._growth = growth(union, self._local) * FLOAT32_SLACK
+        self._scorer = Scorer(union, terms)
+        self.records = self._local.records
+        self.window = 50  # candidates the next read asks for (doubling)
         self._read = 0
         self._last = math.inf  # the local score of the last candidate read
-        self.done = not self._local.records
+        self.done = not self.records
 
     def bound(self) -> float:
         """The most a record this cursor has not offered yet can score under the union."""
         return self._growth * self._last
 
-    def read(self, window: int) -> list[tuple[int, float]]:
+    def read(self) -> list[tuple[int, float]]:
         """The next candidates, up to ``window`` of them, with their union scores."""
+        window = self.window
         rows = self._index.ranked(self._terms, self._union, self._local, window, self._read)
         self._read += window
+        self.window *= 2
         self.done = len(rows) < window
         if rows:
             self._last = rows[-1][1]
-        return [(doc, self._union.score(self._terms, counts)) for doc, _, counts in rows]
+        return [(doc, self._scorer.score(counts, lengths)) for doc, _, counts, lengths in rows]
 
 
 def partitions_in_reach(scope: Any) -> list[str]:
@@ -442,17 +469,20 @@ class TextIndexes:
         reading stops once the ``want``-th union score is above every partition's such bound."""
         cursors = [_Cursor(self.get(key), terms, union) for key in keys if self.exists(key)]
         scored: dict[int, float] = {}
-        window = max(want + want // 4, 50)
+        # first windows in proportion to each partition's records (later ones double): most
+        # candidates pass admission, and the bound asks for more only where more could rank
+        records = sum(cursor.records for cursor in cursors)
+        for cursor in cursors:
+            cursor.window = max(math.ceil((want + want // 4) * cursor.records / max(records, 1)), 20)
         while True:
             kth = sorted(scored.values(), reverse=True)[want - 1] if len(scored) >= want else -math.inf
             reading = [cursor for cursor in cursors if not cursor.done and cursor.bound() >= kth]
             if not reading:
                 return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:want]
             for cursor in reading:
-                found = cursor.read(window)
+                found = cursor.read()
                 allowed = admit([doc for doc, _ in found])
                 scored.update((doc, score) for doc, score in found if doc in allowed)
-            window *= 2
 
     def term_counts(self, keys: list[str], terms: list[str]) -> tuple[int, dict[str, int]]:
         """Records in these partitions, and how many of them hold each term (any field)."""

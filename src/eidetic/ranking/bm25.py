@@ -57,16 +57,28 @@ class KeywordStats:
 
     def score(self, terms: Sequence[str], counts: Counts) -> float:
         """BM25 of a record with these per-field term ``counts`` (its lengths are their sums)."""
-        averages = self.averages()
-        lengths = [sum(found.values()) for found in counts]
+        return Scorer(self, terms).score(counts, [sum(found.values()) for found in counts])
+
+
+class Scorer:
+    """BM25 of one query's ``terms`` under ``stats``, with what depends on the query alone
+    worked out once (a recall scores hundreds of candidates)."""
+
+    def __init__(self, stats: KeywordStats, terms: Sequence[str]) -> None:
+        self.terms = list(terms)
+        # per term and field: weight x idf x (k1 + 1), 0 where no record holds it
+        self._weights = [[w * i * (K1 + 1) for w, i in zip(FIELD_WEIGHTS, stats.idfs(term))] for term in terms]
+        self._slopes = [K1 * B / average if average else 0.0 for average in stats.averages()]
+
+    def score(self, counts: Counts, lengths: Sequence[int]) -> float:
+        """BM25 of a record with these per-field counts of the query's terms and field lengths."""
+        norms = [K1 * (1 - B) + slope * length for slope, length in zip(self._slopes, lengths)]
         total = 0.0
-        for term in terms:
-            for weight, term_idf, found, length, average in zip(
-                FIELD_WEIGHTS, self.idfs(term), counts, lengths, averages
-            ):
+        for term, weights in zip(self.terms, self._weights):
+            for weight, found, norm in zip(weights, counts, norms):
                 tf = found.get(term, 0)
-                if tf and term_idf:
-                    total += weight * term_idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+                if tf and weight:
+                    total += weight * tf / (tf + norm)
         return total
 
 
