@@ -3,8 +3,8 @@ case where BM25 statistics are summed over partitions (``ranking.bm25``).
 
     python benchmarks/union_latency.py WORK --size 20000 --queries 100 --rounds 3
 
-The first run fills ``WORK`` (a files store, ``--no-embed``, with planted vectors as in
-``speed.py``); later runs reuse it. Prints the median in-process top-10 latency per mode and
+The first run fills ``WORK`` (a files store, one ``remember --no-embed`` process, timed, with
+planted vectors as in ``speed.py``); later runs reuse it. Prints the median in-process top-10 latency per mode and
 round. To compare two versions of eidetic, run this script with each on ``PYTHONPATH`` (each
 with its own ``WORK``: the keyword index layout may differ) and alternate the runs, as the
 machine is shared.
@@ -40,7 +40,9 @@ def main() -> None:
     env = isolated_env(args.work)
     if not (args.work / "store").exists():
         args.work.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
         ingest_no_embed(corpus, args.work, env)
+        print(json.dumps({"remember_records_per_s": round(args.size / (time.perf_counter() - started))}))
         plant_vectors(corpus, [args.work / "cache"])
     from eidetic import Memory
 

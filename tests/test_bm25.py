@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from eidetic.index.text_index import decode_counts, encode_counts, field_counts
-from eidetic.ranking.bm25 import B, FIELD_WEIGHTS, K1, KeywordStats, Scorer, growth
+from eidetic.ranking.bm25 import B, FIELDS, K1, KeywordStats, Scorer, growth
 
 TERMS = ["otter", "dam", "beaver", "2026", "x"]
 COUNTS = st.lists(st.dictionaries(st.sampled_from(TERMS), st.integers(1, 5), max_size=4), min_size=4, max_size=4)
@@ -41,7 +41,7 @@ def test_a_score_is_the_textbook_bm25():
     stats = _stats_of([counts, other], ["otter"])
     n, df, average = 2, 2, (3 + 3) / 2  # context lengths 3 and 3 ("and" is a stop word)
     idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-    expected = FIELD_WEIGHTS[3] * idf * 1 * (K1 + 1) / (1 + K1 * (1 - B + B * 3 / average))
+    expected = FIELDS[3][1] * idf * 1 * (K1 + 1) / (1 + K1 * (1 - B + B * 3 / average))
     assert stats.score(["otter"], counts) == pytest.approx(expected, rel=1e-12)
 
 

@@ -41,16 +41,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..ranking.bm25 import FIELD_NAMES, KeywordStats, Scorer, growth
+from ..ranking.bm25 import FIELD_NAMES, FIELDS, KeywordStats, Scorer, growth
 from .analyzer import ANALYZER_NAME, analyze, text_analyzer
 
-# Field weights, chosen on the public data (``benchmarks/tune.py``, table in docs/benchmarks.md).
-# ``context`` holds a record's text, and for a thread member its neighbours' text too (a chat
-# turn is found by the words around it: LoCoMo hybrid recall@10 0.66 -> 0.73); ``text`` holds a
-# thread member's own text once more, so its own words weigh more than its neighbours'. A record
-# outside a thread is indexed once, in ``context`` (ingest cost), which scores exactly as before.
-# Titles weighted as much as the body over-ranked title matches on SciFact.
-FIELDS = (("name", 1.0), ("description", 1.0), ("text", 1.0), ("context", 2.0))
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up

@@ -8,7 +8,8 @@ recall: each store reports its share (:class:`KeywordStats`), ``Memory`` sums th
 store scores under the sum. A record's own term frequencies and field lengths are its own.
 
 BM25 as everywhere in eidetic: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), per
-field and weighted by ``FIELD_WEIGHTS`` (``index.text_index.FIELDS``).
+field and weighted by ``FIELDS``; a field's length is its
+exact number of terms (tantivy's own BM25 rounds lengths to one-byte norms).
 """
 
 from __future__ import annotations
@@ -18,9 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 K1, B = 1.2, 0.75
-FIELD_NAMES = ("name", "description", "text", "context")
-# Field weights chosen on the public data (docs/benchmarks.md); ``index.text_index.FIELDS``.
-FIELD_WEIGHTS = (1.0, 1.0, 1.0, 2.0)
+# Field weights, chosen on the public data (``benchmarks/tune.py``, table in docs/benchmarks.md).
+# ``context`` holds a record's text, and for a thread member its neighbours' text too (a chat
+# turn is found by the words around it: LoCoMo hybrid recall@10 0.66 -> 0.73); ``text`` holds a
+# thread member's own text once more, so its own words weigh more than its neighbours'. A record
+# outside a thread is indexed once, in ``context`` (ingest cost), which scores exactly as before.
+# Titles weighted as much as the body over-ranked title matches on SciFact.
+FIELDS = (("name", 1.0), ("description", 1.0), ("text", 1.0), ("context", 2.0))
+FIELD_NAMES = tuple(name for name, _ in FIELDS)
 
 Counts = Sequence[Mapping[str, int]]  # a record's term counts, one mapping per field
 
@@ -67,7 +73,8 @@ class Scorer:
     def __init__(self, stats: KeywordStats, terms: Sequence[str]) -> None:
         self.terms = list(terms)
         # per term and field: weight x idf x (k1 + 1), 0 where no record holds it
-        self._weights = [[w * i * (K1 + 1) for w, i in zip(FIELD_WEIGHTS, stats.idfs(term))] for term in terms]
+        weights = [weight for _, weight in FIELDS]
+        self._weights = [[w * i * (K1 + 1) for w, i in zip(weights, stats.idfs(term))] for term in terms]
         self._slopes = [K1 * B / average if average else 0.0 for average in stats.averages()]
 
     def score(self, counts: Counts, lengths: Sequence[int]) -> float:
