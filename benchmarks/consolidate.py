@@ -37,6 +37,9 @@ from corpus import records  # noqa: E402
 from measure import ingest_no_embed, machine, use_store  # noqa: E402
 
 
+ADDED = ("again", "too", "as well")  # what each copy of a planted cluster adds to the original's text
+
+
 def build(backend: str, n: int, clusters: int, work: Path) -> set[frozenset[str]]:
     """A store of ``n`` records at ``work`` (``clusters`` of them near-duplicate clusters), with
     every text's vector in the cache; returns the planted clusters' ids."""
@@ -56,7 +59,8 @@ def build(backend: str, n: int, clusters: int, work: Path) -> set[frozenset[str]
     for number, (origin, size) in enumerate(zip(rng.choice(len(chunk), clusters, replace=False), sizes)):
         ids = [chunk[origin]["id"]]
         for copy in range(size - 1):
-            twin = dict(chunk[origin], id=f"dup-{number}-{copy}", text=chunk[origin]["text"] + f" (note {copy})")
+            # a word, not a number: copies that differ in a number are not near-duplicates (ranking.particulars)
+            twin = dict(chunk[origin], id=f"dup-{number}-{copy}", text=chunk[origin]["text"] + " " + ADDED[copy])
             noisy = vectors[origin] + rng.standard_normal(len(vectors[origin])).astype(np.float32) * 0.012
             chunk.append(twin)
             vectors.append(noisy / np.linalg.norm(noisy))

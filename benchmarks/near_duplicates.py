@@ -42,6 +42,7 @@ from measure import machine  # noqa: E402
 from quality import locomo_samples, prepared  # noqa: E402
 from report import update_doc  # noqa: E402
 
+from eidetic.ranking.particulars import Particulars, differ, differing, particulars  # noqa: E402
 from eidetic.ranking.similar import SIMILAR_COSINE  # noqa: E402
 
 TUNING = ("conv-26", "conv-30", "conv-41")
@@ -49,6 +50,7 @@ HELD_OUT = ("conv-42", "conv-43", "conv-44")
 PRECISION = 0.95  # a false "similar" under --on-similar skip loses a record
 LINES = [round(float(c), 2) for c in np.arange(0.60, 1.0001, 0.01)]
 KINDS = ("fact-turn", "fact-fact")
+RULES = ("cosine", "particulars")  # the cosine alone (before), and with the particulars rule (shipped)
 _DIA = re.compile(r"D\d+:\d+")
 
 
@@ -87,32 +89,51 @@ def vectors(embedder, texts: list[str]) -> np.ndarray:
     return np.stack([found[h] for h in hashes]).astype(np.float32)
 
 
-def pairs(embedder, data: Path) -> dict[str, dict[str, tuple[np.ndarray, np.ndarray]]]:
-    """Per conversation and kind, (cosines, is-positive) of every pair."""
+Found = dict[str, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]
+
+
+def agree(cosines: np.ndarray, left: list[Particulars], right: list[Particulars]) -> np.ndarray:
+    """Whether each pair's particulars agree (``ranking.particulars``), judged where the cosine
+    reaches the lowest line swept (elsewhere no rule calls the pair similar)."""
+    out = np.zeros(cosines.shape, dtype=bool)
+    for i, j in zip(*np.nonzero(cosines >= LINES[0])):
+        out[i, j] = not differ(left[i], right[j])
+    return out
+
+
+def pairs(embedder, data: Path) -> Found:
+    """Per conversation and kind, (cosines, is-positive, particulars agree) of every pair."""
     turns, _ = locomo_samples(data)
-    out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+    out: Found = {}
     for conv, said in facts(data).items():
         records = turns[conv]
         turn_vectors = vectors(embedder, [r["text"] for r in records])
         fact_vectors = vectors(embedder, [text for text, _ in said])
+        turn_marks = [particulars(r["text"]) for r in records]
+        fact_marks = [particulars(text) for text, _ in said]
         cited = np.array([[r["id"] in ids for r in records] for _, ids in said])
         shares = np.array([[bool(a & b) for _, b in said] for _, a in said])
         upper = np.triu_indices(len(said), k=1)  # each pair of facts once
+        fact_turn = fact_vectors @ turn_vectors.T
+        fact_fact = fact_vectors @ fact_vectors.T
         out[conv] = {
-            "fact-turn": ((fact_vectors @ turn_vectors.T).ravel(), cited.ravel()),
-            "fact-fact": ((fact_vectors @ fact_vectors.T)[upper], shares[upper]),
+            "fact-turn": (fact_turn.ravel(), cited.ravel(), agree(fact_turn, fact_marks, turn_marks).ravel()),
+            "fact-fact": (fact_fact[upper], shares[upper], agree(fact_fact, fact_marks, fact_marks)[upper]),
         }
     return out
 
 
-def scored(found: dict, convs: tuple[str, ...], line: float) -> dict[str, dict[str, float]]:
-    """Precision and recall of "similar at ``line``" per kind of pair and pooled, with counts."""
+def scored(found: Found, convs: tuple[str, ...], line: float, rule: str = "particulars") -> dict[str, dict[str, float]]:
+    """Precision and recall of "similar at ``line``" per kind of pair and pooled, with counts:
+    by the cosine alone (``rule="cosine"``, before the particulars rule) or as shipped."""
     out = {}
     for kind in (*KINDS, "pooled"):
         kinds = KINDS if kind == "pooled" else (kind,)
         cos = np.concatenate([found[c][k][0] for c in convs for k in kinds])
         positive = np.concatenate([found[c][k][1] for c in convs for k in kinds])
         called = cos >= line
+        if rule == "particulars":
+            called &= np.concatenate([found[c][k][2] for c in convs for k in kinds])
         hits = int((called & positive).sum())
         out[kind] = {
             "precision": round(hits / called.sum(), 4) if called.any() else 1.0,
@@ -124,29 +145,63 @@ def scored(found: dict, convs: tuple[str, ...], line: float) -> dict[str, dict[s
     return out
 
 
-def chosen(found: dict) -> float:
+def chosen(found: Found, rule: str = "particulars") -> float:
     """The lowest line from which every higher one keeps tuning fact-turn precision >= PRECISION."""
     line = LINES[-1]
     for candidate in reversed(LINES):
-        if scored(found, TUNING, candidate)["fact-turn"]["precision"] < PRECISION:
+        if scored(found, TUNING, candidate, rule)["fact-turn"]["precision"] < PRECISION:
             break
         line = candidate
     return line
 
 
 def closest_apart(embedder, data: Path, convs: tuple[str, ...], line: float, shown: int = 8) -> list[list]:
-    """The closest pairs of facts at ``line`` or above that cite no turn in common: [cosine, a, b]."""
+    """The closest pairs of facts still called similar at ``line`` (cosine and particulars) that
+    cite no turn in common: [cosine, a, b]."""
     found = []
     for conv, said in facts(data).items():
         if conv not in convs:
             continue
         fact_vectors = vectors(embedder, [text for text, _ in said])
         cosines = fact_vectors @ fact_vectors.T
+        marks = [particulars(text) for text, _ in said]
         for i in range(len(said)):
             for j in range(i + 1, len(said)):
-                if cosines[i, j] >= line and not said[i][1] & said[j][1]:
+                if cosines[i, j] >= line and not said[i][1] & said[j][1] and not differ(marks[i], marks[j]):
                     found.append([round(float(cosines[i, j]), 3), said[i][0], said[j][0]])
     return sorted(found, reverse=True)[:shown]
+
+
+def dropped(embedder, data: Path, convs: tuple[str, ...], line: float) -> list[dict]:
+    """Every pair the cosine alone calls similar at ``line`` whose particulars differ: what the
+    particulars rule changes, with its label (positive or not) and the differing particulars."""
+    turns, _ = locomo_samples(data)
+    out = []
+    for conv, said in facts(data).items():
+        if conv not in convs:
+            continue
+        fact_vectors = vectors(embedder, [text for text, _ in said])
+        others = [(r["text"], {r["id"]}, "fact-turn") for r in turns[conv]]
+        others += [(text, ids, "fact-fact") for text, ids in said]
+        other_vectors = np.concatenate([vectors(embedder, [r["text"] for r in turns[conv]]), fact_vectors])
+        cosines = fact_vectors @ other_vectors.T
+        for i, j in zip(*np.nonzero(cosines >= line)):
+            (a, cited), (b, ids, kind) = said[i], others[j]
+            if kind == "fact-fact" and j - len(turns[conv]) <= i:
+                continue  # each pair of facts once
+            apart = differing(particulars(a), particulars(b))
+            if apart:
+                out.append(
+                    {
+                        "kind": kind,
+                        "cosine": round(float(cosines[i, j]), 3),
+                        "positive": bool(cited & ids),
+                        "differing": sorted(apart),
+                        "a": a,
+                        "b": b,
+                    }
+                )
+    return sorted(out, key=lambda pair: -pair["cosine"])
 
 
 def table(result: dict) -> str:
@@ -154,23 +209,40 @@ def table(result: dict) -> str:
         f"Run {result['date']} on {result['machine']}: `python benchmarks/near_duplicates.py` "
         f"({result['seconds']} s), model `{result['embedder']}`. Pairs: each LoCoMo observation fact "
         "with every turn of its conversation (positive: a turn it cites) and with every other fact "
-        "(positive: both cite a turn in common).",
+        "(positive: both cite a turn in common). Rule `cosine`: the cosine alone (before the "
+        "particulars rule); `shipped`: the cosine and the particulars rule (`ranking/particulars.py`).",
         "",
         f"Chosen on the tuning conversations (fact-turn precision >= {PRECISION} at the line and "
-        f"above): **{result['chosen']}**; shipped in `ranking/similar.py`: **{result['shipped']}**. "
+        f"above, shipped rule): **{result['chosen']}** (cosine alone: {result['chosen_cosine']}); "
+        f"shipped in `ranking/similar.py`: **{result['shipped']}**. "
         "Fact-fact precision is a floor (a fact restated in a later session cites a later turn).",
         "",
-        "| line | half | fact-turn precision | fact-turn recall | fact-fact precision (a floor) | fact-fact recall "
-        "| pairs called similar |",
-        "|---|---|---|---|---|---|---|",
+        "| line | half | rule | fact-turn precision | fact-turn recall | fact-fact precision (a floor) "
+        "| fact-fact recall | pairs called similar |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in result["rows"]:
         s = row["scores"]
         lines.append(
-            f"| {row['line']} | {row['half']} | {s['fact-turn']['precision']:.3f} | {s['fact-turn']['recall']:.3f} | "
-            f"{s['fact-fact']['precision']:.3f} | {s['fact-fact']['recall']:.3f} | "
+            f"| {row['line']} | {row['half']} | {row['rule']} | {s['fact-turn']['precision']:.3f} | "
+            f"{s['fact-turn']['recall']:.3f} | {s['fact-fact']['precision']:.3f} | {s['fact-fact']['recall']:.3f} | "
             f"{s['pooled']['called']:,} of {s['pooled']['pairs']:,} |"
         )
+    for half, pairs_dropped in result["dropped"].items():
+        positives = sum(pair["positive"] for pair in pairs_dropped)
+        lines += [
+            "",
+            f"Pairs of the {half} half at {result['dropped_from']} or above that the particulars rule no longer "
+            f"calls similar: {len(pairs_dropped)} ({positives} of them positive), "
+            f"{sum(pair['cosine'] >= result['shipped'] for pair in pairs_dropped)} of them at {result['shipped']} "
+            "or above:",
+            "",
+        ]
+        lines += [
+            f"- {pair['cosine']} {pair['kind']}, {'positive' if pair['positive'] else 'negative'}, differing "
+            f'{", ".join(pair["differing"])}: "{pair["a"]}" / "{pair["b"]}"'
+            for pair in pairs_dropped
+        ]
     lines += ["", f"The closest held-out fact pairs citing no turn in common, at {result['shipped']} or above:", ""]
     lines += [f'- {cosine}: "{a}" / "{b}"' for cosine, a, b in result["closest_apart"]]
     return "\n".join(lines)
@@ -188,21 +260,31 @@ def main() -> None:
     found = pairs(embedder, args.data)
     line = chosen(found)
     shown = sorted({line, SIMILAR_COSINE, round(line - 0.03, 2), round(line + 0.02, 2), 0.95})
+    halves = (("tuning", TUNING), ("held-out", HELD_OUT))
     result = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "machine": machine(),
         "embedder": embedder.name,
         "chosen": line,
+        "chosen_cosine": chosen(found, "cosine"),
         "shipped": SIMILAR_COSINE,
         "sweep": {
-            half: {str(c): scored(found, convs, c) for c in LINES}
-            for half, convs in (("tuning", TUNING), ("held-out", HELD_OUT))
+            rule: {half: {str(c): scored(found, convs, c, rule) for c in LINES} for half, convs in halves}
+            for rule in RULES
         },
         "rows": [
-            {"line": c, "half": half, "scores": scored(found, convs, c)}
+            {
+                "line": c,
+                "half": half,
+                "rule": "shipped" if rule == "particulars" else rule,
+                "scores": scored(found, convs, c, rule),
+            }
             for c in shown
-            for half, convs in (("tuning", TUNING), ("held-out", HELD_OUT))
+            for half, convs in halves
+            for rule in RULES
         ],
+        "dropped_from": shown[0],
+        "dropped": {half: dropped(embedder, args.data, convs, shown[0]) for half, convs in halves},
     }
     result["closest_apart"] = closest_apart(embedder, args.data, HELD_OUT, SIMILAR_COSINE)
     result["seconds"] = round(time.perf_counter() - started)

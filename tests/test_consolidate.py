@@ -167,7 +167,8 @@ def test_without_a_model_only_the_text_rule_applies(cli, backend):
 
 def test_stars_never_chain():
     """A~B, B~C, C~D: A and D are unrelated, so they never share a cluster."""
-    candidates = [Candidate(c, f"text {c}", f"2026-01-0{i + 1}", None, 0) for i, c in enumerate("ABCD")]
+    # (texts without particulars: "text A" / "text B" would differ in a name)
+    candidates = [Candidate(c, f"a note on {c.lower()}", f"2026-01-0{i + 1}", None, 0) for i, c in enumerate("ABCD")]
     pairs = {(0, 1): 0.95, (1, 2): 0.95, (2, 3): 0.95}
     found = clusters(candidates, pairs)  # D is the most recent: it leads, with C; then B with A
     assert [(c.survivor, [m for m, _ in c.members]) for c in found] == [(3, [2]), (1, [0])]

@@ -82,6 +82,15 @@ def test_bad_input_adds_nothing_and_never_fails_the_prompt(hooked, stdin):
     assert run.code == 0 and run.out == "" and run.err == ""
 
 
+@pytest.mark.parametrize("words", ["on 9999-12-31", "since 0001-01-01", "in 10000"])
+def test_a_prompt_naming_a_time_at_the_calendars_ends_still_gets_its_memories(hooked, monkeypatch, words):
+    """A time at the calendar's ends is held there and taken out of the words ("in 10000" is no
+    time: a number); an OverflowError here once left the prompt without its memories."""
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    run = hook("prompt", payload.prompt(hooked, f"deploys to production {words}", session=words), hooked)
+    assert "deploy-day" in added(run)
+
+
 def test_a_hostile_cwd_and_session_id_touch_nothing_outside_the_state_folder(hooked, env, monkeypatch):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     body = json.loads(payload.prompt(hooked, "deploys to production", session="../../../../tmp/evil"))

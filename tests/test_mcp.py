@@ -221,3 +221,44 @@ def test_argument_errors_come_back_short_and_in_the_tools_terms(server_env):
             await session_run()
 
     anyio.run(main)
+
+
+def test_the_recall_tool_takes_times_beyond_the_calendar(server_env, cli):
+    """Year 1, 9999, 10000 and "10 000 000 years ago" in the query or the date arguments: an
+    answer, or a refusal with a hint, never a crash of the call."""
+    assert cli("remember", json.dumps({"id": "deploys", "text": "Deploys run on Tuesdays"})).code == 0
+    answered = [
+        {"query": "deploys 9999-12-31"},
+        {"query": "deploys since 0001-01-01"},
+        {"query": "deploys 10 000 000 years ago"},
+        {"query": "deploys yesterday", "now": "0001-01-01T00:00"},
+        {"query": "deploys yesterday", "now": "9999-12-31T23:59"},
+        {"query": "deploys", "as_of": "9999-12-31"},
+        {"query": "deploys", "since": "10 000 000 years ago", "until": "9999-12-31"},
+        {"query": "deploys", "since": "7d"},
+    ]
+
+    logged: list[str] = []
+
+    async def log(params: Any) -> None:
+        logged.append(f"{params.level}: {params.data}")
+
+    async def session_run() -> None:
+        async with (
+            stdio_client(_server(server_env)) as streams,
+            ClientSession(*streams, logging_callback=log) as session,
+        ):
+            await session.initialize()
+            for arguments in answered:
+                bundle = await _call(
+                    session, "recall", mode="keyword", record=False, relevance_floor="off", **arguments
+                )
+                assert _ids(bundle) == ["deploys"], arguments
+            assert any("'10 000 000 years ago' is beyond the calendar" in line for line in logged), logged
+            assert "as_of is not a date" in await _error(session, "recall", query="deploys", as_of="10000-01-01")
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            await session_run()
+
+    anyio.run(main)

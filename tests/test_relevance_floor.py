@@ -36,7 +36,7 @@ def test_an_unrelated_query_returns_nothing_with_the_floor_and_neighbours_withou
     for mode in ("hybrid", "approximate"):
         off = cli("recall", UNRELATED, "--mode", mode, "--no-record", "--depth", "0", "--json")
         assert off.code == 0 and len(off.json["items"]) == 5, mode  # always the top five, however unrelated
-        assert "relevance_floor" not in off.json and "relevance" not in off.json["items"][0]
+        assert "relevance_floor" not in off.json and not any(item["relevant"] for item in off.json["items"])  # judged
         on = cli("recall", UNRELATED, "--mode", mode, *AUTO)
         assert on.code == 0 and on.json["items"] == [], mode
         assert (on.json["relevance_floor"], on.json["below_floor"]) == (1.0, 5), mode
@@ -51,7 +51,8 @@ def test_a_matching_query_keeps_its_record_and_drops_hits_far_below_it(cli, note
         run = cli("recall", query, "--mode", mode, *AUTO).json
         hits = run["items"]
         assert hits[0]["id"] == "deploy" and hits[0]["relevance"] >= 1.0, mode  # the best reaches the line
-        assert all(hit["relevance"] >= relevance.HIT_SHARES[mode] for hit in hits), mode  # each its share
+        share = relevance.Calibration.of(mode, MODEL if mode != "keyword" else None).at(len(NOTES)).share
+        assert all(hit["relevance"] >= share for hit in hits[1:]), mode  # each but the best its share
         assert [h["id"] for h in hits] == [rid for rid in everything if rid in ids_of(run)], mode  # order kept
         assert run["below_floor"] == len(everything) - len(hits), mode
         assert "cat" not in ids_of(run) and "stocks" not in ids_of(run), mode  # dropped one by one
@@ -90,15 +91,22 @@ def test_explain_shows_how_each_hit_was_judged(cli, notes):
     hit = cli("recall", "deploy tuesdays", *AUTO, "--explain").json["items"][0]
     judged = hit["explain"]
     assert judged["relevance"] == hit["relevance"] and judged["relevance_floor"] == 1.0
-    assert judged["cosine_floor"] == relevance.COSINE_FLOORS[MODEL]["hybrid"]
-    assert judged["keyword_floor"] == relevance.KEYWORD_FLOORS["hybrid"]
-    assert judged["hit_share"] == relevance.HIT_SHARES["hybrid"]
+    young = relevance.Calibration.of("hybrid", MODEL).at(len(NOTES))  # a store of six: its floors are lower
+    assert judged["store_records"] == len(NOTES)
+    assert (
+        judged["cosine_floor"] == pytest.approx(young.semantic)
+        and young.semantic < relevance.COSINE_FLOORS[MODEL]["hybrid"]
+    )
+    assert judged["keyword_floor"] == pytest.approx(young.keyword)
+    assert judged["hit_share"] == pytest.approx(young.share)
+    meaning = cli("recall", "deploy tuesdays", "--mode", "approximate", *AUTO, "--explain").json["items"][0]["explain"]
+    assert (meaning["store_records"], meaning["query_idf"]) == (len(NOTES), 0.0)  # counted, though words are not judged
     expected = max(
         judged["cosine"] / judged["cosine_floor"], judged["bm25"] / judged["query_idf"] / judged["keyword_floor"]
     )
     assert hit["relevance"] == pytest.approx(expected)
     text = cli("recall", "deploy tuesdays", "--relevance-floor", "auto", "--no-record", "--explain").out
-    assert f"(floor 1: the best hit must reach it, each hit {relevance.HIT_SHARES['hybrid']:g} of it)" in text
+    assert f"(floor 1: the best hit must reach it, each hit {young.share:g} of it)" in text
 
 
 def test_counts_and_statistics_never_reach_into_another_scope(cli, notes):
@@ -180,6 +188,7 @@ def test_the_best_hit_must_reach_the_line_and_each_hit_its_share():
     assert relevance.kept([2.4, 1.1], 2.0, 0.5) == [True, True]
     assert relevance.kept([None, 0.3], 1.0, 0.5) == [True, False]  # what could not be judged stays
     assert relevance.kept([None], 1.0, 0.5) == [True] and relevance.kept([], 1.0, 0.5) == []
+    assert relevance.kept([1.1, 1.05, 0.9], 1.0, 1.2) == [True, False, False]  # a young store: the best stays
 
 
 def ids_of(bundle: dict) -> list[str]:

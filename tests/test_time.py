@@ -139,7 +139,7 @@ def test_as_of_names_a_moment_a_bare_date_is_its_whole_day_and_the_future_is_now
     assert ids(cli("recall", "late", "--mode", "exact", "--as-of", "2026-02-28", "--json")) == []
     future = cli("recall", "late", "--mode", "exact", "--as-of", "2999-01-01", "--json").json
     assert [i["id"] for i in future["items"]] == ["late"] and future["as_of"] < "2999"
-    for bad in ("yesterday", "2026-13-01", "", "2026-03-01\x00"):
+    for bad in ("soonish", "2026-13-01", "", "2026-03-01\x00"):
         run = cli("recall", "late", "--as-of", bad, "--json")
         assert run.code == 1 and "--as-of" in run.err_json["message"], bad
         assert "end of that day" in run.err_json["remediation"]

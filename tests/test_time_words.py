@@ -3,12 +3,14 @@ ranking on every backend; queries naming no time rank exactly as before."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 import pytest
+from web_client import hit_ids, page, served
 
 from eidetic import Memory
-from eidetic.timewords import window_in
+from eidetic.timewords import read_question, window_in
 
 NOW = datetime(2023, 11, 22, 15, 0, tzinfo=timezone.utc)  # a Wednesday
 
@@ -79,6 +81,19 @@ def test_records_of_the_named_time_rank_higher_or_alone(backend):
         assert _ranked(memory, "what did we decide in 2021", time_words="filter") == []
 
 
+def test_a_time_only_question_lists_the_windows_records_on_every_backend(backend):
+    """Nothing left to search: the window's records, freshest first, under the scope rule."""
+    with Memory.open() as memory:
+        _store(memory)
+        secret = {"id": "secret", "text": "x", "created": "2023-11-16", "scope": {"name": "b", "visibility": "private"}}
+        memory.remember([secret])
+        assert _ranked(memory, "last week") == ["other", "new"]
+        assert _ranked(memory, "what was in October 2023?", time_words="filter") == ["old"]
+        assert _ranked(memory, "last week", types=["lesson"]) == []
+        mine = memory.recall("last week", mode="keyword", now=NOW, record=False, scope="b", visibility="private")
+        assert [hit.record.id for hit in mine.items] == ["secret", "other", "new"]
+
+
 def test_the_window_is_in_the_result_and_explained(store):
     with Memory.open() as memory:
         _store(memory)
@@ -89,6 +104,7 @@ def test_the_window_is_in_the_result_and_explained(store):
             "start": "2023-11-13T00:00:00+00:00",
             "end": "2023-11-20T00:00:00+00:00",
             "mode": "blend",
+            "searched": "decided",
         }
         factors = {hit.record.id: hit.explain["time_factor"] for hit in result.items}
         assert factors == {"new": 1.5, "old": 1.0}
@@ -129,3 +145,160 @@ def test_the_event_clock_places_a_record_in_the_named_time_too(backend):
         assert _ranked(memory, "outage last week", time_words="filter") == ["held"]  # still valid then
         found = _ranked(memory, "outage since November 20", time_words="filter")
         assert sorted(found) == ["ended", "held", "plain", "told"]  # all recorded then
+
+
+@pytest.mark.parametrize(
+    ("question", "searched"),
+    [
+        ("what did we decide last week?", "what did we decide?"),
+        ("yesterday's standup", "standup"),
+        ("notes from March 2023 on pricing", "notes on pricing"),
+        ("incidents since 2023-03-01", "incidents"),
+        ("what happened in May", "what happened"),
+        ("last week?", "?"),
+    ],
+)
+def test_the_time_words_are_taken_out_of_the_words_searched(question, searched):
+    named = read_question(question, NOW)
+    assert named.window is not None and named.words == searched
+
+
+@pytest.mark.parametrize("question", ["the weekly report", "a week of testing", "what may help", "daily standups"])
+def test_ordinary_uses_of_time_words_stay_search_words(question):
+    named = read_question(question, NOW)
+    assert named.window is None and named.words == question
+
+
+# The README's "what did we decide last week?", asked on Tuesday 2026-12-01.
+TEAM = [
+    {"id": "lunch", "text": "Team lunch is on Thursday this week", "created": "2026-11-30T09:00:00Z"},
+    {"id": "pricing-nov", "text": "We decided to raise the Pro plan to $12 a month", "created": "2026-11-25T15:00:00Z"},
+    {"id": "pricing-oct", "text": "Pricing decision: we keep the free tier for students", "created": "2026-10-20"},
+    {"id": "db", "text": "Decision: the orders database moves to postgres", "created": "2026-11-26T10:00:00Z"},
+    {"id": "weekly", "text": "The weekly report goes out on Mondays", "created": "2026-11-16T08:00:00Z"},
+    {"id": "testing", "text": "We planned a week of testing before the launch", "created": "2026-11-10T08:00:00Z"},
+    {"id": "standup", "text": "Standup moved to 09:30 this week", "created": "2026-11-24T08:00:00Z"},
+]
+ASKED = "2026-12-01T10:00"
+
+
+def _asked(cli, question: str, *flags: str) -> dict:
+    run = cli("recall", question, "--now", ASKED, "--no-record", "--json", *flags)
+    assert run.code == 0, run.err
+    return run.json
+
+
+def test_the_readme_question_gives_last_weeks_decisions_first(store, cli):
+    assert cli("remember", "--json", stdin="\n".join(json.dumps(r) for r in TEAM)).code == 0
+    answer = _asked(cli, "what did we decide last week?")  # hybrid, the real model
+    found = [item["id"] for item in answer["items"]]
+    assert set(found[:2]) == {"pricing-nov", "db"}, found  # "week" no longer finds this week's lunch
+    assert "lunch" not in found[:2] and found.index("db") < found.index("pricing-oct")
+    assert answer["time_window"]["phrase"] == "last week"
+    assert answer["time_window"]["searched"] == "what did we decide?"
+    literal = _asked(cli, "what did we decide last week?", "--time-words", "off", "--top-k", "7")
+    assert "time_window" not in literal and "lunch" in [item["id"] for item in literal["items"]]  # "week" matched
+    for question, first in (("the weekly report", "weekly"), ("a week of testing", "testing")):
+        ordinary = _asked(cli, question)
+        assert "time_window" not in ordinary and ordinary["items"][0]["id"] == first
+
+
+def test_a_question_that_is_only_a_time_lists_that_windows_records_freshest_first(store, cli):
+    assert cli("remember", "--json", stdin="\n".join(json.dumps(r) for r in TEAM)).code == 0
+    answer = _asked(cli, "last week?", "--explain")
+    assert [item["id"] for item in answer["items"]] == ["db", "pricing-nov", "standup"]  # newest first
+    assert answer["time_window"]["searched"] == "" and answer["embedder"]["model"] is None  # no model loaded
+    assert all(item["explain"]["engine"] == "window" for item in answer["items"])
+    assert [item["id"] for item in _asked(cli, "last week", "--mode", "keyword", "--top-k", "1")["items"]] == ["db"]
+    narrowed = _asked(cli, "October 2026?", "--until", "2026-10-19")
+    assert narrowed["items"] == [] and narrowed["time_window"]["searched"] == ""
+    text = cli("recall", "yesterday", "--now", ASKED, "--no-record", "--explain")
+    assert text.code == 0 and "nothing else to search" in text.out and "id: lunch" in text.out
+    assert "window: recorded in 'yesterday'" in text.out
+
+
+def test_date_flags_take_durations_and_words(store, cli):
+    assert cli("remember", "--json", stdin="\n".join(json.dumps(r) for r in TEAM)).code == 0
+
+    def found(*flags: str) -> set[str]:
+        return {item["id"] for item in _asked(cli, "e", "--mode", "exact", "--top-k", "20", *flags)["items"]}
+
+    assert found("--since", "7d") == {"lunch", "pricing-nov", "db"}  # since 2026-11-24T10:00
+    assert found("--since", "last monday") == {"lunch"}  # the 30th, all day
+    november = {r["id"] for r in TEAM} - {"pricing-oct"}
+    assert found("--since", "last month", "--until", "last month") == november
+    assert found("--since", "3 weeks ago", "--until", "2w") == {"weekly"}
+    assert found("--as-of", "October") == {"pricing-oct"}  # the store at the end of October
+    assert found("--as-of", "last month") == november | {"pricing-oct"}  # ... and of November
+    assert found("--since", "10 000 000 years ago") == november | {"pricing-oct"}  # from the calendar's start
+    assert cli("list", "--since", "10 000 000 years ago", "--json").json["total"] == len(TEAM)  # list takes them too
+    assert cli("list", "--until", "10 000 000 years ago", "--json").json["total"] == 0
+    bad = cli("recall", "the", "--since", "whenever", "--json")
+    assert bad.code == 1 and "7d" in bad.err_json["remediation"] and "Traceback" not in bad.err
+
+
+HOSTILE_QUESTIONS = [
+    "deploys 9999-12-31",
+    "deploys 0001-01-01",
+    "deploys since 0001-01-01",
+    "deploys in 10000",
+    "deploys 10 000 000 years ago",
+    "deploys 10000-01-01",
+]
+HOSTILE_FLAGS = [
+    ("--now", "0001-01-01"),
+    ("--now", "9999-12-31T23:59:59"),
+    ("--as-of", "9999-12-31"),
+    ("--as-of", "0001-01-01"),
+    ("--as-of", "10 000 000 years ago"),
+    ("--since", "0001-01-01"),
+    ("--since", "10 000 000 years ago"),
+    ("--until", "9999-12-31"),
+]
+
+
+def _deploys(cli) -> None:
+    record = {"id": "deploys", "text": "Deploys run on Tuesdays", "created": "2026-11-24"}
+    assert cli("remember", json.dumps(record)).code == 0
+
+
+def test_times_beyond_the_calendar_are_held_or_named_never_a_traceback(store, cli, monkeypatch):
+    """Year 1, 9999, 10000 and "10 000 000 years ago", in the question and in every date flag,
+    through the CLI (recall and context): an answer, or an error with a hint."""
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    _deploys(cli)
+    for question in HOSTILE_QUESTIONS:
+        for flags in ((), ("--now", "0001-01-01T00:00"), ("--now", "9999-12-31T23:59")):
+            run = cli("recall", question, "--mode", "keyword", "--no-record", "--json", *flags)
+            assert run.code == 0 and [item["id"] for item in run.json["items"]] == ["deploys"], (question, run.err)
+        context = cli("context", "--prompt", question, "--mode", "keyword", "--format", "json")
+        assert context.code == 0 and context.json["event"] == "prompt", (question, context.err)
+    far = cli("recall", "deploys 10 000 000 years ago", "--mode", "keyword", "--no-record", "--json")
+    assert "beyond the calendar" in far.err and "time_window" not in far.json  # left as words, said so
+    held = cli("recall", "deploys 9999-12-31", "--mode", "keyword", "--no-record", "--json").json["time_window"]
+    assert held["start"] == "9999-12-31T00:00:00+00:00" and held["end"] == "9999-12-31T23:59:59+00:00"
+    for flag, value in HOSTILE_FLAGS:
+        run = cli("recall", "deploys yesterday", "--mode", "keyword", "--no-record", "--json", flag, value)
+        assert run.code == 0, (flag, value, run.err)
+    for flag in ("--since", "--until", "--as-of"):
+        run = cli("recall", "deploys", flag, "10000-01-01", "--json")
+        assert run.code == 1 and run.err_json["remediation"] and "Traceback" not in run.err, flag
+
+
+def test_the_viewer_searches_times_beyond_the_calendar(store, cli, monkeypatch):
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    _deploys(cli)
+    with served() as client:
+        for question in HOSTILE_QUESTIONS:
+            answer = client.get("/", params={"q": question, "mode": "keyword"})
+            assert answer.status_code == 200 and hit_ids(answer) == ["deploys"], question
+        for flag, value in HOSTILE_FLAGS:
+            if flag != "--now":  # the viewer asks at the present moment
+                answer = client.get(
+                    "/", params={"q": "deploys yesterday", "mode": "keyword", flag[2:].replace("-", "_"): value}
+                )
+                assert answer.status_code == 200, (flag, value)
+        far = page(client.get("/", params={"q": "deploys 10 000 000 years ago", "mode": "keyword"}))
+        assert "beyond the calendar" in far.select_one("p.warning").text
+        wrong = client.get("/", params={"q": "deploys", "as_of": "10000-01-01"})
+        assert wrong.status_code == 400 and "as_of is not a date" in page(wrong).select_one(".message").text

@@ -120,8 +120,11 @@ def test_an_option_error_names_the_option_as_each_interface_does(cli, store):
         "message": "--top-k must be an integer >= 1 (got 0)",
         "remediation": "e.g. --top-k 5",
     }
-    dated = cli("recall", "x", "--since", "last week")
-    assert dated.err == "error: --since is not an ISO-8601 date: 'last week'\nhint: e.g. --since 2026-11-01\n"
+    dated = cli("recall", "x", "--since", "soonish")
+    assert dated.err == (
+        "error: --since is not a date: 'soonish'\nhint: an ISO date, a duration back from now (7d, 12h, 2w, 3mo, "
+        "1y) or words (yesterday, last monday), e.g. --since 2026-11-01\n"
+    )
     with Memory.open() as memory, pytest.raises(EideticError) as raised:
         memory.recall("x", filters=["priority"])
     assert raised.value.message == "filters entry 'priority' is malformed"

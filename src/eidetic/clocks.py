@@ -168,11 +168,17 @@ AS_OF_COLUMNS = ("d.lifecycle", "d.created", "d.history", "d.valid_from", "d.val
 
 def as_of_moment(value: str, now: datetime) -> datetime:
     """The moment ``--as-of VALUE`` names: an ISO date-time (naive: UTC), or a bare date, which
-    means the end of that day in UTC; a moment after ``now`` is ``now`` (the store as it is).
-    ValueError when it is neither."""
+    means the end of that day in UTC; else a duration back from ``now`` or time words, read by
+    ``timewords.flag_moment`` ("last month": its last moment). A moment after ``now`` is ``now``
+    (the store as it is). ValueError when it is none of these."""
     moment = parse_ts(value)
     if moment is None:
-        raise ValueError(value)
+        from .timewords import flag_moment
+
+        moment = flag_moment(value, now, end=True)
+        if moment is None:
+            raise ValueError(value)
+        return min(moment, now)
     try:
         date.fromisoformat(value.strip())
     except ValueError:

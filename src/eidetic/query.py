@@ -58,8 +58,12 @@ class RecallQuery:
     )
     source: str | None = option(None, "only records whose metadata.source is this")
     types: tuple[str, ...] = option((), "only records of this type (repeatable)", flag="--type", metavar="TYPE")
-    since: str | None = option(None, "only records created on or after this ISO date")
-    until: str | None = option(None, "only records created on or before this ISO date")
+    since: str | None = option(
+        None, "only records created on or after this: an ISO date, 7d / 12h / 2w / 3mo / 1y back, or 'last monday'"
+    )
+    until: str | None = option(
+        None, "only records created on or before this: an ISO date (all that day), a duration back, or 'last month'"
+    )
     scope: str | None = option(None, "query scope name (default: default)")
     visibility: str | None = option(None, "public (default) or private: private also sees that scope's private records")
     scope_only: bool = option(False, "only records whose scope name is the query's")
@@ -67,8 +71,8 @@ class RecallQuery:
     include_archived: bool = option(False, "include archived records")
     as_of: str | None = option(
         None,
-        "answer as the store stood then: an ISO date (the end of that day, UTC) or date-time; "
-        "records recorded and valid then, in the lifecycle they had then",
+        "answer as the store stood then: an ISO date (the end of that day, UTC), date-time, a duration "
+        "back (30d) or words ('last month': its end); records recorded and valid then, in the lifecycle they had then",
         metavar="DATE",
     )
     min_score: float | None = option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
@@ -78,6 +82,12 @@ class RecallQuery:
         "the query's idf) reaches the calibrated floor, and none far below it: auto, off, or a line on its "
         "scale (1 = auto, higher is stricter) (default off)",
         metavar="auto|off|N",
+    )
+    judge_relevance: bool = option(
+        False,
+        "judge the hits against the calibrated floor even when the floor is off, dropping none: each hit "
+        "says whether it is relevant, for a person to read (the CLI and the viewer ask for it)",
+        exposed=False,
     )
     depth: int = option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
     max_nodes: int = option(20, "at most this many linked records (default 20)")
@@ -102,7 +112,7 @@ class RecallQuery:
             value = getattr(self, name)
             object.__setattr__(self, name, tuple(value) if value is not None else ())
         object.__setattr__(self, "relevance_floor", _floor_setting(self.relevance_floor))
-        if isinstance(self.now, str):  # from the CLI or an MCP client
+        if self.now is not None:  # text from the CLI; a datetime, maybe naive (UTC), from Python or MCP
             object.__setattr__(self, "now", _moment(self.now))
         _check(self)
 
@@ -179,14 +189,17 @@ def as_of_of(value: Any, now: datetime | None = None) -> datetime | None:
             pass
     raise option_error(
         "as_of",
-        f"is not an ISO-8601 date or date-time: {value!r}",
-        "a bare date means the end of that day, UTC ('eidetic explain time')",
+        f"is not a date: {value!r}",
+        "an ISO date (the end of that day, UTC) or date-time, a duration back (7d, 1y) or words "
+        "(last month: its end) ('eidetic explain time')",
         example="2026-03-01",
     )
 
 
 def filters_of(query: Any) -> Filters:
-    return Filters.build(list(query.filters), query.source, list(query.types), query.since, query.until)
+    """The filters of a query; its date flags' words count back from its ``now``, if it has one."""
+    now = getattr(query, "now", None)
+    return Filters.build(list(query.filters), query.source, list(query.types), query.since, query.until, now)
 
 
 def with_access_defaults(query: Any, settings: Settings) -> Any:
@@ -250,12 +263,12 @@ def _floor_setting(value: Any) -> str | float:
     return line if line is not None else "off"
 
 
-def _moment(text: str) -> datetime:
+def _moment(value: object) -> datetime:
     from .timeutil import parse_ts
 
-    moment = parse_ts(text)
+    moment = parse_ts(value) if isinstance(value, (str, datetime)) else None
     if moment is None:
-        raise option_error("now", f"must be an ISO date or date and time (got {text!r})", example="2024-03-01T12:00")
+        raise option_error("now", f"must be an ISO date or date and time (got {value!r})", example="2024-03-01T12:00")
     return moment
 
 

@@ -25,7 +25,8 @@ class Hit:
     store: str = ""
     explain: dict[str, Any] | None = None
     path: str | None = None  # the record's file, absolute (files backend); None elsewhere
-    relevance: float | None = None  # with the relevance floor on: evidence over the floor (1.0: on it)
+    relevance: float | None = None  # when judged (``memory.floor``): evidence over the floor (1.0: on it)
+    relevant: bool | None = None  # when judged: whether the hit clears the floor (None: not judged)
     time_factor: float = 1.0  # > 1: the record's time falls in the window the query names
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,6 +47,8 @@ class Hit:
             data["parent"] = self.parent
         if self.relevance is not None:
             data["relevance"] = self.relevance
+        if self.relevant is not None:
+            data["relevant"] = self.relevant
         if self.explain is not None:
             data["explain"] = self.explain
         return data
@@ -240,7 +243,9 @@ class StoreOverview:
 @dataclass
 class ClusterMember:
     """One record of a near-duplicate cluster; ``score``: its similarity to the survivor (1.0
-    for the survivor itself, and for the same text once normalised)."""
+    for the survivor itself, and for the same text once normalised). ``differing``: each change
+    from the survivor's text (the merged text, if given) to this one, ``[its words, these]``
+    (``worddiff.differing``), so a reader sees what folding would lose; empty for the survivor."""
 
     id: str
     score: float
@@ -248,6 +253,7 @@ class ClusterMember:
     created: str
     updated: str | None
     recall_count: float
+    differing: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

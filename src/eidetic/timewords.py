@@ -8,11 +8,17 @@ the calendar week (Monday first), the month or the year. "since X" runs from X t
 Only the first time named counts. A month name alone must look like one ("in May", "May 3",
 "May 2023"): "what may help" names no time. dateparser costs ~0.4 s to import, so it is
 imported only when the pattern finds a candidate.
+
+The time is a condition on the records, not words to match: :func:`read_question` also gives the
+question without it, for keyword and semantic search ("last week" would find "this week").
+Windows are held inside the calendar (years 1 to 9999); a time past it is left as words, with a
+warning. The date flags take the same words, and durations ("7d"): :func:`flag_moment`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -21,7 +27,7 @@ from .ranking.when import TimeWindow
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _SHORT_MONTHS = "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-_NUMBER = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|a\s+couple\s+of"
+_NUMBER = r"\d{1,3}(?:[ ,]\d{3})+|\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a\s+few|a\s+couple\s+of"
 _UNIT = r"days?|weeks?|months?|years?"
 _ORDINAL = r"\d{1,2}(?:st|nd|rd|th)?"
 _MONTH = rf"(?:{_MONTHS}|(?:{_SHORT_MONTHS})\.?)"
@@ -44,45 +50,135 @@ _CANDIDATES = re.compile(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+FIRST = datetime.min.replace(tzinfo=timezone.utc)  # the calendar's ends, where windows are held
+LAST = datetime.max.replace(tzinfo=timezone.utc)
 MAX_QUERY_CHARS = 2000  # longer texts are not questions; they are searched without a time
+# a word that only ties the time to the question ("decided in May", "notes from last week"):
+# it goes with the time, so the words left read as a question of their own
+_LEAD = re.compile(r"\b(?:in|on|during|from|over|of)\s+$", re.IGNORECASE)
+_GROUPED = re.compile(r"(?<=\d)[ ,](?=\d{3}\b)")  # "10 000 000 years ago"
+_NUMERIC_DATE = re.compile(r"\s*[+-]?\d+[-/.]\d")  # "2026-13-01", "10000-01-01": a bad date, not words
+MAX_FLAG_CHARS = 100  # a date flag is a few words
+_UNITS = {"h": "hours", "d": "days", "w": "weeks", "mo": "months", "y": "years"}
+_UNITS |= {f"{word}{plural}": word + "s" for word in ("hour", "day", "week", "month", "year") for plural in ("", "s")}
+_DURATION = re.compile(
+    rf"(?P<count>\d{{1,3}}(?:[ ,]\d{{3}})+|\d+)\s*(?P<unit>{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?:\s+ago)?",
+    re.IGNORECASE,
+)
+_SPACED = re.compile(r"\s+([?!.,;:])")  # "decide ?" once the time between went
+_TAIL = re.compile(r"^(?:'s|\u2019s)\b", re.IGNORECASE)  # "yesterday's standup"
 
 
-def window_in(text: str, now: datetime) -> TimeWindow | None:
-    """The window the first time named in ``text`` means, relative to ``now``; None if none."""
+@dataclass(frozen=True)
+class TimeQuestion:
+    """A question split in two: the window its time words name (None: none named) and the
+    words left for keyword and semantic search, which the time words would only blur."""
+
+    window: TimeWindow | None
+    words: str
+    warnings: tuple[str, ...] = ()
+
+
+def read_question(text: str, now: datetime) -> TimeQuestion:
+    """The first time ``text`` names, relative to ``now``, and ``text`` without it. A window
+    reaching past the calendar is held at its ends ("9999-12-31" ends at its last moment); a
+    time wholly beyond it ("10 000 000 years ago") is named in a warning and left in the words."""
+    warnings: list[str] = []
     for match in _CANDIDATES.finditer(text[:MAX_QUERY_CHARS]):
         phrase = match.group("phrase")
-        found = _read(phrase, now)
+        try:
+            found = _read(phrase, now)
+        except (OverflowError, ValueError):  # dateparser or the window's arithmetic left the calendar
+            warnings.append(f"{match.group(0).strip()!r} is beyond the calendar (years 1 to 9999): searched as words")
+            continue
         if found is None:
             continue
         start, end = found
         if match.group("since"):
-            return TimeWindow(match.group(0).strip(), start, max(end, now))
-        return TimeWindow(phrase, start, end)
-    return None
+            window = TimeWindow(match.group(0).strip(), start, max(end, now))
+        else:
+            window = TimeWindow(phrase, start, end)
+        return TimeQuestion(window, _without(text, match.start(), match.end()), tuple(warnings))
+    return TimeQuestion(None, text, tuple(warnings))
+
+
+def window_in(text: str, now: datetime) -> TimeWindow | None:
+    """The window the first time named in ``text`` means, relative to ``now``; None if none."""
+    return read_question(text, now).window
+
+
+def flag_moment(value: str, now: datetime, *, end: bool) -> datetime | None:
+    """The moment a date flag's words name (``--since``, ``--until``, ``--as-of``), relative to
+    ``now``: a duration back from it ("7d", "12h", "2w", "3 months") is that exact moment; named
+    time ("yesterday", "last monday", "last month", "March 2026") is the window it means, its
+    first moment (``end`` False) or its last. A duration beyond the calendar is its first
+    moment. None when the words name no time (an ISO date is the caller's to read first)."""
+    if _NUMERIC_DATE.match(value):  # an ISO date the caller could not read: wrong, not words
+        return None
+    duration = _DURATION.fullmatch(value.strip())
+    try:
+        if duration is not None:
+            count, unit = _GROUPED.sub("", duration["count"]), _UNITS[duration["unit"].lower()]
+            data = _parser(now, exact=True).get_date_data(f"{count} {unit} ago")
+            if data.date_obj is None:  # too many units back for dateparser
+                return FIRST
+            return data.date_obj.replace(tzinfo=timezone.utc)
+        if len(value) > MAX_FLAG_CHARS:
+            return None
+        found = _read(value, now)
+    except (OverflowError, ValueError):
+        return FIRST
+    if found is None:
+        return None
+    start, stop = found
+    return start if not end else stop if stop == LAST else stop - timedelta(microseconds=1)
+
+
+def _without(text: str, start: int, end: int) -> str:
+    """``text`` with ``[start, end)`` taken out, with the word tying it in and a possessive."""
+    before, after = text[:start], text[end:]
+    before = _LEAD.sub("", before)
+    after = _TAIL.sub("", after)
+    words = " ".join(f"{before.rstrip()} {after.lstrip()}".split())
+    return _SPACED.sub(r"\1", words)
 
 
 def _read(phrase: str, now: datetime) -> tuple[datetime, datetime] | None:
     """dateparser's date and unit for ``phrase``, widened to the window the unit spans."""
-    data = _parser(now).get_date_data(phrase)
+    data = _parser(now).get_date_data(_GROUPED.sub("", phrase))
     if data.date_obj is None:
+        if phrase.lower().endswith("ago"):  # a count dateparser cannot go back by
+            raise OverflowError(phrase)
         return None
     day = data.date_obj.replace(hour=0, minute=0, second=0, microsecond=0, tzinfo=timezone.utc)
     period = data.period or "day"
     if period == "week":
-        start = day - timedelta(days=day.weekday())
-        return start, start + timedelta(days=7)
+        start = _moved(day, -day.weekday())
+        return start, _moved(start, 7)
     if period == "month":
         start = day.replace(day=1)
-        return start, (start + timedelta(days=32)).replace(day=1)
+        return start, _moved(start, 32).replace(day=1) if start.year < 9999 or start.month < 12 else LAST
     if period == "year":
         start = day.replace(month=1, day=1)
-        return start, start.replace(year=start.year + 1)
-    return day, day + timedelta(days=1)
+        return start, start.replace(year=start.year + 1) if start.year < 9999 else LAST
+    return day, _moved(day, 1)
 
 
-def _parser(now: datetime) -> Any:
+def _moved(day: datetime, days: int) -> datetime:
+    """``day`` plus ``days``, held at the calendar's first or last moment."""
+    try:
+        return day + timedelta(days=days)
+    except OverflowError:
+        return FIRST if days < 0 else LAST
+
+
+def _parser(now: datetime, exact: bool = False) -> Any:
+    """dateparser reading relative to ``now``; ``exact``: a count of months or years back keeps
+    the day of the month (3 months before the 22nd is a 22nd), else a month means its 1st."""
     from dateparser.date import DateDataParser
 
     base = now.astimezone(timezone.utc).replace(tzinfo=None)
-    settings = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past", "PREFER_DAY_OF_MONTH": "first"}
+    settings = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}
+    if not exact:
+        settings["PREFER_DAY_OF_MONTH"] = "first"
     return DateDataParser(languages=["en"], settings=settings)

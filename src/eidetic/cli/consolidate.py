@@ -7,10 +7,11 @@ import argparse
 from pathlib import Path
 
 from ..errors import user_error
+from ..worddiff import marked
 from .output import emit_json, emit_text, warn
 from .stores import open_memory
 
-PREVIEW = 60  # characters of a text shown per record
+PREVIEW = 80  # characters of the survivor's text shown; members show their words that differ from it
 
 
 def add_parser(sub, add_common) -> None:
@@ -18,7 +19,8 @@ def add_parser(sub, add_common) -> None:
         "consolidate",
         help="find near-duplicate records per scope and fold each cluster into one (dry run by default)",
         description="Group each scope's near-duplicates (the same text once normalised, or a cosine at or above "
-        "the threshold) around a proposed survivor. Nothing changes without --apply; then the others are "
+        "the threshold with the same numbers, ids, dates and names) around a proposed survivor; each record to "
+        "fold shows its words against the survivor's. Nothing changes without --apply; then the others are "
         "shadowed, the survivor gains their links and usage, and 'eidetic restore ID' undoes one member. "
         "See 'eidetic explain consolidate'.",
     )
@@ -77,8 +79,8 @@ def _lines(report: dict) -> list[str]:
         lines.append(f"Cluster {number} ({scope['name']}/{scope['visibility']}, {len(cluster['members']) + 1} records)")
         survivor = cluster["survivor"]
         text = cluster["merged_text"] if cluster["merged_text"] is not None else survivor["text"]
-        lines.append(_row("keep", survivor, text))
-        lines += [_row("fold", member, member["text"]) for member in cluster["members"]]
+        lines.append(_row("keep", survivor, _preview(text)))
+        lines += [_row("fold", member, marked(text, member["text"])) for member in cluster["members"]]
         lines += [f"    undo: {command}" for command in cluster["undo"]]
     count = sum(len(c["members"]) for c in report["items"])
     verb = "were folded into" if not report["dry_run"] else "would be folded into"
@@ -87,14 +89,19 @@ def _lines(report: dict) -> list[str]:
         f"scanned {report['scanned']} record(s), {report['without_vectors']} without vectors "
         f"(threshold {report['threshold']}, keep {report['keep']})."
     )
+    if report["items"]:
+        lines.append("Each folded record shows its words against the survivor's: [-survivor's-]{+its own+}.")
     if report["dry_run"]:
         lines.append("Dry run: nothing changed. Add --apply to fold them.")
     return lines
 
 
-def _row(role: str, member: dict, text: str) -> str:
+def _preview(text: str) -> str:
     flat = " ".join(text.split())
-    preview = flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
+    return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
+
+
+def _row(role: str, member: dict, shown: str) -> str:
     score = "survivor" if role == "keep" else f"{member['score']:.3f}"
     recalled = f"{member['recall_count']:g}"
-    return f"  {role} {member['id']}  {score}  created {member['created']}  recalled {recalled}  {preview}"
+    return f"  {role} {member['id']}  {score}  created {member['created']}  recalled {recalled}  {shown}"

@@ -7,10 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import user_error
 from .output import emit_json, emit_text, warn
 from .stores import open_memory
+
+if TYPE_CHECKING:
+    from ..hooks.select import ContextResult
 
 
 def add_parser(sub, add_common) -> None:
@@ -67,4 +71,24 @@ def run(args: argparse.Namespace) -> int:
         emit_json(result.to_dict())
     elif result.context:
         emit_text(result.context)
+    elif sys.stdout.isatty():  # a person reads it; a hook's pipe gets nothing at all
+        emit_text(nothing_given(result, prompt))
     return 0
+
+
+def nothing_given(result: ContextResult, prompt: str) -> str:
+    """Why the context is empty, in words: nothing relevant, given already, or out of budget."""
+    from .render import clip, one_line
+
+    if not result.budget:
+        return "(nothing: no tokens left in the budget)"
+    if result.event == "start":
+        return "(nothing for a session's start: no active record of those types, or all given already)"
+    about = f"“{clip(one_line(prompt), 60)}”"
+    if result.below_floor:
+        hits = f"{result.below_floor} hit{'s' if result.below_floor != 1 else ''}"
+        return f"(nothing relevant to {about}: {hits} fell below the relevance floor)"
+    seen, over = result.skipped["seen"], result.skipped["budget"]
+    if seen or over:
+        return f"(nothing new for {about}: {seen} given to this session already, {over} over the budget)"
+    return f"(nothing stored matches {about})"

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         memory = Memory(plan_stores([base / "memory"]), UsageState(base / "usage.sqlite"), settings=settings)
         with memory:
             remembered = memory.remember(SAMPLES, added_by="demo")
-            bundles = [memory.recall(query, mode=mode, top_k=3) for mode, query in QUERIES]
+            bundles = [memory.recall(query, mode=mode, top_k=3, judge_relevance=True) for mode, query in QUERIES]
     if args.json:
         emit_json({"remembered": remembered.to_dict(), "recalls": [b.to_dict() for b in bundles]})
         return 0

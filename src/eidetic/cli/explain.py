@@ -56,10 +56,11 @@ kept; an unchanged record is not rewritten. Identical text under a new id in the
 reported in `duplicates` and not written. A record that `supersedes` another of its scope
 shadows it at once. A new record whose meaning is already in its scope (same name and
 visibility; never another scope) is reported with those records as `similar_to` (text equal once
-case, punctuation and spacing are set aside, or a cosine of 0.88 or more; without vectors,
-`--no-embed`, by text alone; a bulk batch is checked as fully as one record, with the vectors
-computed before anything is written); `--on-similar write` (default) writes it, `skip` leaves it out
-(status similar), `supersede` writes it superseding the closest. Each record is reported: new,
+case, punctuation and spacing are set aside, or a cosine of 0.88 or more with the same numbers,
+ids, dates and names: `eidetic explain consolidate`; without vectors, `--no-embed`, by text
+alone; a bulk batch is checked as fully as one record, with the vectors computed before
+anything is written); `--on-similar write` (default) writes it, `skip` leaves it out (status
+similar), `supersede` writes it superseding the closest. Each record is reported: new,
 updated, unchanged, duplicate (of which) or similar, with its file (files backend) or its backend
 and database.
 Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--no-embed`,
@@ -83,8 +84,12 @@ adds how each score was made, in every mode and for linked records (the text out
 the number means). The first semantic recall after a `--no-embed` remember or an import embeds
 the texts it lacks, once, with a progress bar on a terminal. When nothing matched but archived or
 shadowed records would have, `hidden` counts them and the text names the flag that shows them.
-With the floor on, `relevance_floor` and `below_floor` say what it dropped, and each hit has its
-`relevance`. See also: modes, relevance, scope, time, freshness, usage, traversal, formats.""",
+With the floor on, `relevance_floor` and `below_floor` say what it dropped. Keyword, approximate
+and hybrid hits are judged even with the floor off: each has its `relevance` (1.0: the calibrated
+line, the same for every query) and `relevant`; the table shows them as RELEVANCE (`1.55 strong`),
+sets the hits below the floor apart under a rule and says `nothing relevant to “…”` when none
+clears it (see relevance). See also: modes, relevance, scope, time, freshness, usage, traversal,
+formats.""",
     "list": """# eidetic list
 The records your scope may see, newest write first, a page at a time; not a recall (no usage is
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
@@ -122,13 +127,24 @@ weighs most) over the keyword floor; hybrid, the larger of the two. That ratio i
 stricter) there are no hits; then each hit must reach its mode's share of it (hybrid 0.5, keyword
 0.85, approximate 0.9), so hits far below are dropped one by one, from the top k (nothing moves
 up), before linked records are followed. Exact matches are all relevant; fields mode has its own
-floor (`--min-score`, default 0.5).
+floor (`--min-score`, default 0.5). A young store (under 350 records you may see) draws the line
+the best hit must reach lower, the fewer its records (the best of twenty unrelated records sits
+lower than the best of five hundred), so its obvious answers are kept; `--explain` shows the
+floors as drawn and `store_records`.
 Defaults: off for `eidetic recall` and the Python API (people exploring want neighbours), auto
 for the MCP `recall` tool and the recall skill (an agent's context is better empty than noisy).
 `--json` adds `relevance_floor` (the line) and `below_floor` (hits dropped, all of them records
 you may see); `--explain` shows the evidence. Calibrated for the bundled model on public data
 (docs/benchmarks.md: unrelated queries answered with nothing 95-99 % of the time in hybrid mode);
-another model's cosines are not judged, with a warning.""",
+another model's cosines are not judged, with a warning.
+What a person reads: a score only ranks one query's hits (hybrid's best is about 1.0 whatever was
+asked), so the recall table, text and markdown and the viewer show each hit's relevance with a
+word: strong (1.25 and up), good (1.0 and up), weak (kept for its share), low (below the floor).
+With the floor off (recall's and the viewer's default: people exploring want the neighbours),
+every hit is still judged and those below the floor are set apart under a rule (the viewer folds
+them under a count); with it on they are left out and counted; when none clears it, "nothing
+relevant to …" is said in words. `context` and the prompt hook never give a hit below the floor.
+`--json` adds `relevance` and `relevant` to each judged hit and keeps every other field.""",
     "usage": """# What counts as a recall
 `recall_count` and `last_recall` count what a reader used, and feed the freshness signal.
 - exact and keyword: a primary hit counts (+1) when its score is at least half the best hit's.

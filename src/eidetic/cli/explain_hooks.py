@@ -32,8 +32,10 @@ What a hook would add, as a plain command for any agent with shell hooks: `--pro
 (`-`: stdin) recalls on a prompt (hybrid, relevance floor auto; `--mode keyword`), `--start`
 lists the most useful lessons, decisions and feedback (`--type` for others). `--session ID`
 leaves out what that session was given already; `--budget N` tokens (default: the settings');
-`--format markdown` (default: the framed records, nothing when none) or `json` (`{"event",
-"session", "budget", "tokens", "items", "skipped", "below_floor", "context"}`). Records are
+`--format markdown` (default: the framed records; when none, nothing in a pipe and why on a
+terminal: "nothing relevant to …" when every hit fell below the floor) or `json` (`{"event",
+"session", "budget", "tokens", "items", "skipped", "below_floor", "context"}`; a prompt's items
+have `relevance` beside `score`). A hit below the relevance floor is never given. Records are
 quoted with id, type, date, source and scope; instruction-like text is neutralised and flagged.
 Not to be confused with a conversation's context (`eidetic explain thread`).""",
     "capture": """# eidetic capture TRANSCRIPT
@@ -47,8 +49,8 @@ other file as plain text. Metadata carries the provenance (`source: capture`, `a
 is left out and reported as a `duplicate` of the record it repeats (`duplicate_of`, `rule`,
 `score`): the same words as a record you may see, or a near-duplicate of an active record of its
 own scope as `remember --on-similar skip` finds it: the same words once normalised, or with
-vectors a meaning as close as cosine 0.88. Another scope's private records are never compared or
-named. `eidetic capture` embeds (the model loads) unless `--no-embed`; the session-end hook embeds
+vectors a meaning as close as cosine 0.88 with the same numbers, ids, dates and names. Another
+scope's private records are never compared or named. `eidetic capture` embeds (the model loads) unless `--no-embed`; the session-end hook embeds
 when the warm daemon answers it, else judges by words alone. Private unless `--visibility public`
 or the `capture` setting says public; `--dry-run` writes nothing (words alone). The session-end
 hook does the same when `capture` is `private` or `public` (default `off`).""",

@@ -24,12 +24,18 @@ the viewer show `valid ... until T (superseded)`. Freshness is judged from `crea
   usual flags apply to that lifecycle (`--include-shadowed`, `--include-archived`), and
   linked records (`--depth`) are followed as they stood then;
 - items show that lifecycle and the history up to DATE; the JSON says `"as_of"`.
-DATE is an ISO date (the end of that day, UTC) or date-time (no zone: UTC); a DATE after now is
-now. Freshness is judged at DATE from the record's age alone (usage has no dates), and an as-of
+DATE is an ISO date (the end of that day, UTC) or date-time (no zone: UTC), a duration back from
+`--now` (`30d`, `12h`, `2w`, `3mo`, `1y`, "3 months ago": that exact moment) or time words read
+as below ("last month": its last moment); a DATE after now is now. Freshness is judged at DATE from the record's age alone (usage has no dates), and an as-of
 recall counts as no one's recall. The text, fields and links are the record's current ones:
 eidetic keeps no older versions of a record (supersede it to keep one). A lifecycle changed by
 hand in a file holds from its last dated change on. The scope rule is the same: another scope's
 private records are never seen or counted, as of any date.
+
+`--since` and `--until` (recall and list: `created` on or after / on or before) take the same:
+`--since 7d`, `--since "last monday"` (from that day's start), `--until "last month"` (to its
+end), `--until 2026-03-01` (all that day). A duration beyond the calendar ("10 000 000 years
+ago") is its first moment, year 1; a date that is not one (2026-13-01, year 10000) is an error.
 
 Example (the first record dated as if written in January):
   eidetic remember '{"id": "release-day", "text": "Releases go out on Mondays", "created": "2026-01-05"}'
@@ -46,6 +52,16 @@ ago", "in May" (the last May before now), "March 2023", "October 24, 2023", "202
 The words are found by a short pattern (a month name alone must look like one: "in May", not "what
 may help") and read by the dateparser library; the unit widens the date to a window: the day, the
 calendar week (Monday first), the month or the year. Only the first time named counts.
+The time is a condition, not search words: it is taken out of the text that keyword and semantic
+search see, with the word tying it in ("in", "on", "from", "during") and a possessive
+("yesterday's standup" searches "standup"), so "what did we decide last week?" searches "what did
+we decide?" and "week" no longer finds "lunch is on Thursday this week". Words that name no time
+stay search words: "weekly", "a week of testing", "what may help". Exact mode searches its
+substring as written (the window still applies).
+A question that is only a time ("last week?", "yesterday") leaves nothing to search: it lists the
+records *recorded* in the window (`created`), freshest first (age and use), with the usual scope,
+lifecycle and filters, and loads no embedding model. (The event clock is not searched this way:
+add a word to find a record that only tells of that time.)
 `--time-words` says what the window does (exact, keyword, approximate and hybrid; fields mode
 ignores it):
 - `blend` (default): a record of the window's time scores x1.5, anything else as before;
@@ -54,7 +70,11 @@ ignores it):
   happened inside it (`occurred`), or what it says held at some moment of it (its
   `valid_from`..`valid_until` overlaps the window; an open bound reaches forever);
 - `filter`: only records of the window's time;
-- `off`: the words are ordinary query words.
-The window is in the JSON (`time_window`: phrase, start, end, mode), the text output (`time:`)
-and `--explain` (`time_factor` per hit). A query naming no time ranks exactly as without it.
+- `off`: no window; the text is searched as written, time words included.
+The window is in the JSON (`time_window`: phrase, start, end, mode, and `searched`: the words
+searched, empty for a time-only question), the text output (`time: ... searched: ...`) and
+`--explain` (`time_factor` per hit). A query naming no time ranks exactly as without it.
+Dates at the calendar's ends are held there: "9999-12-31" is that day up to 23:59:59, "since
+0001-01-01" runs from year 1. A time beyond it ("10 000 000 years ago") is not read as a time:
+it stays search words and a warning says so. Never an error.
 Under `--as-of`, the query is asked as of that date: "last week" is the week before it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -107,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
 
     shape = chosen_format(args, "text")
     with open_memory(args) as memory:
-        result = memory.recall(query_from(args, args.query))
+        query = query_from(args, args.query)
+        result = memory.recall(replace(query, judge_relevance=True))  # each hit says whether it is relevant
     for message in result.warnings:
         warn(message, args.json)
     bundle = result.to_dict()

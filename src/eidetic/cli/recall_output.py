@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..relevance_text import below_floor, word
 from .clock_text import clock_facts
-from .render import Column, Style, count, floor_note, inert, markdown_table, no_results, one_line, table
+from .render import Column, Style, clip, count, floor_note, inert, markdown_table, no_results, one_line, table
+
+Item = dict[str, Any]
 
 
 def render_text(bundle: dict[str, Any]) -> str:
@@ -25,11 +28,16 @@ def render_text(bundle: dict[str, Any]) -> str:
     ]
     if not bundle["items"]:
         lines.append(_nothing(bundle))
-    for item in bundle["items"]:
+    clear, apart = _sections(bundle["items"])
+    if apart and not clear:
+        lines += [_nothing_relevant(bundle, apart), ""]
+    for item in [item for _, item in clear + apart]:
+        if clear and apart and item is apart[0][1]:
+            lines += [f"── {_below(apart)} ──", ""]
         via = f" via={item['via']} parent={item['parent']}" if item["tier"] == "traversal" else ""
         lines.append(f"[{item['tier']} depth={item['depth']}{via}] id: {item['id']}")
         lines.append(
-            f"score: {item['score']:.4f}  signal: {item['signal']:.3f}  "
+            _relevance(item, "relevance: {number}  ") + f"score: {item['score']:.4f}  signal: {item['signal']:.3f}  "
             f"type: {item['type']}  scope: {item['scope']['name']}/{item['scope']['visibility']}"
             f"  lifecycle: {item['lifecycle']}"
         )
@@ -60,12 +68,49 @@ def _nothing(bundle: dict[str, Any]) -> str:
     return no_results(bundle.get("hidden", {}), bundle.get("below_floor", 0))
 
 
+def _sections(items: list[Item]) -> tuple[list[tuple[str, Item]], list[tuple[str, Item]]]:
+    """The ranked items (with their rank) in two parts: those a person reads as the answer, and
+    those set apart below the relevance floor (``relevance_text.below_floor``); each part keeps
+    the ranking's order and numbers."""
+    ranked = _numbered(items)
+    apart = below_floor([_placed(item) for item in items])
+    return [pair for pair, low in zip(ranked, apart) if not low], [pair for pair, low in zip(ranked, apart) if low]
+
+
+def _placed(item: Item) -> tuple[str, str, str | None, bool | None]:
+    return item["tier"], item["id"], item.get("parent"), item.get("relevant")
+
+
+def _hits(apart: list[tuple[str, Item]]) -> str:
+    n = sum(item["tier"] == "primary" for _, item in apart)
+    return f"{n} hit{'s' if n != 1 else ''}"
+
+
+def _below(apart: list[tuple[str, Item]]) -> str:
+    """What the line that sets hits apart says: how many fell below the floor."""
+    return f"below the relevance floor: {_hits(apart)}"
+
+
+def _nothing_relevant(bundle: dict[str, Any], apart: list[tuple[str, Item]]) -> str:
+    """ "Nothing relevant", in words, when every hit is below the floor (the nearest follow)."""
+    query = clip(one_line(bundle["query"]), 60)
+    return f"nothing relevant to “{query}”; the nearest {_hits(apart)}, all below the relevance floor:"
+
+
+def _relevance(item: Item, shape: str) -> str:
+    """A judged hit's relevance as ``shape`` puts it (``{number}``: "1.42 good"); "" if not judged."""
+    said = word(item.get("relevance"), item.get("relevant"))
+    return shape.format(number=f"{item['relevance']:.2f} {said}") if said else ""
+
+
 def _time_line(bundle: dict[str, Any]) -> list[str]:
     """The time the query names, as the window it was read as (``eidetic explain time``)."""
     window = bundle.get("time_window")
     if not window:
         return []
-    return [f"time: {window['phrase']!r} = {window['start']} to {window['end']} ({window['mode']})"]
+    searched = window.get("searched")
+    rest = f"searched: {searched!r}" if searched else "nothing else to search: records recorded then, freshest first"
+    return [f"time: {window['phrase']!r} = {window['start']} to {window['end']} ({window['mode']}); {rest}"]
 
 
 def _rank(item: dict[str, Any], number: int) -> str:
@@ -87,28 +132,39 @@ def _numbered(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str:
-    """One row per hit: rank (linked records: ->depth), score, id, type, name or text, recalls."""
+    """One row per hit: rank (linked records: ->depth), relevance when judged (its number and a
+    word), score, id, type, name or text, recalls. Hits below the relevance floor follow the
+    others under a rule; when no hit clears it, a line says that nothing is relevant."""
     if not bundle["items"]:
         return _nothing(bundle)
+    judged = any("relevant" in item for item in bundle["items"])
     columns = [
         Column("#", right=True),
-        Column("SCORE", right=True, style=("green",)),
+        *([Column("RELEVANCE", style=("green",))] if judged else []),
+        Column("SCORE", right=True, style=("dim",) if judged else ("green",)),
         Column("ID", least=8, style=("cyan",)),
         Column("TYPE", least=4),
         Column("NAME / TEXT", least=12),
         Column("RECALLS", right=True, style=("dim",)),
     ]
+    clear, apart = _sections(bundle["items"])
     rows = [
         [
             rank,
+            *([_relevance(item, "{number}") or "-"] if judged else []),
             f"{item['score']:.3f}",
             one_line(item["id"]),
             one_line(item["type"]),
             _label(item),
             count(item["recall_count"]),
         ]
-        for rank, item in _numbered(bundle["items"])
+        for rank, item in clear + apart
     ]
+    lines = table(columns, rows, width, style, dim_from=len(clear)).split("\n")
+    if clear and apart:
+        lines.insert(1 + len(clear), style(f"── {_below(apart)} ──", "dim"))
+    elif apart:
+        lines.insert(0, style(_nothing_relevant(bundle, apart), "bold"))
     online = "online" if bundle["embedder"]["online"] else "offline"
     as_of = f", as of {bundle['as_of']}" if bundle.get("as_of") else ""
     note = floor_note(bundle)
@@ -118,7 +174,7 @@ def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str
         + (f", {note}" if note else ""),
         "dim",
     )
-    return table(columns, rows, width, style) + "\n" + footer
+    return "\n".join(lines) + "\n" + footer
 
 
 def render_markdown(bundle: dict[str, Any]) -> str:
@@ -126,11 +182,17 @@ def render_markdown(bundle: dict[str, Any]) -> str:
     if not bundle["items"]:
         return _nothing(bundle)
     out = []
-    for rank, item in _numbered(bundle["items"]):
+    clear, apart = _sections(bundle["items"])
+    if apart and not clear:
+        out += [f"**{_nothing_relevant(bundle, apart)}**", ""]
+    for rank, item in clear + apart:
+        if clear and apart and item is apart[0][1]:
+            out += ["---", "", f"*{_below(apart)}*", ""]
         via = f" (via {item['via']} from `{item['parent']}`)" if item["tier"] == "traversal" else ""
         out.append(f"### {rank}. `{one_line(item['id'])}`{via}")
         out.append("")
         facts = [
+            ("relevance", _relevance(item, "{number}")),
             ("score", f"{item['score']:.4f}"),
             ("type", item["type"]),
             ("name", item.get("name")),

@@ -97,9 +97,16 @@ class Column:
     style: tuple[str, ...] = ()
 
 
-def table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None, style: Style) -> str:
+def table(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    width: int | None,
+    style: Style,
+    dim_from: int | None = None,
+) -> str:
     """Rows under a header, two spaces apart; with a ``width`` (a terminal's), the columns that
-    may be cut shrink, last first, until the table fits."""
+    may be cut shrink, last first, until the table fits. Rows from ``dim_from`` on are drawn dim
+    whatever their columns' colours (rows set apart)."""
     widths = [max([width_of(c.header), *(width_of(row[n]) for row in rows)]) for n, c in enumerate(columns)]
     if width is not None:
         excess = sum(widths) + 2 * (len(widths) - 1) - width
@@ -111,18 +118,24 @@ def table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int |
                 widths[n] -= cut
                 excess -= cut
     lines = [_line(columns, [c.header for c in columns], widths, style, header=True)]
-    lines += [_line(columns, row, widths, style) for row in rows]
+    apart = len(rows) if dim_from is None else dim_from
+    lines += [_line(columns, row, widths, style, dim=n >= apart) for n, row in enumerate(rows)]
     return "\n".join(lines)
 
 
 def _line(
-    columns: Sequence[Column], cells: Sequence[str], widths: list[int], style: Style, header: bool = False
+    columns: Sequence[Column],
+    cells: Sequence[str],
+    widths: list[int],
+    style: Style,
+    header: bool = False,
+    dim: bool = False,
 ) -> str:
     out = []
     for column, cell, cells_wide in zip(columns, cells, widths):
         text = clip(cell, cells_wide)
         pad = " " * (cells_wide - width_of(text))
-        shown = style(text, "bold") if header else style(text, *column.style)
+        shown = style(text, "bold") if header else style(text, "dim") if dim else style(text, *column.style)
         out.append(pad + shown if column.right else shown + pad)
     return "  ".join(out).rstrip()
 
@@ -178,4 +191,5 @@ def floor_note(bundle: dict[str, Any]) -> str:
     if bundle.get("relevance_floor") is None:
         return ""
     below = bundle["below_floor"]
-    return f"relevance floor {bundle['relevance_floor']:g}, {below} below it"
+    hits = f"{below} hit{'s' if below != 1 else ''}"
+    return f"relevance floor {bundle['relevance_floor']:g}: {hits} below it left out (--relevance-floor off shows all)"

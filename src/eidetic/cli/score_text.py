@@ -107,6 +107,14 @@ def _reached(explain: Explain, score: float) -> list[str]:
     ]
 
 
+def _window(explain: Explain, score: float) -> list[str]:
+    return [
+        f"score {score:.4f} = 1 x freshness (signal {explain['signal']:.3f})",
+        f"window: recorded in {explain['window']!r}; the question names nothing else to search, so the "
+        "freshest records of that time come first",
+    ]
+
+
 _ENGINES: dict[str, Callable[[Explain, float], list[str]]] = {
     "exact": _exact,
     "keyword": _keyword,
@@ -114,4 +122,5 @@ _ENGINES: dict[str, Callable[[Explain, float], list[str]]] = {
     "hybrid": _semantic,
     "fields": _fields,
     "traversal": _reached,
+    "window": _window,
 }

@@ -9,8 +9,9 @@ with the ``rule`` and ``score`` that decided it):
 - when ``remember`` finds it a near-duplicate of an active record of its own scope
   (``on_similar="skip"``, ``memory.similar``): the same words once normalised, or, when the
   statements are embedded (``embed``: the hook daemon, whose model is loaded, and ``eidetic
-  capture``), a meaning as close as ``ranking.similar.SIMILAR_COSINE``. Another scope's private
-  records are never compared, so never named.
+  capture``), a meaning as close as ``ranking.similar.SIMILAR_COSINE`` with the same numbers,
+  ids, dates and names (``ranking.similar.near_in_meaning``). Another scope's private records are
+  never compared, so never named.
 
 Without ``embed`` the new records are written without vectors (computed at the first semantic
 recall that needs them), so a session's end stays quick where no model is loaded.

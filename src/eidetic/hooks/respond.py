@@ -114,6 +114,8 @@ def handle(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a broken store or a bug must not fail the agent's prompt
         return {"stdout": "", "log": [f"{event} failed: {exc!r}"]}
     note = f"{event}: {len(result.items)} record(s), {result.tokens} tokens, skipped {result.skipped}"
+    if event == "prompt" and result.below_floor:  # the log is where a person reads what a prompt got
+        note += f", {result.below_floor} below the relevance floor" + ("" if result.items else ": nothing relevant")
     return {"stdout": payloads.output(agent, event, result.context), "log": [note, *result.warnings]}
 
 

@@ -45,6 +45,7 @@ class Injected:
     truncated: bool
     score: float | None = None
     path: str | None = None
+    relevance: float | None = None  # a prompt's hit: its evidence over the calibrated floor (1.0: on it)
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -61,6 +62,8 @@ class Injected:
         }
         if self.score is not None:
             data["score"] = self.score
+        if self.relevance is not None:
+            data["relevance"] = self.relevance
         return data
 
 
@@ -91,7 +94,7 @@ class ContextResult:
         }
 
 
-Candidate = tuple["Record", float | None, str | None]  # record, score, path
+Candidate = tuple["Record", float | None, str | None, float | None]  # record, score, path, relevance
 
 
 def prompt_candidates(memory: Memory, prompt: str, access: dict[str, Any], mode: str = "hybrid") -> Any:
@@ -104,7 +107,7 @@ def prompt_candidates(memory: Memory, prompt: str, access: dict[str, Any], mode:
         return [], 0, []
     query = RecallQuery(text, mode=mode, top_k=PROMPT_CANDIDATES, relevance_floor="auto", depth=0, **access)
     result = memory.recall(query)
-    found = [(hit.record, hit.score, hit.path) for hit in result.items]
+    found = [(hit.record, hit.score, hit.path, hit.relevance) for hit in result.items]
     return found, result.below_floor, result.warnings
 
 
@@ -118,7 +121,7 @@ def start_candidates(memory: Memory, access: dict[str, Any], types: tuple[str, .
         page = memory.list_records(ListQuery(types=types, sort=order, limit=START_POOL, **access))
         for item in page.items:
             rank = signal(item.record.created, item.recall_count, item.last_recall, now)
-            pool[item.record.id] = (rank + 0.01 * min(item.recall_count, 50), (item.record, rank, item.path))
+            pool[item.record.id] = (rank + 0.01 * min(item.recall_count, 50), (item.record, rank, item.path, None))
     return [candidate for _, candidate in sorted(pool.values(), key=lambda pair: -pair[0])]
 
 
@@ -127,11 +130,13 @@ def fit(event: str, candidates: list[Candidate], state: SessionState | None, roo
     result = ContextResult(event, state.session if state else None, room)
     left = room - framing.frame_cost(WHY[event])
     blocks: list[str] = []
-    for record, score, path in candidates:
+    for record, score, path, relevance in candidates:
         if state is not None and state.seen(record.id):
             result.skipped["seen"] += 1
             continue
         item, block = _framed(record, score, path, left) if left >= MIN_CLIPPED else (None, "")
+        if item is not None:
+            item.relevance = relevance
         if item is None:
             result.skipped["budget"] += 1
             continue

@@ -26,6 +26,7 @@ from ..records import Scope
 from ..results import ClusterMember, ConsolidateReport, ConsolidationCluster
 from ..stores.base import Admitted, RecordStore
 from ..timeutil import format_ts, now_utc
+from ..worddiff import differing
 from . import folding
 from .embedding import Embedding
 from .stores import StoreSet, hidden
@@ -150,11 +151,13 @@ class Consolidation:
 
     def _view(self, group: _Group, cluster: Cluster, text: str | None) -> ConsolidationCluster:
         usage = group.usage
+        kept = text if text is not None else group.rows[cluster.survivor].text
 
         def member(position: int, score: float) -> ClusterMember:
             row = group.rows[position]
+            changes = differing(kept, row.text) if position != cluster.survivor else []
             return ClusterMember(
-                row.id, round(score, 4), row.text, row.created, row.updated, usage.get(row.id, (0, None))[0]
+                row.id, round(score, 4), row.text, row.created, row.updated, usage.get(row.id, (0, None))[0], changes
             )
 
         return ConsolidationCluster(

@@ -1,7 +1,9 @@
 """The relevance floor over one recall's primary hits: each hit's raw evidence (its cosine, its
 BM25 over the query's idf mass) judged by ``ranking.relevance``, and the hits below the line
-left out. The idf comes from the keyword statistics of the partitions the caller may read, summed
-over the recall's stores, so another scope's private records never weigh in."""
+left out, or, with the floor off and a person reading (``judge_relevance``), only marked. The
+idf, and the count of records that lowers a young store's floors, come from the keyword
+statistics of the partitions the caller may read, summed over the recall's stores, so another
+scope's private records never weigh in."""
 
 from __future__ import annotations
 
@@ -34,19 +36,22 @@ def judge(
     ranked: tuple[str, str | None],
 ) -> Judged:
     """Keep the hits the floor lets through (``relevance.kept``: the best must reach ``line``,
-    then each its share of it). ``ranked``: the mode as it ran and the embedder that ranked (None:
-    keyword ranking); a model with no calibration leaves its hits unjudged, and says so."""
+    then each its share of it), each hit marked with its ``relevance`` and whether it is
+    ``relevant``. ``ranked``: the mode as it ran and the embedder that ranked (None: keyword
+    ranking); a model with no calibration leaves its hits unjudged, and says so."""
     mode, model = ranked
     calibration = relevance.Calibration.of(mode, model)
     words = calibration.keyword is not None and any(bm25 for _, bm25 in evidence.values())
-    mass = _idf_mass(terms, stores, access) if words else 0.0
+    records, mass = _statistics(terms if words else [], stores, access)
+    calibration = calibration.at(records)
     for hit in hits:
         cosine, bm25 = evidence.get((hit.store, hit.record.id), (None, None))
         hit.relevance = relevance.relevance(cosine, bm25, mass, calibration, semantic=model is not None)
     flags = relevance.kept([hit.relevance for hit in hits], line, calibration.share)
-    for hit in hits:
+    for hit, stays in zip(hits, flags):
+        hit.relevant = stays if hit.relevance is not None else None
         if hit.explain is not None:
-            hit.explain.update(explained(hit.relevance, line, mass, calibration))
+            hit.explain.update(explained(hit.relevance, line, mass, calibration, records))
     judged = Judged([hit for hit, stays in zip(hits, flags) if stays], flags.count(False))
     if model is not None and calibration.semantic is None:
         judged.warnings.append(
@@ -56,18 +61,22 @@ def judge(
     return judged
 
 
-def _idf_mass(terms: list[str], stores: list[RecordStore], access: Access) -> float:
+def _statistics(terms: list[str], stores: list[RecordStore], access: Access) -> tuple[int, float]:
+    """How many records the caller may see, and the idf mass of ``terms`` over them."""
     records, holding = 0, dict.fromkeys(terms, 0)
     for store in stores:
         count, found = store.term_counts(terms, access)
         records += count
         for term, n in found.items():
             holding[term] = holding.get(term, 0) + n
-    return relevance.query_idf(records, holding, terms)
+    return records, relevance.query_idf(records, holding, terms)
 
 
-def explained(value: float | None, line: float, mass: float, calibration: relevance.Calibration) -> dict[str, object]:
-    """What ``--explain`` adds with the floor on: the hit's relevance and what it was judged by."""
+def explained(
+    value: float | None, line: float, mass: float, calibration: relevance.Calibration, records: int
+) -> dict[str, object]:
+    """What ``--explain`` adds with the floor on: the hit's relevance and what it was judged by
+    (the floors as this store's size drew them)."""
     return {
         "relevance": value,
         "relevance_floor": line,
@@ -75,4 +84,5 @@ def explained(value: float | None, line: float, mass: float, calibration: releva
         "cosine_floor": calibration.semantic,
         "keyword_floor": calibration.keyword,
         "hit_share": calibration.share,
+        "store_records": records,
     }

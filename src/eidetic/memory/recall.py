@@ -27,13 +27,14 @@ from ..results import Hit, RecallResult
 from ..stores.base import IndexedRecord, RecordStore
 from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
-from ..timewords import window_in
+from ..timewords import read_question
 from . import explain, floor
 from .embedding import Embedding
 from .floor import Evidence
 from .fields_mode import fields_hits
 from .ranked import Timing, rank
 from .stores import StoreSet
+from .window_only import window_hits
 
 
 @dataclass
@@ -49,6 +50,7 @@ class _Run:
     query_vector: Any = None  # a Future of the query's vector
     evidence: Evidence = field(default_factory=dict)  # each ranked hit's raw cosine and BM25
     window: TimeWindow | None = None  # the time the query names, unless time_words is off
+    words: str = ""  # what keyword and semantic search see: the text less its time words
 
 
 class Recall:
@@ -77,12 +79,16 @@ class Recall:
         and a time the query names count from that moment (freshness from age alone: usage has
         no dates), and nothing counts as a recall."""
         access = query.access()
-        run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc())
+        run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc(), words=query.text)
         result = RecallResult(query.text, query.mode, [], as_of=format_ts(access.as_of) if access.as_of else None)
         if query.time_words != "off" and query.mode != "fields":  # fields mode ranks by its own rules
-            run.window = prior.window if prior is not None else window_in(query.text, run.now)
-            result.time_window = run.window.to_dict(query.time_words) if run.window else None
-        engine = self.ENGINES[query.mode]
+            named = read_question(query.text, run.now)  # exact mode searches its substring as written
+            run.window, run.words = named.window, named.words if query.mode != "exact" else query.text
+            result.warnings.extend(named.warnings)
+        engine = "window" if run.window and not _searchable(run.words) else self.ENGINES[query.mode]
+        if run.window is not None:
+            searched = "" if engine == "window" else run.words
+            result.time_window = run.window.to_dict(query.time_words, searched)
         if engine == "semantic":
             engine = self._embedded(run, result, prior)
         run.stores = prior.stores if prior is not None else self.stores.synced(result.warnings)
@@ -95,17 +101,21 @@ class Recall:
                     raise
                 result.warnings.append(f"semantic recall failed ({exc.message}); {query.mode} ranks by keyword only")
                 result.embedder_online, engine = False, "lexical"
+        if engine == "window" and run.window is not None:
+            hits = window_hits(
+                run.stores, access, run.filters, run.window, query.top_k, query.min_score, run.now, query.explain
+            )
         if hits is None:
             hits = self._fields(run) if engine == "fields" else self._lexical(run)
         for hit in hits:
             hit.record = access.view(hit.record)
-        if query.floor_line is not None:
+        if (query.floor_line is not None or query.judge_relevance) and engine != "window":  # window: no evidence
             hits = self._floored(run, result, hits, engine == "semantic")
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
         # browsing a type reads nothing in particular, nor does reading the past
         if query.record and not query.browse and access.as_of is None and result.items:
-            _bump_usage(run.stores, result.items, run.now, best_only=engine == "semantic")
+            _bump_usage(run.stores, result.items, run.now, best_only=engine in ("semantic", "window"))
         if not result.items:
             result.hidden = self._hidden(run)
         return result
@@ -120,7 +130,7 @@ class Recall:
             if run.embedder is None:
                 result.warnings.append(f"semantic recall unavailable ({why}); {run.query.mode} ranks by keyword only")
                 return "lexical"
-            run.query_vector = self.embedding.query(run.embedder, run.query.text)  # meanwhile: the stores
+            run.query_vector = self.embedding.query(run.embedder, run.words)  # meanwhile: the stores
         if run.embedder is None:
             return "lexical"
         result.embedder_model, result.embedder_online = run.embedder.name, True
@@ -139,17 +149,21 @@ class Recall:
         return dict(Counter(hit.record.lifecycle for hit in found if hit.record.lifecycle not in shown))
 
     def _floored(self, run: _Run, result: RecallResult, hits: list[Hit], semantic: bool) -> list[Hit]:
-        """The hits that clear the relevance floor (``memory.floor``); exact matches are all
+        """The hits that clear the relevance floor (``memory.floor``); with the floor off, every
+        hit, judged against the calibrated line for a person to read. Exact matches are all
         relevant, and the fields ranking has its own floor (``min_score``)."""
         from ..index.analyzer import query_terms
+        from ..ranking.relevance import AUTO
 
         line = run.query.floor_line
-        if line is None or run.query.mode in ("exact", "fields"):
+        if run.query.mode in ("exact", "fields"):
             return hits
-        result.relevance_floor = line
         ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
-        judged = floor.judge(hits, run.evidence, line, query_terms(run.query.text), run.stores, run.access, ranked)
-        result.below_floor = judged.below
+        terms = query_terms(run.words)
+        judged = floor.judge(hits, run.evidence, AUTO if line is None else line, terms, run.stores, run.access, ranked)
+        if line is None:  # nothing asked of the floor: a hit it cannot judge just reads as unjudged
+            return hits
+        result.relevance_floor, result.below_floor = line, judged.below
         result.warnings.extend(judged.warnings)
         return judged.kept
 
@@ -159,7 +173,7 @@ class Recall:
 
         q = run.query
         exact = q.mode == "exact"
-        terms = [] if exact else query_terms(q.text)
+        terms = [] if exact else query_terms(run.words)
         stats = None if exact else _union_stats(run, terms)
 
         def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
@@ -190,7 +204,7 @@ class Recall:
         assert embedder is not None
         hybrid = q.mode == "hybrid"
         pool = max(10 * q.top_k, 100)
-        keyword, semantic = self._pooled(run, query_terms(q.text) if hybrid else [], pool)
+        keyword, semantic = self._pooled(run, query_terms(run.words) if hybrid else [], pool)
         scale = fusion.Scale.of(keyword, semantic) if hybrid else None
         if scale is not None:
             fused = fusion.fuse(keyword, semantic, q.alpha)
@@ -358,6 +372,13 @@ def _best(scores: dict[tuple[str, int], float], pool: int) -> dict[tuple[str, in
     if len(scores) <= pool:
         return scores
     return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:pool])
+
+
+def _searchable(words: str) -> bool:
+    """Whether ``words`` hold a term keyword search can match (not only stop words)."""
+    from ..index.analyzer import query_terms
+
+    return bool(query_terms(words))
 
 
 def _timing(run: _Run) -> Timing | None:

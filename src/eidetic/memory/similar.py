@@ -3,7 +3,8 @@
 A new record's near-duplicates are the active records of exactly its scope (same name, same
 visibility: never another scope, so nothing outside what the writer may read is named) and
 the records written before it in the same batch whose text is the same once normalised, or
-whose vectors are as close as ``SIMILAR_COSINE`` (both rules: ``ranking/similar.py``).
+whose vectors are as close as ``SIMILAR_COSINE`` with the same particulars (numbers, ids, dates,
+names: both rules in ``ranking/similar.py``).
 
 The stored ones are looked up for the whole batch at once, at its first question (under the
 write's locks), with the scope admitted inside each store: one lookup of the batch's normalised
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..errors import option_error
 from ..ranking.access import Access
-from ..ranking.similar import SIMILAR_COSINE, is_similar
+from ..ranking.similar import SIMILAR_COSINE, near_in_meaning
 from ..records import Record, Scope
 from ..stores.base import RecordStore
 
@@ -94,7 +95,7 @@ class NearDuplicates:
         for other, cosine in self._earlier.get(self._place[record.id], []):
             if other in self._written:
                 rid = self._batch[other].id
-                yield from _judged(rid, rid == same, cosine)
+                yield from _judged(rid, rid == same, cosine, record.text, self._batch[other].text)
         if same is not None:
             yield from _judged(same, True, None)  # without vectors (or found above, and kept)
 
@@ -143,7 +144,7 @@ class NearDuplicates:
             for doc, cosine in near.items():
                 item = named.get(doc)
                 if doc not in texts and item is not None and item.record.scope == scope:
-                    found += _judged(item.record.id, False, cosine)
+                    found += _judged(item.record.id, False, cosine, record.text, item.record.text)
             yield found
 
     def _close(self, store: RecordStore, access: Access, records: list[Record]) -> list[dict[int, float]]:
@@ -159,8 +160,10 @@ class NearDuplicates:
         return close
 
 
-def _judged(rid: str, same_text: bool, cosine: float | None) -> Iterator[Found]:
+def _judged(rid: str, same_text: bool, cosine: float | None, text: str = "", other: str = "") -> Iterator[Found]:
+    """``rid`` as a near-duplicate, by its rule, if it is one (``text``/``other``: the two texts
+    compared by meaning)."""
     if same_text:
         yield rid, 1.0 if cosine is None else cosine, "text"
-    elif cosine is not None and is_similar(cosine):
+    elif cosine is not None and near_in_meaning(cosine, text, other):
         yield rid, cosine, "meaning"

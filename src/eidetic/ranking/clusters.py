@@ -6,7 +6,9 @@ duplicates not yet in a cluster becomes a survivor, and its cluster is exactly t
 duplicates, with their twins in text (the same text once normalised, which is no step away).
 Every member is similar to its survivor, so A~B~C~D never puts A and D together when they are
 unrelated. Near-duplicates: the same text once ``similar.normalised``, or a cosine
-of at least the threshold (``similar.is_similar``).
+of at least the threshold with the same particulars (``similar.same_particulars``: the pairs
+given are filtered here, so records of one template that differ in an owner, a ticket or a
+date are never grouped).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..timeutil import DATE_UNKNOWN, parse_ts
-from .similar import normalised
+from .similar import normalised, same_particulars
 
 KEEPS = ("recent", "recalled")  # how the survivor is chosen: the most recent, or the most recalled
 
@@ -62,11 +64,13 @@ def clusters(
     keep: str = "recent",
     survivor: int | None = None,
 ) -> list[Cluster]:
-    """The star clusters (see the module). ``pairs``: (i, j) -> cosine of similar candidates.
-    ``survivor``: only the cluster formed around this candidate."""
+    """The star clusters (see the module). ``pairs``: (i, j) -> cosine of candidates whose
+    vectors are at or above the line (the particulars are checked here). ``survivor``: only the
+    cluster formed around this candidate."""
     near: dict[int, dict[int, float]] = defaultdict(dict)
     for (a, b), cosine in pairs.items():
-        near[a][b] = near[b][a] = cosine
+        if same_particulars(candidates[a].text, candidates[b].text):
+            near[a][b] = near[b][a] = cosine
     same: dict[str, list[int]] = defaultdict(list)
     for position, candidate in enumerate(candidates):
         same[normalised(candidate.text)].append(position)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import option_error
 from ..record_intake import load_json
-from ..timeutil import parse_ts, to_epoch
+from ..timeutil import now_utc, parse_ts, to_epoch
 
 _MISSING = object()
 
@@ -141,7 +141,9 @@ class Filters:
         types: list[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        now: datetime | None = None,
     ) -> "Filters":
+        """The filters of a query; ``now``: the moment "7d" or "last monday" count back from."""
         for option, values in (
             ("filters", filters or []),
             ("source", [source]),
@@ -164,8 +166,8 @@ class Filters:
             tuple(meta),
             source,
             tuple(types or ()),
-            _date_bound(since, "since"),
-            _date_bound(until, "until", end=True),
+            _date_bound(since, "since", now),
+            _date_bound(until, "until", now, end=True),
         )
 
     def matches_meta(self, metadata: dict[str, Any]) -> bool:
@@ -175,12 +177,24 @@ class Filters:
         return self.source is None or metadata.get("source") == self.source
 
 
-def _date_bound(value: str | None, option: str, end: bool = False) -> float | None:
+def _date_bound(value: str | None, option: str, now: datetime | None, end: bool = False) -> float | None:
+    """A date flag as epoch seconds: an ISO date (a bare date includes that whole day), or the
+    words or duration ``timewords.flag_moment`` reads; an option error naming the forms else."""
     if value is None:
         return None
     epoch = to_epoch(value)
     if epoch is None:
-        raise option_error(option, f"is not an ISO-8601 date: {value!r}", example="2026-11-01")
+        from ..timewords import flag_moment
+
+        moment = flag_moment(value, now or now_utc(), end=end)
+        if moment is None:
+            raise option_error(
+                option,
+                f"is not a date: {value!r}",
+                "an ISO date, a duration back from now (7d, 12h, 2w, 3mo, 1y) or words (yesterday, last monday)",
+                example="2026-11-01",
+            )
+        return moment.timestamp()
     if end and len(value.strip()) == 10:  # a bare date includes that whole day
         epoch += 86400 - 1e-6
     return epoch

@@ -18,13 +18,20 @@ five with three unrelated. The share sits below 1 because within one store's top
 unrelated hits carry similar evidence: a hit is dropped only when it is far below the line, which
 keeps the recall of what matches. The floor judges the top k; it does not reach past it.
 ``exact`` needs no floor (any match is relevant); ``fields`` has its own (``min_score``).
+
+Young stores. An unrelated query's best hit is the best of as many chances as the store has
+records: in a store of twenty it sits lower than in one of five hundred, so a lower line rejects
+unrelated queries as often there, and keeps more of what matches (a paraphrased question often
+meets its answer at a cosine near 0.3). The floors above hold from ``YOUNG`` records up (the
+stores they were calibrated on); a smaller store, counting the records the caller may see,
+draws them lower by ``YOUNG_SLOPES[mode]`` per unit of ln(YOUNG / n) (``Calibration.at``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # Chosen by benchmarks/relevance_floor.py on the tuning half of the public data (LoCoMo
@@ -38,6 +45,14 @@ COSINE_FLOORS = {  # raw cosine, per embedding model: the scale of cosines is th
     "sentence-transformers/all-MiniLM-L6-v2": {"approximate": 0.38, "hybrid": 0.35},
 }
 HIT_SHARES = {"keyword": 0.85, "approximate": 0.9, "hybrid": 0.5}  # of the line, for each hit
+# Young stores (module docstring): YOUNG sits just below the smallest store the floors above were
+# calibrated on (a conversation of 369 records), so those stores are judged as before. Each
+# mode's slope was chosen by benchmarks/relevance_floor.py on seeded random 5-, 20- and 100-record
+# slices of the tuning half: the largest slope that leaves unrelated queries empty, at each size
+# and both ways, as often as the large stores do in their better direction. The held-out half's
+# slices check it (docs/benchmarks.md, "Young stores").
+YOUNG = 350
+YOUNG_SLOPES = {"keyword": 0.0025, "approximate": 0.0725, "hybrid": 0.04}
 AUTO = 1.0  # "auto": the calibrated line
 SETTINGS = ("auto", "off")
 
@@ -60,6 +75,11 @@ def idf(records: int, holding: int) -> float:
     return math.log(1 + (records - holding + 0.5) / (holding + 0.5))
 
 
+def young_scale(slope: float, records: int) -> float:
+    """How much lower a store of ``records`` records draws its floors: 1 from ``YOUNG`` up."""
+    return 1.0 - slope * math.log(YOUNG / max(records, 1)) if records < YOUNG else 1.0
+
+
 def query_idf(records: int, holding: dict[str, int], terms: Iterable[str]) -> float:
     """The idf mass of a query's terms over ``records`` records, ``holding[t]`` of which hold t."""
     return sum(idf(records, holding.get(term, 0)) for term in terms) if records > 0 else 0.0
@@ -68,20 +88,35 @@ def query_idf(records: int, holding: dict[str, int], terms: Iterable[str]) -> fl
 @dataclass(frozen=True)
 class Calibration:
     """The floors one recall judges by: a cosine floor (None: meaning is not judged, or the model
-    has no calibration), a keyword floor (None: words are not judged), and the share of the line
-    each hit must reach once the best has reached it."""
+    has no calibration), a keyword floor (None: words are not judged), the share of the line
+    each hit must reach once the best has reached it, and how much lower a young store draws
+    the floors (``young_scale``'s slope)."""
 
     semantic: float | None
     keyword: float | None
     share: float
+    young: float = 0.0
 
     @classmethod
     def of(cls, mode: str, model: str | None) -> Calibration:
         """The floors of a ranking: ``mode`` as it ran (a semantic mode with no embedder ranks as
         keyword), ``model`` the embedder that ranked (None: none did)."""
         if model is None:
-            return cls(None, KEYWORD_FLOORS["keyword"], HIT_SHARES["keyword"])
-        return cls(COSINE_FLOORS.get(model, {}).get(mode), KEYWORD_FLOORS.get(mode), HIT_SHARES[mode])
+            return cls(None, KEYWORD_FLOORS["keyword"], HIT_SHARES["keyword"], YOUNG_SLOPES["keyword"])
+        floors = COSINE_FLOORS.get(model, {}).get(mode), KEYWORD_FLOORS.get(mode)
+        return cls(*floors, HIT_SHARES[mode], YOUNG_SLOPES[mode])
+
+    def at(self, records: int) -> Calibration:
+        """The floors for a store of ``records`` records the caller may see. A young store lowers
+        the line its best hit must reach, not the one each other hit must reach: the best of
+        fewer chances sits lower, but one hit's evidence does not depend on the store's size, so
+        the share grows (past 1 if need be) to keep each hit's line where it was."""
+        scale = young_scale(self.young, records)
+        if scale == 1.0:
+            return self
+        semantic = None if self.semantic is None else self.semantic * scale
+        keyword = None if self.keyword is None else self.keyword * scale
+        return replace(self, semantic=semantic, keyword=keyword, share=self.share / scale)
 
 
 def relevance(
@@ -101,8 +136,9 @@ def relevance(
 
 
 def kept(values: Sequence[float | None], line: float, share: float) -> list[bool]:
-    """Which hits stay: none unless the best reaches ``line``, then each that reaches ``share``
-    of it. A hit that could not be judged (None) stays, and lets the others be judged alone."""
-    judged = [value for value in values if value is not None]
-    relevant = bool(judged) and max(judged) >= line
-    return [value is None or (relevant and value >= share * line) for value in values]
+    """Which hits stay: none unless the best reaches ``line``, then the best and each that
+    reaches ``share`` of it (a young store's share may pass 1: ``Calibration.at``). A hit that
+    could not be judged (None) stays, and lets the others be judged alone."""
+    best = max((value for value in values if value is not None), default=None)
+    relevant = best is not None and best >= line
+    return [value is None or (relevant and (value >= share * line or value == best)) for value in values]

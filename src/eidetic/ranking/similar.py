@@ -2,8 +2,11 @@
 
 ``remember`` reports a new record's near-duplicates in its scope (``similar_to``) and
 ``eidetic consolidate`` groups them; both use these two rules, so what one reports the other
-finds. ``SIMILAR_COSINE`` is a cosine of the default model's vectors (length 1); how it was
-chosen, on which data, is in docs/benchmarks.md ("Near-duplicates").
+finds. Close in meaning is a cosine of the default model's vectors (length 1) at
+``SIMILAR_COSINE`` or above *and* the same particulars (``ranking.particulars``: numbers, ids,
+versions, dates, addresses, names), since records made from one template come that close
+while saying different things. How the line was chosen, on which data, and what the
+particulars rule changes there is in docs/benchmarks.md ("Near-duplicates").
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+
+from .particulars import differ, particulars
 
 # Chosen on LoCoMo's tuning conversations (an observation fact and the turn it restates against
 # the other turns of its conversation): the lowest line from which fact-turn precision stays
@@ -40,6 +45,13 @@ def normal_key(text: str) -> str:
     return hashlib.sha256(normalised(text).encode("utf-8")).hexdigest()[:32]
 
 
-def is_similar(cosine: float, threshold: float = SIMILAR_COSINE) -> bool:
-    """Whether two records' vectors are close enough to call them the same memory."""
-    return cosine >= threshold
+def same_particulars(text: str, other: str) -> bool:
+    """Whether neither text has a number, id, date or name the other does not say
+    (``ranking.particulars``)."""
+    return not differ(particulars(text), particulars(other))
+
+
+def near_in_meaning(cosine: float, text: str, other: str, threshold: float = SIMILAR_COSINE) -> bool:
+    """Whether two texts whose vectors have ``cosine`` say the same memory: close enough, with
+    the same particulars."""
+    return cosine >= threshold and same_particulars(text, other)

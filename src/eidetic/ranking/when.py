@@ -66,8 +66,10 @@ class TimeWindow:
             or self.overlaps(times.valid_from, times.valid_until)
         )
 
-    def to_dict(self, mode: str) -> dict[str, Any]:
-        return {"phrase": self.phrase, "start": format_ts(self.start), "end": format_ts(self.end), "mode": mode}
+    def to_dict(self, mode: str, searched: str) -> dict[str, Any]:
+        """The window as a result shows it; ``searched``: the words searched without the phrase."""
+        shown = {"phrase": self.phrase, "start": format_ts(self.start), "end": format_ts(self.end), "mode": mode}
+        return shown | {"searched": searched}
 
 
 def factor(window: TimeWindow | None, times: Times) -> float:

@@ -1,0 +1,188 @@
+"""The relevance floor on young stores (3 to 60 records): the obvious answer stays, an
+unrelated question still comes back empty, in every mode the floor judges. Real model, a store
+of realistic agent memories written here (runbooks, decisions, preferences, people)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ids, ndjson
+
+from eidetic.ranking import relevance
+
+MEMORIES = {
+    "restore": "Restore a backup with pg_restore --clean; test restores monthly",
+    "deploy": "Deploys go out on Tuesdays after the standup; never deploy on a Friday",
+    "rollback": "To roll back a release, run scripts/rollback.sh with the previous tag",
+    "oncall": "The on-call rotation changes every Monday at 9am; page the on-call engineer in the ops channel",
+    "postgres": "Decision: we chose PostgreSQL over MySQL for its JSON support and extensions",
+    "tabs": "Alice prefers tabs over spaces and a dark theme in every editor",
+    "reviews": "Every pull request needs one approving review before it is merged",
+    "secrets": "API keys live in the vault; never commit them to the repository",
+    "certs": "TLS certificates renew automatically through certbot every 60 days",
+    "standup": "Standup is at 9:30 every weekday in the small meeting room",
+    "python": "The service targets Python 3.11; upgrade the base image before bumping it",
+    "logs": "Application logs are shipped to Loki and kept for 30 days",
+    "vacation": "Bob is on vacation from 3 to 14 March; Carol covers his reviews",
+    "coffee": "Dana takes her coffee black, no sugar",
+    "migrations": "Database migrations run with alembic upgrade head before the new release starts",
+    "cache": "Redis caches session data with a one-hour expiry",
+    "incidents": "After an incident, write a blameless postmortem within two days",
+    "ci": "CI runs the test suite on every push; a red build blocks the merge",
+    "pricing": "Decision: the free plan keeps three projects; paid plans start at 12 dollars a month",
+    "style": "The user wants short answers without bullet points unless asked",
+    "dns": "DNS for the public site is managed in Cloudflare; changes need two reviewers",
+    "backups": "Nightly backups of the main database are copied to a second region",
+    "alerts": "Disk usage alerts fire at 80 percent on every production host",
+    "staging": "Staging is reset from a production snapshot every Sunday night",
+    "feature-flags": "New features ship behind a feature flag and are enabled per customer",
+    "support": "Customer support tickets are triaged by the support lead each morning",
+    "release-notes": "Release notes are written by the engineer who merged the change",
+    "frontend": "Decision: the frontend uses React with TypeScript; no new jQuery code",
+    "queue": "Background jobs run on a Celery queue backed by RabbitMQ",
+    "timezone": "All timestamps are stored in UTC and shown in the user's time zone",
+    "passwords": "Passwords are hashed with argon2; never log a password, even hashed",
+    "retention": "User data is deleted thirty days after an account is closed",
+    "laptop": "Erin's laptop is the old one with the broken trackpad; bring a mouse",
+    "lunch-order": "Frank is vegetarian; order the veggie pizza for team lunches",
+    "meeting-notes": "Meeting notes go in the shared wiki under the team's page",
+    "budget": "The cloud budget is 4000 dollars a month; finance reviews it quarterly",
+    "interviews": "Technical interviews use the take-home exercise, then a pairing session",
+    "monitoring": "Grafana dashboards for the API live in the ops folder",
+    "rate-limit": "The public API allows 100 requests per minute per key",
+    "mobile": "The mobile app is released every second Wednesday through the app stores",
+    "search": "Product search runs on Elasticsearch; reindex after changing the mapping",
+    "email": "Transactional email is sent through Postmark; marketing email through Mailchimp",
+    "onboarding": "New engineers get a buddy for their first two weeks",
+    "docs-style": "The user prefers examples before explanations in documentation",
+    "naming": "Branch names start with the ticket number, like ENG-123-fix-login",
+    "holidays": "The office is closed between Christmas and New Year",
+    "vpn": "Production servers are only reachable through the company VPN",
+    "billing": "Invoices are generated on the first day of each month by the billing job",
+    "tests-style": "The user wants tests that use real databases rather than mocks",
+    "kubernetes": "Services run on Kubernetes; each team owns its own namespace",
+    "sso": "Employees sign in with Google single sign-on; no local accounts",
+    "gdpr": "Data export requests must be answered within one month",
+    "design": "Designs are reviewed in Figma before any frontend work starts",
+    "printer": "The office printer on the second floor jams with thick paper",
+    "slack": "Urgent questions go to the team channel, not to direct messages",
+    "parking": "Parking spots are first come, first served; Gina has the reserved one",
+    "latency": "The API's p95 latency target is 300 milliseconds",
+    "dependency": "Dependabot pull requests are merged on Thursdays after CI passes",
+    "analytics": "Product analytics events are tracked with PostHog",
+    "offsite": "The team offsite is in Lisbon in the first week of June",
+}
+OBVIOUS = {  # question -> the memory that answers it (each shares a word with it: keyword mode too)
+    "how do we restore the database": "restore",  # the issue's case: cosine 0.32
+    "when do we deploy": "deploy",
+    "how do I roll back a bad release": "rollback",
+    "who is on call this week": "oncall",
+    "why did we pick PostgreSQL": "postgres",
+    "does Alice like tabs or spaces": "tabs",
+    "where are the API keys kept": "secrets",
+    "how long are logs kept": "logs",
+    "who covers Bob's reviews while he is on vacation": "vacation",
+    "how does Dana take her coffee": "coffee",
+    "how do I run the database migrations": "migrations",
+    "what does the free plan include": "pricing",
+}
+UNRELATED = (
+    "what is the capital of France",
+    "recipe for banana bread",
+    "how do proteins fold in yeast mitochondria",
+    "who won the football world cup in 2018",
+    "best hiking trails in the Alps",
+    "how do I train a puppy to sit",
+    "what is our refund policy",  # the same register as the store's, answered by none of it
+    "how do we configure the load balancer",
+)
+STORES = {  # young stores of 3, 5 (the issue's), 20 and 60 records
+    3: ("restore", "tabs", "coffee"),
+    5: ("restore", "deploy", "rollback", "oncall", "postgres"),
+    20: tuple(MEMORIES)[:20],
+    60: tuple(MEMORIES),
+}
+# Where the floor still loses the obvious answer: from about 40 records, the issue's case (cosine
+# 0.32) is under approximate's line, and at 60 its best hit is the nightly-backups memory.
+# Hybrid keeps it (its words carry it); the data allows no lower line (docs/benchmarks.md).
+MISSES = {(60, "approximate", "how do we restore the database")}
+MODES = ("keyword", "approximate", "hybrid")
+AUTO = ("--relevance-floor", "auto", "--no-record", "--depth", "0", "--json")
+
+
+@pytest.fixture
+def young(cli, store, monkeypatch):
+    """A fresh store of the real model; a function adds memories by id."""
+    monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)
+
+    def remember(*names: str) -> None:
+        run = cli("remember", stdin=ndjson(*({"id": name, "text": MEMORIES[name]} for name in names)))
+        assert run.code == 0, run.err
+
+    return remember
+
+
+@pytest.mark.parametrize("size", sorted(STORES))
+def test_a_young_store_keeps_the_obvious_answer_and_drops_the_unrelated(cli, young, size):
+    young(*STORES[size])
+    asked = {question: answer for question, answer in OBVIOUS.items() if answer in STORES[size]}
+    assert asked
+    for mode in MODES:
+        for question, answer in asked.items():
+            run = cli("recall", question, "--mode", mode, *AUTO)
+            if (size, mode, question) in MISSES:
+                assert answer not in ids(run), "the floor keeps it now: drop it from MISSES"
+                continue
+            assert ids(run)[:1] == [answer], (size, mode, question, run.json.get("below_floor"))
+        for question in UNRELATED:
+            run = cli("recall", question, "--mode", mode, *AUTO)
+            assert ids(run) == [], (size, mode, question)
+
+
+def test_the_issue_s_case_with_the_default_floor_and_how_it_was_judged(cli, young):
+    """Five records: the floors are drawn lower than a large store's, and ``--explain`` says by
+    how much (the store's size and the floors it drew)."""
+    young(*STORES[5])
+    hit = cli("recall", "how do we restore the database", *AUTO, "--explain").json["items"][0]
+    judged = hit["explain"]
+    assert hit["id"] == "restore" and hit["relevance"] >= 1.0
+    assert judged["store_records"] == 5
+    model = "sentence-transformers/all-MiniLM-L6-v2"
+    large = relevance.COSINE_FLOORS[model]["hybrid"]
+    assert judged["cosine_floor"] == pytest.approx(large * relevance.young_scale(relevance.YOUNG_SLOPES["hybrid"], 5))
+    assert judged["cosine_floor"] < large and judged["cosine"] < large  # a large store's line would drop it
+
+
+def test_young_floors_are_lower_the_younger_the_store_and_equal_from_young_up():
+    hybrid = relevance.Calibration.of("hybrid", "sentence-transformers/all-MiniLM-L6-v2")
+    floors = [hybrid.at(n).semantic for n in (1, 5, 20, 100, relevance.YOUNG - 1)]
+    assert floors == sorted(floors) and floors[0] > 0  # never zero, rising with the size
+    assert hybrid.at(relevance.YOUNG) == hybrid == hybrid.at(10 * relevance.YOUNG)
+    keyword = relevance.Calibration.of("keyword", None)
+    assert keyword.at(5).keyword == pytest.approx(
+        relevance.KEYWORD_FLOORS["keyword"] * relevance.young_scale(relevance.YOUNG_SLOPES["keyword"], 5)
+    )
+    assert relevance.young_scale(0.05, 0) == relevance.young_scale(0.05, 1)  # an empty store: as one record
+
+
+def test_the_mcp_tool_s_default_keeps_the_obvious_answer_in_a_young_store(store, monkeypatch):
+    """What an agent with a young store hears through the MCP tool, its floor on by default."""
+    import os
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+    from test_mcp import _call, _server
+
+    monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)
+
+    async def session() -> None:
+        async with stdio_client(_server(dict(os.environ))) as streams, ClientSession(*streams) as agent:
+            await agent.initialize()
+            records = [{"id": name, "text": MEMORIES[name]} for name in STORES[5]]
+            await _call(agent, "remember", records=records)
+            found = await _call(agent, "recall", query="how do we restore the database", record=False)
+            assert found["items"][0]["id"] == "restore" and found["relevance_floor"] == 1.0
+            unrelated = await _call(agent, "recall", query="recipe for banana bread", record=False)
+            assert unrelated["items"] == [] and unrelated["below_floor"] >= 1
+
+    anyio.run(session)
