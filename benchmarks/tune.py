@@ -41,6 +41,7 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     from eidetic.embed import default_embedder
     from eidetic.settings import Settings
     from eidetic.index import text_index
+    from eidetic.ranking import bm25
     from eidetic.index.analyzer import query_terms
     from eidetic.memory.embedding import query_vector as _query_vector
     from eidetic.ranking.access import Access
@@ -50,7 +51,7 @@ def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict,
     embedder, _ = default_embedder(Settings.load())
     store = memory.stores()[0]
     access, flt = Access(DEFAULT_SCOPE), Filters.build(None, None, None, None, None)
-    text_index.FIELDS = tuple(zip(("name", "description", "text", "context"), weights))
+    text_index.FIELDS = bm25.FIELDS = tuple(zip(("name", "description", "text", "context"), weights))
     keyword = dict(store.keyword(query_terms(query), access, flt, POOL))
     q = _query_vector(embedder, query)
     store.sync_vectors(embedder.name, access, lambda rows: memory._vectors(store, embedder, rows))

@@ -489,3 +489,44 @@ def test_equal_scores_come_in_id_order_on_every_backend(cli, backend):
     for mode in ("keyword", "exact"):
         assert ids(cli("recall", "apple", "--mode", mode, "--json")) == ["tie-a", "tie-b", "tie-c", "tie-d"], mode
         assert ids(cli("recall", "apple", "--mode", mode, "--top-k", "2", "--json")) == ["tie-a", "tie-b"], mode
+
+
+def test_keyword_scores_are_bm25_over_every_partition_the_caller_may_read(backend):
+    """A caller's keyword scores are BM25 under the statistics of the public records and its own
+    private ones together, whatever partition holds a record; another scope's records never
+    count. The expected scores are computed here from the records' words."""
+    from eidetic.index.analyzer import query_terms
+    from eidetic.index.text_index import field_counts
+    from eidetic.ranking.bm25 import KeywordStats
+
+    texts = {
+        "p1": ("otters hold hands while they sleep", None),
+        "p2": ("beavers build dams and otters swim past the dams", None),
+        "m1": ("my otters notes: otters otters everywhere", "me"),
+        "m2": ("beavers again, a long note about beavers and their many dams in winter", "me"),
+        "o1": ("otters otters otters otters beavers", "other"),
+    }
+    records = [
+        {"id": rid, "text": text, **({"scope": {"name": scope, "visibility": "private"}} if scope else {})}
+        for rid, (text, scope) in texts.items()
+    ]
+    with Memory.open() as memory:
+        memory.remember(records, embed=False)
+        for scope, visibility, seen in (("me", "private", ("p1", "p2", "m1", "m2")), ("me", "public", ("p1", "p2"))):
+            counts = {rid: field_counts(None, None, texts[rid][0], texts[rid][0]) for rid in seen}
+            terms = query_terms("otters beavers dams")
+            union = sum(
+                (
+                    KeywordStats(
+                        1, tuple(sum(f.values()) for f in c), {t: tuple(int(t in f) for f in c) for t in terms}
+                    )
+                    for c in counts.values()
+                ),
+                KeywordStats(),
+            )
+            result = memory.recall(
+                "otters beavers dams", mode="keyword", scope=scope, visibility=visibility, explain=True, record=False
+            )
+            got = {hit.record.id: hit.explain["raw_score"] for hit in result.items}
+            assert set(got) == set(seen)
+            assert got == pytest.approx({rid: union.score(terms, counts[rid]) for rid in seen}, rel=1e-5)

@@ -165,7 +165,9 @@ record can never drive your terminal.""",
 - `exact`: case-insensitive substring; score = min(1, len(query) / len(text)); shortest first.
 - `keyword`: BM25 over stemmed words (stop words dropped); fields name, description, text and
   context (weights 1, 1, 1, 2); only records sharing a word with the query (or, in a
-  thread, with a neighbour). See also: context.
+  thread, with a neighbour). Its statistics (record count, word frequencies, average lengths)
+  are those of everything you may read over every store you recall from, so a record's score
+  does not depend on which store or partition holds it. See also: context.
 - `approximate`: cosine similarity of all-MiniLM-L6-v2 embeddings (local and offline).
 - `hybrid` (default): alpha * cosine (min-max normalised) + (1 - alpha) * BM25 / max BM25 over
   the union of each signal's top N (N = max(10 * top-k, 100)); `--alpha`, default 0.5.

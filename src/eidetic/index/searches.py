@@ -2,7 +2,7 @@
 
 Admission, the ``fields`` candidates and the shortest-first walk for exact substrings are the
 SQL both SQL backends share (``docsql.searches``). What is this database's own: keyword search,
-where tantivy ranks by BM25, and exact search for queries long enough for tantivy's chunk index
+where tantivy offers candidates and BM25 under the caller's union statistics ranks them, and exact search for queries long enough for tantivy's chunk index
 to offer candidates shortest first. Windows of ranked candidates grow until enough are admitted
 or none are left.
 """
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..docsql.searches import DocSearches, grown, scored
 from ..ranking.access import Access
+from ..ranking.bm25 import KeywordStats
 from ..ranking.filters import Filters
 from .text_index import MIN_CHUNKED_QUERY, partitions_in_reach
 
@@ -34,21 +35,28 @@ class RecordSearches(DocSearches):
         return partitions_in_reach(access.scope)
 
     def keyword(
-        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+        self,
+        terms: list[str],
+        access: Access,
+        filters: Filters,
+        limit: int,
+        offset: int = 0,
+        stats: KeywordStats | None = None,
     ) -> list[tuple[int, float]]:
         """(doc, BM25 score) of records sharing a term, best first, after scope, lifecycle and
-        filters. The keyword index ranks; SQLite admits."""
+        filters, under ``stats`` (the caller's union over every store; by default this store's
+        partitions in reach). The keyword index ranks; SQLite admits."""
         if not terms:
             return []
         admission = self.admission(access, filters)
         reach = self.reach(access)
+        union = stats if stats is not None else self.keyword_stats(terms, access)
         want = offset + limit
-        return grown(
-            lambda window: self.db.text.search(reach, terms, window),
-            lambda docs: self.admitted(docs, admission),
-            want,
-            max(want + want // 4, 50),  # most candidates pass admission: grow only if not
-        )[offset:want]
+        return self.db.text.search(reach, terms, union, want, lambda docs: self.admitted(docs, admission))[offset:want]
+
+    def keyword_stats(self, terms: list[str], access: Access) -> KeywordStats:
+        """This database's share of the BM25 statistics of what ``access`` may read."""
+        return self.db.text.statistics(self.reach(access), terms)
 
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
         """Records in the caller's partitions (any lifecycle) and how many hold each term."""

@@ -18,9 +18,13 @@ would need no edge check but cost 4x the indexing time; SQLite's trigram FTS5 in
 20-300 ms per query at 100k records.
 
 There is one such index per visibility partition (public, and each scope's private records),
-so BM25 statistics never mix what a caller may see with what it may not (``partition_of``).
-Each holds only terms, each record's ``doc`` number and text length; everything else stays in
-SQLite. The record database (``database``) keeps the two consistent: for a files store a
+so the statistics of what a caller may see are read apart from what it may not
+(``partition_of``). Keyword scores are BM25 under the statistics of every partition the caller
+may read over every store of the recall (``ranking.bm25``): tantivy ranks under its own
+averages, so each record also keeps its per-field term counts (``terms``, stored) and lengths
+(fast fields), from which its score under the union is computed (``ranked``). Each index
+holds only terms, those counts, each record's ``doc`` number and text length; everything else
+stays in SQLite. The record database (``database``) keeps the two consistent: for a files store a
 crash between them leaves a "pending" mark that makes the next user rebuild this index from
 SQLite (``stores.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
 database, and which point of its change history, they reflect, and they catch up from there
@@ -32,24 +36,26 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .analyzer import ANALYZER_NAME, text_analyzer
+from ..ranking.bm25 import FIELD_NAMES, FIELDS, KeywordStats, Scorer, growth
+from .analyzer import ANALYZER_NAME, analyze, text_analyzer
 
-# Field weights, chosen on the public data (``benchmarks/tune.py``, table in docs/benchmarks.md).
-# ``context`` holds a record's text, and for a thread member its neighbours' text too (a chat
-# turn is found by the words around it: LoCoMo hybrid recall@10 0.66 -> 0.73); ``text`` holds a
-# thread member's own text once more, so its own words weigh more than its neighbours'. A record
-# outside a thread is indexed once, in ``context`` (ingest cost), which scores exactly as before.
-# Titles weighted as much as the body over-ranked title matches on SciFact.
-FIELDS = (("name", 1.0), ("description", 1.0), ("text", 1.0), ("context", 2.0))
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
 STATE = "state.json"
+TERMS_FIELD = "terms"  # a record's per-field term counts, stored (``encode_counts``)
+LENGTH_FIELDS = tuple(f"tokens_{field}" for field, _ in FIELDS)  # its field lengths in terms
+# Part of each index's folder name: a change of the index's schema gives new folders, which the
+# record database finds missing and fills again (``store_database``, ``derived``).
+LAYOUT = "3"
+# tantivy scores in float32: a bound derived from its scores is loosened by this much.
+FLOAT32_SLACK = 1 + 1e-5
 
 
 def aligned_chunks(query: str) -> list[list[str]]:
@@ -70,6 +76,8 @@ class TextIndex:
         self._index: Any = None
         self._schema: Any = None
         self._writer: Any = None
+        # (meta.json's stamp, records, field lengths): what changes only with a commit
+        self._totals: tuple[tuple[int, int, int], int, tuple[int, ...]] | None = None
 
     def _open(self) -> Any:
         if self._index is None:
@@ -78,6 +86,9 @@ class TextIndex:
             builder = tantivy.SchemaBuilder()
             builder.add_integer_field("doc", stored=False, indexed=True, fast=True)
             builder.add_integer_field("len", stored=False, indexed=False, fast=True)
+            for name in LENGTH_FIELDS:
+                builder.add_integer_field(name, stored=False, indexed=False, fast=True)
+            builder.add_bytes_field(TERMS_FIELD, stored=True)
             for field, _ in FIELDS:
                 builder.add_text_field(field, tokenizer_name=ANALYZER_NAME, index_option="freq")
             builder.add_text_field(CHUNK_FIELD, tokenizer_name=CHUNKER_NAME, index_option="position")
@@ -117,6 +128,10 @@ class TextIndex:
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
+            counts = field_counts(name, description, text, context)
+            for length_field, found in zip(LENGTH_FIELDS, counts):
+                document.add_integer(length_field, sum(found.values()))
+            document.add_bytes(TERMS_FIELD, encode_counts(counts).encode())
             document.add_text(CHUNK_FIELD, text)
             if name:
                 document.add_text("name", name)
@@ -153,8 +168,33 @@ class TextIndex:
 
     # -- reading -------------------------------------------------------------------------
 
-    def search(self, terms: list[str], limit: int, offset: int = 0) -> list[tuple[int, float]]:
-        """(doc, BM25) of the best records sharing any of ``terms``, best first."""
+    def statistics(self, terms: list[str]) -> KeywordStats:
+        """This index's share of the BM25 statistics for ``terms`` (``ranking.bm25``). Records
+        and lengths are read again only after a commit; document frequencies are tantivy's
+        (a deleted record counts until its segment is merged, as in tantivy's own BM25)."""
+        import tantivy
+
+        index = self._open()
+        index.reload()
+        searcher = index.searcher()
+        stamp = _stamp(self._meta_file)
+        if self._totals is None or self._totals[0] != stamp:
+            sums = searcher.aggregate(
+                tantivy.Query.all_query(), {name: {"sum": {"field": name}} for name in LENGTH_FIELDS}
+            )
+            lengths = tuple(int(sums[name]["value"] or 0) for name in LENGTH_FIELDS)
+            self._totals = (stamp, searcher.num_docs, lengths)
+        _, records, lengths = self._totals
+        holding = {term: tuple(searcher.doc_freq(field, term) for field in FIELD_NAMES) for term in terms}
+        return KeywordStats(records, lengths, holding)
+
+    def ranked(
+        self, terms: list[str], union: KeywordStats, local: KeywordStats, limit: int, offset: int = 0
+    ) -> list[tuple[int, float, list[dict[str, int]], list[int]]]:
+        """(doc, score, per-field counts of ``terms``, field lengths) of records sharing any of
+        ``terms``, best first by BM25 with the ``union``'s idf and this index's averages
+        (``local``): the order in which the caller reads candidates, whose union scores
+        ``ranking.bm25.growth`` bounds."""
         if not terms:
             return []
         import tantivy
@@ -162,21 +202,26 @@ class TextIndex:
         index = self._open()
         index.reload()
         searcher = index.searcher()
-        clauses = [
-            (
-                tantivy.Occur.Should,
-                tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, field, term), weight),
-            )
-            for term in terms
-            for field, weight in FIELDS
-        ]
+        clauses = []
+        for term in terms:
+            for (field, weight), union_idf, local_idf in zip(FIELDS, union.idfs(term), local.idfs(term)):
+                if union_idf and local_idf:  # the idf is the union's: tantivy's own, rescaled
+                    query = tantivy.Query.term_query(self._schema, field, term)
+                    clauses.append(
+                        (tantivy.Occur.Should, tantivy.Query.boost_query(query, weight * union_idf / local_idf))
+                    )
         limit = min(limit, searcher.num_docs)  # tantivy allocates for the limit: never beyond the store
-        if limit <= 0:
+        if limit <= 0 or not clauses:
             return []
         result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False, offset=offset)
-        hits = result.hits
-        docs = searcher.fast_field_values("doc", [address for _, address in hits])
-        return [(doc, score) for (score, _), doc in zip(hits, docs) if doc is not None]
+        addresses = [address for _, address in result.hits]
+        docs = searcher.fast_field_values("doc", addresses)
+        lengths = zip(*(searcher.fast_field_values(name, addresses) for name in LENGTH_FIELDS))
+        return [
+            (doc, score, decode_counts(searcher.doc(address).get_first(TERMS_FIELD).decode(), terms), list(length))
+            for (score, address), doc, length in zip(result.hits, docs, lengths)
+            if doc is not None
+        ]
 
     def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """How many records this index holds, and how many of them hold each term in any field."""
@@ -228,6 +273,76 @@ class TextIndex:
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
 
 
+def field_counts(name: str | None, description: str | None, text: str, context: str) -> list[dict[str, int]]:
+    """A record's term counts per field (name, description, text, context), as ``add`` indexes
+    it: a record outside a thread is indexed once, in ``context``; a thread member's own text
+    goes to ``text`` too."""
+    from collections import Counter
+
+    fields = (name or "", description or "", text if context != text else "", context)
+    return [dict(Counter(analyze(value))) for value in fields]
+
+
+def encode_counts(counts: list[dict[str, int]]) -> str:
+    """Per-field term counts as text: a line per field of " term:count" pairs (index terms are
+    letters and digits), so that a query's few terms are found without parsing the rest."""
+    return "\n".join("".join(f" {term}:{n}" for term, n in found.items()) + " " for found in counts)
+
+
+def decode_counts(encoded: str, terms: list[str]) -> list[dict[str, int]]:
+    """The counts of ``terms`` in each field of an ``encode_counts`` text."""
+    out: list[dict[str, int]] = []
+    for line in encoded.split("\n"):
+        found: dict[str, int] = {}
+        for term in terms:
+            at = line.find(f" {term}:")
+            if at >= 0:
+                start = at + len(term) + 2
+                found[term] = int(line[start : line.index(" ", start)])
+        out.append(found)
+    return out
+
+
+def _stamp(path: str) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (0, 0, 0)
+    return (st.st_mtime_ns, st.st_ino, st.st_size)
+
+
+class _Cursor:
+    """One partition's candidates for a query, read window by window in its local order."""
+
+    def __init__(self, index: TextIndex, terms: list[str], union: KeywordStats) -> None:
+        self._index = index
+        self._terms = terms
+        self._union = union
+        self._local = index.statistics(terms)
+        self._growth = growth(union, self._local) * FLOAT32_SLACK
+        self._scorer = Scorer(union, terms)
+        self.records = self._local.records
+        self.window = 50  # candidates the next read asks for (doubling)
+        self._read = 0
+        self._last = math.inf  # the local score of the last candidate read
+        self.done = not self.records
+
+    def bound(self) -> float:
+        """The most a record this cursor has not offered yet can score under the union."""
+        return self._growth * self._last
+
+    def read(self) -> list[tuple[int, float]]:
+        """The next candidates, up to ``window`` of them, with their union scores."""
+        window = self.window
+        rows = self._index.ranked(self._terms, self._union, self._local, window, self._read)
+        self._read += window
+        self.window *= 2
+        self.done = len(rows) < window
+        if rows:
+            self._last = rows[-1][1]
+        return [(doc, self._scorer.score(counts, lengths)) for doc, _, counts, lengths in rows]
+
+
 def partitions_in_reach(scope: Any) -> list[str]:
     """The partitions a caller of ``scope`` (a :class:`~eidetic.records.Scope`) may search: the
     public one, and its own private one when it asks as private. Every backend's search uses it."""
@@ -261,7 +376,7 @@ class TextIndexes:
         if index is None:
             import hashlib
 
-            folder = self.root / hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+            folder = self.root / hashlib.sha256(f"{key}\x1f{LAYOUT}".encode()).hexdigest()[:16]
             index = self._open[key] = TextIndex(folder)
         return index
 
@@ -326,10 +441,41 @@ class TextIndexes:
     def exists(self, key: str) -> bool:
         return self.get(key).exists()
 
-    def search(self, keys: list[str], terms: list[str], limit: int) -> list[tuple[int, float]]:
-        merged = [hit for key in keys if self.exists(key) for hit in self.get(key).search(terms, limit)]
-        merged.sort(key=lambda hit: -hit[1])
-        return merged[:limit]
+    def statistics(self, keys: list[str], terms: list[str]) -> KeywordStats:
+        """The BM25 statistics of these partitions for ``terms`` (``ranking.bm25``)."""
+        return sum((self.get(key).statistics(terms) for key in keys if self.exists(key)), KeywordStats())
+
+    def search(
+        self,
+        keys: list[str],
+        terms: list[str],
+        union: KeywordStats,
+        want: int,
+        admit: Callable[[list[int]], set[int]],
+    ) -> list[tuple[int, float]]:
+        """(doc, BM25 under ``union``) of the ``want`` best admitted records of these
+        partitions, best first (ties by doc), exactly as scoring every record would rank them.
+
+        Each partition offers candidates in its own order (``TextIndex.ranked``) in growing
+        windows; a candidate's union score is computed from its term counts. A record not read
+        yet scores at most ``growth x`` the last local score read (``ranking.bm25.growth``), so
+        reading stops once the ``want``-th union score is above every partition's such bound."""
+        cursors = [_Cursor(self.get(key), terms, union) for key in keys if self.exists(key)]
+        scored: dict[int, float] = {}
+        # first windows in proportion to each partition's records (later ones double): most
+        # candidates pass admission, and the bound asks for more only where more could rank
+        records = sum(cursor.records for cursor in cursors)
+        for cursor in cursors:
+            cursor.window = max(math.ceil((want + want // 4) * cursor.records / max(records, 1)), 20)
+        while True:
+            kth = sorted(scored.values(), reverse=True)[want - 1] if len(scored) >= want else -math.inf
+            reading = [cursor for cursor in cursors if not cursor.done and cursor.bound() >= kth]
+            if not reading:
+                return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:want]
+            for cursor in reading:
+                found = cursor.read()
+                allowed = admit([doc for doc, _ in found])
+                scored.update((doc, score) for doc, score in found if doc in allowed)
 
     def term_counts(self, keys: list[str], terms: list[str]) -> tuple[int, dict[str, int]]:
         """Records in these partitions, and how many of them hold each term (any field)."""

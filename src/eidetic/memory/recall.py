@@ -20,6 +20,7 @@ from ..errors import ENV_ERROR, EideticError
 from ..query import RecallQuery
 from ..ranking import fields, freshness, fusion, reinforce, traverse
 from ..ranking.access import Access
+from ..ranking.bm25 import KeywordStats
 from ..ranking.filters import Filters
 from ..records import Record
 from ..results import Hit, RecallResult
@@ -173,12 +174,13 @@ class Recall:
         q = run.query
         exact = q.mode == "exact"
         terms = [] if exact else query_terms(run.words)
+        stats = None if exact else _union_stats(run, terms)
 
         def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
             def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
                 if exact:
                     return store.exact(q.text, q.case_sensitive, run.access, run.filters, limit, offset)
-                return store.keyword(terms, run.access, run.filters, limit, offset)
+                return store.keyword(terms, run.access, run.filters, limit, offset, stats)
 
             return fetch
 
@@ -243,6 +245,7 @@ class Recall:
         assert embedder is not None
         keyword: dict[tuple[str, int], float] = {}
         semantic: dict[tuple[str, int], float] = {}
+        stats = _union_stats(run, terms) if terms else None
         for store in run.stores:
             store.sync_vectors(embedder.name, run.access, partial(self.embedding.vectors_for, store, embedder))
             nearest = partial(store.nearest, embedder.name, access=run.access, filters=run.filters, pool=pool)
@@ -251,7 +254,8 @@ class Recall:
                 near = self.embedding.background().submit(_after, run.query_vector, nearest)
             if terms:
                 keyword.update(
-                    ((store.key, doc), raw) for doc, raw in store.keyword(terms, run.access, run.filters, pool)
+                    ((store.key, doc), raw)
+                    for doc, raw in store.keyword(terms, run.access, run.filters, pool, 0, stats)
                 )
             found = near.result() if near is not None else nearest(run.query_vector.result())
             semantic.update(((store.key, doc), cosine) for doc, cosine in found.items())
@@ -354,6 +358,12 @@ def _known_first(store: RecordStore, known: dict[str, IndexedRecord], ids: list[
 def _after(vector: Any, nearest: Callable[[Any], dict[int, float]]) -> dict[int, float]:
     """``nearest`` of the query's vector, once it is embedded (run on the background thread)."""
     return nearest(vector.result())
+
+
+def _union_stats(run: _Run, terms: list[str]) -> KeywordStats:
+    """BM25 statistics of everything the caller may read, over every store of the recall: each
+    store scores under them, so where a record lives never moves its keyword score."""
+    return sum((store.keyword_stats(terms, run.access) for store in run.stores), KeywordStats())
 
 
 def _best(scores: dict[tuple[str, int], float], pool: int) -> dict[tuple[str, int], float]:

@@ -23,6 +23,7 @@ from ..docsql.rows import IndexedRecord, RankingFacts
 from ..docsql.searches import FieldsRow
 from ..listing import Order
 from ..ranking.access import Access
+from ..ranking.bm25 import KeywordStats
 from ..ranking.filters import Filters
 from ..records import Record, Scope
 
@@ -112,9 +113,23 @@ class RecordStore(Protocol):
     # -- search (scope, lifecycle and filters applied inside) ------------------------------
 
     def keyword(
-        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+        self,
+        terms: list[str],
+        access: Access,
+        filters: Filters,
+        limit: int,
+        offset: int = 0,
+        stats: KeywordStats | None = None,
     ) -> list[tuple[int, float]]:
-        """(doc, BM25-like score) of records sharing an analysed term, best first."""
+        """(doc, BM25) of records sharing an analysed term, best first (ties by doc), exactly
+        as scoring every admitted record would rank them, under ``stats``: the sum of
+        ``keyword_stats`` over every store of the recall (``ranking.bm25``); by default this
+        store's own."""
+
+    def keyword_stats(self, terms: list[str], access: Access) -> KeywordStats:
+        """This store's share of the BM25 statistics of the partitions ``access`` may read
+        (public, and its own private ones; every lifecycle): records, field lengths, and per
+        term the records holding it in each field. Another scope's private records never count."""
 
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
         """How many records the keyword statistics of ``access``'s partitions count (every

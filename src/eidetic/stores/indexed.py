@@ -14,6 +14,7 @@ from ..index.database import RecordDatabase
 from ..index.searches import RecordSearches
 from ..listing import Order
 from ..ranking.access import Access
+from ..ranking.bm25 import KeywordStats
 from ..ranking.filters import Filters
 from ..records import Scope
 from ..usage import UsageState
@@ -68,9 +69,18 @@ class IndexedStore:
     # -- search ----------------------------------------------------------------------------
 
     def keyword(
-        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+        self,
+        terms: list[str],
+        access: Access,
+        filters: Filters,
+        limit: int,
+        offset: int = 0,
+        stats: KeywordStats | None = None,
     ) -> list[tuple[int, float]]:
-        return self.search.keyword(terms, access, filters, limit, offset)
+        return self.search.keyword(terms, access, filters, limit, offset, stats)
+
+    def keyword_stats(self, terms: list[str], access: Access) -> KeywordStats:
+        return self.search.keyword_stats(terms, access)
 
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
         return self.search.term_counts(terms, access)

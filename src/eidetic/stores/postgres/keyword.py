@@ -22,8 +22,11 @@ record outside t's top M has an impact at most that of t's (M+1)-th posting; so 
 no top M scores at most the sum of those over terms (per partition), and a candidate at most
 ``cap * impact`` for the terms it was seen with plus that for the others.
 
-BM25 here: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), statistics per visibility
-partition, so another scope's private records never shift a caller's scores.
+BM25 here: k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), under the statistics of the
+union of the partitions the caller may read over every store of the recall (``ranking.bm25``;
+by default this store's partitions in reach), so another scope's private records never shift a
+caller's scores, and neither does where a record lives. The bound above holds for the union's
+averages as for a partition's own: they are just another current average.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...docsql.admission import Admission
 from ...ranking.access import Access
+from ...ranking.bm25 import KeywordStats
 from ...ranking.filters import Filters
 from .posting_cache import PostingCache
 from .postings import FIELD_NAMES, K1, WEIGHTS, B
@@ -58,10 +62,6 @@ FLOAT4_SLACK = 1 + 1e-6
 Ranked = list[tuple[int, float]]  # (doc, BM25), best first
 
 
-def _idf(n: int, df: int) -> float:
-    return math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else 0.0
-
-
 @dataclass
 class Query:
     """The query terms as the partitions in reach hold them: term i is ``terms[i]`` in
@@ -75,8 +75,9 @@ class Query:
     keys: list[tuple[Any, ...]]  # what term i's postings depend on (``posting_cache``), one snapshot
 
     @classmethod
-    def read(cls, conn: Any, parts: list[int], terms: list[str]) -> Query | None:
-        """The terms' statistics in ``parts``; None when no record there has any of them."""
+    def read(cls, conn: Any, parts: list[int], terms: list[str], union: KeywordStats) -> Query | None:
+        """The terms' postings in ``parts``, weighed by the ``union``'s statistics; None when no
+        record there has any of them."""
         stats = conn.execute(
             "SELECT p.part, p.docs, "
             + ", ".join(f"p.len_{f}" for f in FIELD_NAMES)
@@ -92,11 +93,13 @@ class Query:
         if not stats:
             return None
         query = cls([], [], [], [], {}, [])
+        averages = [max(average, 1e-9) for average in union.averages()]
         for part, n, *rest in stats:
-            lengths, refs, term, dfs = rest[:4], rest[4:8], rest[8], rest[10:-1]
+            refs, term, dfs = rest[4:8], rest[8], rest[10:-1]
             query.keys.append((part, n, *rest))
-            averages = query.averages[part] = [max(length / max(n, 1), 1e-9) for length in lengths]
-            idfs = [_idf(n, df) for df in dfs]
+            query.averages[part] = averages
+            # a field where no record of this partition holds the term adds nothing here
+            idfs = [union_idf if df else 0.0 for union_idf, df in zip(union.idfs(term), dfs)]
             cap = max(
                 (
                     idf * (max(1.0, avg / ref) if ref else math.inf)
@@ -123,15 +126,26 @@ class KeywordSearch:
         # pages from it (the freshness blend may ask for a second page of the same query).
         self._proven: tuple[Any, Ranked] | None = None
 
-    def search(self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int) -> Ranked:
-        """(doc, BM25) of ranks ``offset`` to ``offset + limit`` among the records ``access``
-        and ``filters`` admit. The schema exists by the time this runs."""
+    def search(
+        self,
+        terms: list[str],
+        access: Access,
+        filters: Filters,
+        limit: int,
+        offset: int,
+        stats: KeywordStats | None = None,
+    ) -> Ranked:
+        """(doc, BM25 under ``stats``, by default this store's) of ranks ``offset`` to
+        ``offset + limit`` among the records ``access`` and ``filters`` admit. The schema
+        exists by the time this runs."""
         conn = self._session.conn
-        query = Query.read(conn, self._partitions.in_reach(access), terms)
+        union = stats if stats is not None else self.stats(terms, access)
+        query = Query.read(conn, self._partitions.in_reach(access), terms, union)
         if query is None:
             return []
         want = offset + limit
-        key = (tuple(terms), access, filters, tuple(query.keys))
+        held = tuple(sorted(union.holding.items()))
+        key = (tuple(terms), access, filters, tuple(query.keys), union.records, union.lengths, held)
         if self._proven is not None and self._proven[0] == key and len(self._proven[1]) >= want:
             return self._proven[1][offset:want]
         admission = Admission.of(self._session.dialect, access, filters)
@@ -139,6 +153,28 @@ class KeywordSearch:
         # every row scoring at least every bound is in its final place
         self._proven = (key, rows if bound == 0 else [r for r in rows if r[1] >= bound])
         return rows[offset:want]
+
+    def stats(self, terms: list[str], access: Access) -> KeywordStats:
+        """This store's share of the BM25 statistics of the partitions ``access`` may read."""
+        conn = self._session.conn
+        parts = self._partitions.in_reach(access)
+        row = conn.execute(
+            "SELECT coalesce(sum(docs), 0), "
+            + ", ".join(f"coalesce(sum(len_{f}), 0)" for f in FIELD_NAMES)
+            + " FROM eidetic_partitions WHERE part = ANY(%s)",
+            (parts,),
+        ).fetchone()
+        holding = conn.execute(
+            "SELECT term, "
+            + ", ".join(f"sum(df_{f})" for f in FIELD_NAMES)
+            + " FROM eidetic_terms WHERE part = ANY(%s) AND term = ANY(%s) GROUP BY term",
+            (parts, list(terms)),
+        ).fetchall()
+        return KeywordStats(
+            int(row[0]),
+            tuple(int(length) for length in row[1:]),
+            {term: tuple(int(df) for df in dfs) for term, *dfs in holding},
+        )
 
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
         """Records in the partitions ``access`` may read, and how many of them hold each term."""

@@ -2,7 +2,7 @@
 counts, postings with their impacts, document frequencies and partition totals.
 
 Keyword ranking is BM25 over the same analysed terms and field weights as the embedded backends
-(``index.analyzer``, ``index.text_index.FIELDS``). A posting's *impact* is its weighted BM25
+(``index.analyzer``, ``ranking.bm25.FIELDS``). A posting's *impact* is its weighted BM25
 term-frequency parts against its partition's reference field averages: the order in which
 ``keyword.py`` reads postings, and the bound it derives from them.
 """
@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...index.analyzer import analyze
-from ...index.text_index import FIELDS
+from ...ranking.bm25 import FIELD_NAMES, FIELDS, K1, B
 
 if TYPE_CHECKING:
     from .connection import Session
 
-K1, B = 1.2, 0.75
 WEIGHTS = dict(FIELDS)  # name, description, text, context
-FIELD_NAMES = ("name", "description", "text", "context")
 MAX_TF = 32767  # term frequencies are stored as smallint; BM25 saturates long before this
 # Impacts are computed against a partition's *reference* field averages, re-anchored (the
 # partition's impacts recomputed) once a current average leaves [ref / REANCHOR, ref * REANCHOR]:

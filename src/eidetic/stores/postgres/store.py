@@ -16,6 +16,7 @@ from ...docsql.listing import Join, Listed, listing
 from ...docsql.lookups import Lookups
 from ...listing import Order
 from ...ranking.access import Access
+from ...ranking.bm25 import KeywordStats
 from ...ranking.filters import Filters
 from ...records import Record, Scope
 from ..base import Admitted, FieldsRow, IndexedRecord, RankingFacts
@@ -164,13 +165,24 @@ class PostgresStore:
 
     @guarded
     def keyword(
-        self, terms: list[str], access: Access, filters: Filters, limit: int, offset: int = 0
+        self,
+        terms: list[str],
+        access: Access,
+        filters: Filters,
+        limit: int,
+        offset: int = 0,
+        stats: KeywordStats | None = None,
     ) -> list[tuple[int, float]]:
-        """(doc, BM25) best first, exactly as exhaustive BM25 ranks them (ties aside): the
-        threshold algorithm over impact-ordered postings (``keyword.py``)."""
+        """(doc, BM25 under ``stats``) best first, exactly as exhaustive BM25 ranks them (ties
+        aside): the threshold algorithm over impact-ordered postings (``keyword.py``)."""
         if not terms or limit < 1 or not self._ready():
             return []
-        return self._keyword.search(terms, access, filters, limit, offset)
+        return self._keyword.search(terms, access, filters, limit, offset, stats)
+
+    @guarded
+    def keyword_stats(self, terms: list[str], access: Access) -> KeywordStats:
+        """From the partitions' and terms' statistics the keyword search reads (no scan)."""
+        return self._keyword.stats(terms, access) if self._ready() else KeywordStats()
 
     @guarded
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:

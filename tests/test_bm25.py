@@ -1,0 +1,70 @@
+"""BM25 under summed statistics (``ranking.bm25``) and the stored term counts it reads
+(``index.text_index``): the pieces the union ranking of every backend rests on."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from eidetic.index.text_index import decode_counts, encode_counts, field_counts
+from eidetic.ranking.bm25 import B, FIELDS, K1, KeywordStats, Scorer, growth
+
+TERMS = ["otter", "dam", "beaver", "2026", "x"]
+COUNTS = st.lists(st.dictionaries(st.sampled_from(TERMS), st.integers(1, 5), max_size=4), min_size=4, max_size=4)
+
+
+def _stats_of(records: list[list[dict[str, int]]], terms: list[str]) -> KeywordStats:
+    return sum(
+        (
+            KeywordStats(1, tuple(sum(f.values()) for f in c), {t: tuple(int(t in f) for f in c) for t in terms})
+            for c in records
+        ),
+        KeywordStats(),
+    )
+
+
+@settings(max_examples=50, deadline=None)
+@given(records=st.lists(COUNTS, min_size=1, max_size=8), cut=st.integers(0, 8))
+def test_statistics_sum_the_same_however_records_are_grouped(records, cut):
+    whole = _stats_of(records, TERMS)
+    parts = _stats_of(records[:cut], TERMS) + _stats_of(records[cut:], TERMS)
+    assert parts == whole
+    for counts in records:
+        assert parts.score(TERMS, counts) == whole.score(TERMS, counts)
+
+
+def test_a_score_is_the_textbook_bm25():
+    counts = field_counts(None, None, "otters build dams", "otters build dams")
+    other = field_counts("Beavers", None, "beavers and otters everywhere", "beavers and otters everywhere")
+    stats = _stats_of([counts, other], ["otter"])
+    n, df, average = 2, 2, (3 + 3) / 2  # context lengths 3 and 3 ("and" is a stop word)
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    expected = FIELDS[3][1] * idf * 1 * (K1 + 1) / (1 + K1 * (1 - B + B * 3 / average))
+    assert stats.score(["otter"], counts) == pytest.approx(expected, rel=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(mine=st.lists(COUNTS, min_size=1, max_size=6), others=st.lists(COUNTS, max_size=6), which=st.integers(0, 5))
+def test_growth_bounds_the_union_score_by_the_local_one(mine, others, which):
+    """A partition ranks with the union's idf and its own averages; a record's union score is at
+    most ``growth`` times that (what lets the embedded backends stop reading)."""
+    local, union = _stats_of(mine, TERMS), _stats_of(mine + others, TERMS)
+    counts = mine[which % len(mine)]
+    lengths = [sum(found.values()) for found in counts]
+    union_score = Scorer(union, TERMS).score(counts, lengths)
+    # the union's records and document frequencies (its idf), the local averages
+    as_local = KeywordStats(union.records, tuple(a * union.records for a in local.averages()), union.holding)
+    local_score = Scorer(as_local, TERMS).score(counts, lengths)
+    assert union_score <= growth(union, local) * local_score * (1 + 1e-9)
+    assert growth(union, union) == 1.0
+
+
+def test_stored_counts_read_back_only_the_query_terms():
+    counts = field_counts("Night deploy", None, "deploy on friday night, deploy 2026", "deploy deploy staging")
+    encoded = encode_counts(counts)
+    assert decode_counts(encoded, ["deploy", "night", "2026", "absent"]) == [
+        {term: n for term, n in found.items() if term in ("deploy", "night", "2026")} for found in counts
+    ]
+    assert decode_counts(encode_counts([{}, {}, {}, {}]), ["deploy"]) == [{}, {}, {}, {}]
