@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from ..embed import Embedder
@@ -52,6 +52,13 @@ class _Run:
     window: TimeWindow | None = None  # the time the query names, unless time_words is off
     words: str = ""  # what keyword and semantic search see: the text less its time words
 
+    @cached_property
+    def terms(self) -> list[str]:
+        """The analysed terms of ``words``, once: what keyword search and the floor look for."""
+        from ..index.analyzer import query_terms
+
+        return query_terms(self.words)
+
 
 class Recall:
     """Runs recall queries over a :class:`StoreSet`."""
@@ -82,10 +89,13 @@ class Recall:
         run = _Run(query, access, query.filter_set(), access.as_of or query.now or now_utc(), words=query.text)
         result = RecallResult(query.text, query.mode, [], as_of=format_ts(access.as_of) if access.as_of else None)
         if query.time_words != "off" and query.mode != "fields":  # fields mode ranks by its own rules
-            named = read_question(query.text, run.now)  # exact mode searches its substring as written
-            run.window, run.words = named.window, named.words if query.mode != "exact" else query.text
-            result.warnings.extend(named.warnings)
-        engine = "window" if run.window and not _searchable(run.words) else self.ENGINES[query.mode]
+            if prior is not None:  # the same words: their time was read once
+                run.window, run.words = prior.window, prior.words
+            else:
+                named = read_question(query.text, run.now)  # exact mode searches its substring as written
+                run.window, run.words = named.window, named.words if query.mode != "exact" else query.text
+                result.warnings.extend(named.warnings)
+        engine = "window" if run.window and not run.terms else self.ENGINES[query.mode]
         if run.window is not None:
             searched = "" if engine == "window" else run.words
             result.time_window = run.window.to_dict(query.time_words, searched)
@@ -152,15 +162,15 @@ class Recall:
         """The hits that clear the relevance floor (``memory.floor``); with the floor off, every
         hit, judged against the calibrated line for a person to read. Exact matches are all
         relevant, and the fields ranking has its own floor (``min_score``)."""
-        from ..index.analyzer import query_terms
         from ..ranking.relevance import AUTO
 
         line = run.query.floor_line
         if run.query.mode in ("exact", "fields"):
             return hits
         ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
-        terms = query_terms(run.words)
-        judged = floor.judge(hits, run.evidence, AUTO if line is None else line, terms, run.stores, run.access, ranked)
+        judged = floor.judge(
+            hits, run.evidence, AUTO if line is None else line, run.terms, run.stores, run.access, ranked
+        )
         if line is None:  # nothing asked of the floor: a hit it cannot judge just reads as unjudged
             return hits
         result.relevance_floor, result.below_floor = line, judged.below
@@ -169,11 +179,9 @@ class Recall:
 
     def _lexical(self, run: _Run) -> list[Hit]:
         """exact (substring, shortest text first) or keyword (BM25), read page by page."""
-        from ..index.analyzer import query_terms
-
         q = run.query
         exact = q.mode == "exact"
-        terms = [] if exact else query_terms(run.words)
+        terms = [] if exact else run.terms
         stats = None if exact else _union_stats(run, terms)
 
         def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
@@ -198,13 +206,11 @@ class Recall:
         Both pools and hybrid's normalisation are taken over every store at once (``_pooled``):
         a store's best candidate is not 1.0 because it is its store's best, so where a record
         lives never moves its score."""
-        from ..index.analyzer import query_terms
-
         q, embedder = run.query, run.embedder
         assert embedder is not None
         hybrid = q.mode == "hybrid"
         pool = max(10 * q.top_k, 100)
-        keyword, semantic = self._pooled(run, query_terms(run.words) if hybrid else [], pool)
+        keyword, semantic = self._pooled(run, run.terms if hybrid else [], pool)
         scale = fusion.Scale.of(keyword, semantic) if hybrid else None
         if scale is not None:
             fused = fusion.fuse(keyword, semantic, q.alpha)
@@ -372,13 +378,6 @@ def _best(scores: dict[tuple[str, int], float], pool: int) -> dict[tuple[str, in
     if len(scores) <= pool:
         return scores
     return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:pool])
-
-
-def _searchable(words: str) -> bool:
-    """Whether ``words`` hold a term keyword search can match (not only stop words)."""
-    from ..index.analyzer import query_terms
-
-    return bool(query_terms(words))
 
 
 def _timing(run: _Run) -> Timing | None:
