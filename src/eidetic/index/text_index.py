@@ -78,6 +78,9 @@ class TextIndex:
         self._writer: Any = None
         # (meta.json's stamp, records, field lengths): what changes only with a commit
         self._totals: tuple[tuple[int, int, int], int, tuple[int, ...]] | None = None
+        # the last query's statistics, by (meta.json's stamp, terms): a keyword recall asks for
+        # them twice, once summed over every store and once for this index's own bound
+        self._asked: tuple[tuple[tuple[int, int, int], tuple[str, ...]], KeywordStats] | None = None
 
     def _open(self) -> Any:
         if self._index is None:
@@ -164,6 +167,7 @@ class TextIndex:
     def drop(self) -> None:
         self._index = None
         self._writer = None
+        self._totals = self._asked = None
         shutil.rmtree(self.path, ignore_errors=True)
 
     # -- reading -------------------------------------------------------------------------
@@ -174,10 +178,13 @@ class TextIndex:
         (a deleted record counts until its segment is merged, as in tantivy's own BM25)."""
         import tantivy
 
+        stamp = _stamp(self._meta_file)  # before the reload: a commit after it changes the stamp
+        asked = (stamp, tuple(terms))
+        if self._asked is not None and self._asked[0] == asked:
+            return self._asked[1]
         index = self._open()
         index.reload()
         searcher = index.searcher()
-        stamp = _stamp(self._meta_file)
         if self._totals is None or self._totals[0] != stamp:
             sums = searcher.aggregate(
                 tantivy.Query.all_query(), {name: {"sum": {"field": name}} for name in LENGTH_FIELDS}
@@ -186,7 +193,9 @@ class TextIndex:
             self._totals = (stamp, searcher.num_docs, lengths)
         _, records, lengths = self._totals
         holding = {term: tuple(searcher.doc_freq(field, term) for field in FIELD_NAMES) for term in terms}
-        return KeywordStats(records, lengths, holding)
+        stats = KeywordStats(records, lengths, holding)
+        self._asked = (asked, stats)
+        return stats
 
     def ranked(
         self, terms: list[str], union: KeywordStats, local: KeywordStats, limit: int, offset: int = 0
