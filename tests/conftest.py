@@ -8,7 +8,8 @@ import json
 import os
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -247,3 +248,26 @@ def backend(request, env, monkeypatch):
         monkeypatch.setenv("EIDETIC_BACKEND", "postgres")
         monkeypatch.setenv("EIDETIC_PG_DSN", fresh_database(dsn, f"t_{abs(hash(request.node.nodeid)):x}"))
     return name
+
+
+@contextmanager
+def mcp_tools() -> Iterator[Callable[[str, dict], dict]]:
+    """The MCP server's tools in-process, over ``Memory.open()`` in a default/public session:
+    ``call(tool, arguments)`` returns the tool's structured result (a bad call raises)."""
+    import anyio
+
+    from eidetic import Memory
+    from eidetic.mcp_server import Session, build_server
+    from eidetic.records import Scope
+
+    async def call(server, tool: str, arguments: dict) -> dict:
+        result = await server.call_tool(tool, arguments)
+        return result.structured_content
+
+    with Memory.open() as memory:
+        session = Session(memory, Scope("default", "public"))
+        server = build_server(session)
+        try:
+            yield lambda tool, arguments: anyio.run(call, server, tool, arguments)
+        finally:
+            session.close()

@@ -46,3 +46,16 @@ def transcript_line(kind: str, content, session: str, cwd: Path, at: str) -> str
             "timestamp": at,
         }
     )
+
+
+def handled(event: str, payload: str, cwd: Path, mode: str = "hybrid") -> dict:
+    """What the warm path answers one hook event (``payload``: as sent on stdin), in-process
+    (``hooks.respond``), from a fresh engine."""
+    from eidetic.hooks.respond import Engine, handle
+
+    request = {"agent": "claude", "event": event, "payload": json.loads(payload), "cwd": str(cwd), "mode": mode}
+    engine = Engine()
+    try:
+        return handle(engine, request)
+    finally:
+        engine.close()

@@ -5,12 +5,10 @@ stop a capture nor are named."""
 
 from __future__ import annotations
 
-import json
 
 from conftest import ndjson
 
 import hook_payloads as payload
-from eidetic.hooks.respond import Engine, handle
 
 # Close in meaning for the real model (cosine ~0.95: tests/test_similar_at_write.py).
 BACKUP = "The staging database is backed up every night at 2am"
@@ -62,18 +60,7 @@ def test_a_statement_close_in_meaning_is_left_out_at_session_end_with_the_model(
         payload.transcript_line("user", f"Note that {CAT[0].lower()}{CAT[1:]}.", "s", env, "not a date"),
     ]
     transcript.write_text("\n".join(lines) + "\n")
-    request = {
-        "agent": "claude",
-        "event": "session-end",
-        "payload": json.loads(payload.session_end(env / "work", transcript, session="s")),
-        "cwd": str(env / "work"),
-        "mode": "hybrid",
-    }
-    engine = Engine()
-    try:
-        answer = handle(engine, request)
-    finally:
-        engine.close()
+    answer = payload.handled("session-end", payload.session_end(env / "work", transcript, session="s"), env / "work")
     assert answer["stdout"] == "" and answer["log"] == ["session-end: captured 1 of 2 statement(s), 1 stored already"]
     kept = {record["text"]: record for record in stored(cli)}
     assert sorted(kept) == sorted([BACKUP, CAT + "."]) and not kept[CAT + "."].get("occurred")  # a bad date: none kept

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import re
 
-import anyio
 import numpy as np
 import pytest
-from conftest import ndjson
+from conftest import mcp_tools, ndjson
 from template_records import FIRST, LATER, RECORDS, TEMPLATE_PAIRS, TRUE_PAIRS
 
-from eidetic import Memory
-from eidetic.mcp_server import Session, build_server
 from eidetic.ranking.clusters import Candidate, clusters
 from eidetic.ranking.particulars import differing, particulars
 from eidetic.ranking.similar import SIMILAR_COSINE, near_in_meaning, same_particulars
-from eidetic.records import Scope
 from eidetic.worddiff import marked
 from eidetic.worddiff import differing as word_changes
 
@@ -170,19 +166,9 @@ def test_remember_json_and_skip_leave_out_exactly_the_true_repeats(cli, backend,
 
 def test_mcp_remember_on_similar_skip_leaves_out_exactly_the_true_repeats(backend, monkeypatch):
     monkeypatch.delenv("EIDETIC_EMBEDDER")
-
-    async def call(server, arguments: dict) -> dict:
-        result = await server.call_tool("remember", arguments)
-        return result.structured_content
-
-    with Memory.open() as memory:
-        session = Session(memory, Scope("default", "public"))
-        server = build_server(session)
-        try:
-            anyio.run(call, server, {"records": FIRST})
-            result = anyio.run(call, server, {"records": LATER, "on_similar": "skip"})
-        finally:
-            session.close()
+    with mcp_tools() as call:
+        call("remember", {"records": FIRST})
+        result = call("remember", {"records": LATER, "on_similar": "skip"})
     skipped = {item["id"]: item["similar_to"][0]["id"] for item in result["items"] if item["status"] == "similar"}
     assert skipped == TRUE_PAIRS
     assert result["upserted"] == len(LATER) - len(TRUE_PAIRS)

@@ -18,7 +18,6 @@ from terminal import run_on_terminal
 from web_client import hit_ids, page, served
 
 from eidetic import Memory, RecallQuery
-from eidetic.hooks.respond import Engine, handle
 from eidetic.ranking import relevance
 from eidetic.relevance_text import STRONG, below_floor, word
 
@@ -179,17 +178,6 @@ def test_context_never_gives_a_hit_below_the_floor_and_says_why_on_a_terminal(cl
     assert cli("context", "--prompt", UNRELATED).out == ""  # a hook's pipe gets nothing at all
     told = on_terminal("context", "--prompt", UNRELATED)
     assert told.strip() == f"(nothing relevant to “{UNRELATED}”: 5 hits fell below the relevance floor)"
-    request = {
-        "agent": "claude",
-        "event": "prompt",
-        "payload": json.loads(payload.prompt(env / "work", UNRELATED)),
-        "cwd": str(env / "work"),
-        "mode": "hybrid",
-    }
-    engine = Engine()
-    try:
-        answer = handle(engine, request)
-    finally:
-        engine.close()
+    answer = payload.handled("prompt", payload.prompt(env / "work", UNRELATED), env / "work")
     assert answer["stdout"] == ""
     assert answer["log"][0].endswith(", 5 below the relevance floor: nothing relevant")

@@ -3,13 +3,10 @@ in the record's own scope only, on every backend."""
 
 from __future__ import annotations
 
-import anyio
 import pytest
-from conftest import ndjson
+from conftest import mcp_tools, ndjson
 
 from eidetic import Memory
-from eidetic.mcp_server import Session, build_server
-from eidetic.records import Scope
 
 # Close in meaning for the real model (cosine ~0.95), and a text that is not.
 BACKUP = "The staging database is backed up every night at 2am"
@@ -132,20 +129,9 @@ def test_meaning_with_the_real_model(cli, backend, monkeypatch):
 
 
 def test_mcp_remember_takes_on_similar(backend, env):
-    async def call(server, arguments: dict) -> dict:
-        result = await server.call_tool("remember", arguments)
-        return result.structured_content
-
-    with Memory.open() as memory:
-        session = Session(memory, Scope("default", "public"))
-        server = build_server(session)
-        try:
-            anyio.run(call, server, {"records": {"id": "a", "text": "Ship on green CI."}})
-            skipped = anyio.run(
-                call, server, {"records": {"id": "b", "text": "ship on green ci"}, "on_similar": "skip"}
-            )
-            assert skipped["items"][0]["status"] == "similar" and skipped["upserted"] == 0
-            with pytest.raises(Exception, match="on_similar"):
-                anyio.run(call, server, {"records": {"id": "c", "text": "x"}, "on_similar": "drop"})
-        finally:
-            session.close()
+    with mcp_tools() as call:
+        call("remember", {"records": {"id": "a", "text": "Ship on green CI."}})
+        skipped = call("remember", {"records": {"id": "b", "text": "ship on green ci"}, "on_similar": "skip"})
+        assert skipped["items"][0]["status"] == "similar" and skipped["upserted"] == 0
+        with pytest.raises(Exception, match="on_similar"):
+            call("remember", {"records": {"id": "c", "text": "x"}, "on_similar": "drop"})
