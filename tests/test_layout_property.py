@@ -80,7 +80,7 @@ def _fill(root: Path, records: list[tuple[dict, int]], spread: bool, embed: bool
 def _answer(folders: list[Path], usage: Path, query: str, mode: str, **options) -> list[tuple[str, float]]:
     with _memory(folders, usage) as memory:
         result = memory.recall(
-            query, mode=mode, scope="me", visibility="private", record=False, now=NOW, top_k=8, **options
+            query, mode=mode, scope="me", visibility="private", record=False, now=NOW, **({"top_k": 8} | options)
         )
     return [(hit.record.id, hit.score) for hit in result.items]
 
@@ -174,3 +174,55 @@ def test_another_scopes_private_records_change_nothing_the_caller_sees(env, mode
     options = {"relevance_floor": floor}
     want = _answer(before, root / "u1.sqlite", query, mode, **options)
     _same(_answer(after, root / "u2.sqlite", query, mode, **options), want, mode)
+
+
+TIMES = ("", "last week", "in March", "since Monday", "two days ago", "yesterday", "in 2026")
+
+
+@pytest.mark.parametrize("mode", ["exact", "keyword", "approximate", "hybrid"])
+@SETTINGS
+@given(
+    drawn=RECORDS,
+    links=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=8),
+    query=QUERIES,
+    when=st.sampled_from(TIMES),
+    depth=st.integers(0, 2),
+    floor=st.sampled_from(["off", "auto"]),
+)
+def test_time_words_links_and_the_floor_hold_over_stores(env, mode, drawn, links, query, when, depth, floor):
+    """The rest of a recall works on the union too: a time the question names (a window and a
+    prior over dated records), the records reached through links (``--depth``, scored from
+    their parent's score) and the relevance floor (judged on raw evidence over the caller's
+    union) give the same answer whether the records sit in one store or several."""
+    root = env / f"example-{next(EXAMPLES)}"
+    records = _records(drawn)
+    for source, target in links:
+        if source < len(records) and target < len(records) and source != target:
+            record = records[source][0]
+            record["links"] = sorted({*record.get("links", []), records[target][0]["id"]})
+    if mode == "exact":
+        query, when = query.split()[0], ""
+    embed = mode in ("approximate", "hybrid")
+    one = _fill(root / "one", records, spread=False, embed=embed)
+    spread = _fill(root / "spread", records, spread=True, embed=embed)
+    question = f"{query} {when}".strip()
+    options = {"relevance_floor": floor, "depth": depth}
+    want = _answer(one, root / "u1.sqlite", question, mode, **options)
+    _same(_answer(spread, root / "u2.sqlite", question, mode, **options), want, mode)
+
+
+def test_a_tie_at_the_edge_of_hybrid_s_pools_is_cut_the_same_way_in_every_layout(env):
+    """Hybrid reads the best hundred or so of each signal. 150 records that tie on BM25 ("deploy"
+    and one word of their own) overflow the keyword pool: a cut through the tie would keep
+    whichever records a store listed first, so one store and three would fuse different pools.
+    Every record tied with the pool's last is kept, in every layout."""
+    root = env / "pool-tie"
+    records = [
+        ({"id": f"t{i:03d}", "text": f"deploy w{i:03d}", "created": (T0 + timedelta(minutes=i)).isoformat()}, i % 3)
+        for i in range(150)
+    ]
+    one = _fill(root / "one", records, spread=False, embed=True)
+    spread = _fill(root / "spread", list(reversed(records)), spread=True, embed=True)
+    want = _answer(one, root / "u1.sqlite", "deploy", "hybrid", top_k=3)
+    assert len(want) == 3
+    _same(_answer(spread, root / "u2.sqlite", "deploy", "hybrid", top_k=3), want, "hybrid")

@@ -259,11 +259,12 @@ class Recall:
             if terms and store.parallel_nearest:  # queued behind the query's embedding
                 near = self.embedding.background().submit(_after, run.query_vector, nearest)
             if terms:
-                keyword.update(
-                    ((store.key, doc), raw)
-                    for doc, raw in store.keyword(terms, run.access, run.filters, pool, 0, stats)
-                )
+                offered = _with_ties(partial(_keyword_of, store, terms, run, stats), pool)
+                keyword.update(((store.key, doc), raw) for doc, raw in offered.items())
             found = near.result() if near is not None else nearest(run.query_vector.result())
+            if len(found) >= pool:  # a tie with the last may lie past the store's pool
+                again = partial(_nearest_of, nearest, run.query_vector)
+                found = _with_ties(again, pool, found)
             semantic.update(((store.key, doc), cosine) for doc, cosine in found.items())
         keyword, semantic = _best(keyword, pool), _best(semantic, pool)
         if terms:
@@ -372,12 +373,40 @@ def _union_stats(run: _Run, terms: list[str]) -> KeywordStats:
     return sum((store.keyword_stats(terms, run.access) for store in run.stores), KeywordStats())
 
 
+def _keyword_of(
+    store: RecordStore, terms: list[str], run: _Run, stats: KeywordStats | None, pool: int
+) -> dict[int, float]:
+    return dict(store.keyword(terms, run.access, run.filters, pool, 0, stats))
+
+
+def _nearest_of(nearest: Callable[..., dict[int, float]], vector: Any, pool: int) -> dict[int, float]:
+    return nearest(vector.result(), pool=pool)
+
+
+def _with_ties(
+    offer: Callable[[int], dict[int, float]], pool: int, first: dict[int, float] | None = None
+) -> dict[int, float]:
+    """A store's ``pool`` best candidates and every one tied with the last of them: a cut
+    through a tie would keep whichever tied record the store happened to list first, and
+    another layout of the same records would keep another (``_best`` keeps ties too)."""
+    size = pool
+    found = offer(size) if first is None else first
+    while len(found) >= size:  # the store may hold more
+        if min(found.values()) < sorted(found.values(), reverse=True)[pool - 1]:  # it listed past the tie
+            break
+        size *= 2
+        found = offer(size)
+    return found
+
+
 def _best(scores: dict[tuple[str, int], float], pool: int) -> dict[tuple[str, int], float]:
     """The ``pool`` highest of candidates gathered from every store (each offered its own
-    ``pool``): the pool one store holding them all would have offered."""
+    ``pool`` and the ties with its last), and any tied with the last of them: the pool one
+    store holding them all would have offered, whatever order the stores list ties in."""
     if len(scores) <= pool:
         return scores
-    return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:pool])
+    last = sorted(scores.values(), reverse=True)[pool - 1]
+    return {key: score for key, score in scores.items() if score >= last}
 
 
 def _timing(run: _Run) -> Timing | None:
