@@ -1,5 +1,6 @@
-"""Conversation context: a record is found through its thread neighbours and linked records,
-kept right through inserts, edits, deletions and rebuilds, and never across partitions."""
+"""Conversation context: a record is found through its thread neighbours (over every partition
+the caller may read, never another scope's), kept right through inserts, edits, deletions and
+rebuilds; links lend no context."""
 
 from __future__ import annotations
 
@@ -113,7 +114,9 @@ def test_a_hand_edit_of_a_neighbour_updates_the_context(memory, store):
     assert found(memory, "chess") == ["t-1", "t-2"]
 
 
-def test_private_turns_never_lend_context_to_public_ones(memory):
+def test_a_private_turn_lends_context_only_to_its_own_scope_s_recall(memory):
+    """A window is taken over what the caller may read: the public turn after a private one is
+    found through its words by that scope, never by anyone else."""
     memory.remember(
         [
             turn("t-1", "My pottery teacher is Ann.", scope={"name": "me", "visibility": "private"}),
@@ -121,9 +124,11 @@ def test_private_turns_never_lend_context_to_public_ones(memory):
         ]
     )
     assert found(memory, "pottery") == []
-    assert found(memory, "pottery", scope="me", visibility="private") == ["t-1"]
+    assert found(memory, "pottery", scope="you", visibility="private") == []
+    assert found(memory, "pottery", scope="me", visibility="private") == ["t-1", "t-2"]
     memory.remember([turn("t-3", "Pottery again.", scope={"name": "me", "visibility": "private"})])
-    assert found(memory, "hi", scope="me", visibility="private") == ["t-2"]  # public t-2 never borrows
+    assert found(memory, "hi") == ["t-2"]  # the public caller sees t-2 alone in its thread
+    assert set(found(memory, "hi", scope="me", visibility="private")) == {"t-1", "t-2", "t-3"}
 
 
 def test_links_lend_no_context_traversal_brings_them(memory):

@@ -48,7 +48,18 @@ def thread_of(metadata: dict[str, Any]) -> str | None:
 
 def thread_key(visibility: str, scope: str, thread: str | None) -> str | None:
     """Threads are per partition: a public and a private thread of one name are unrelated."""
-    return None if thread is None else f"{partition_of(visibility, scope)}\x1f{thread}"
+    return None if thread is None else thread_key_of(partition_of(visibility, scope), thread)
+
+
+def thread_key_of(partition: str, thread: str) -> str:
+    """The thread key of ``thread`` in a partition (``text_index.partition_of``'s key)."""
+    return f"{partition}\x1f{thread}"
+
+
+def named(row: tuple[str, str, str, int]) -> tuple[str, str, str, int]:
+    """A member row (thread key, order, id, doc) with its thread's name for its key: windows
+    join members of one thread from every partition and store."""
+    return (row[0].split("\x1f", 1)[1], row[1], row[2], row[3])
 
 
 def order_key(created_ts: float | None, rid: str) -> str:

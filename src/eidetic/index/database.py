@@ -3,9 +3,10 @@
 
 SQLite holds every record's fields (for filters, scope and lifecycle, and output); tantivy holds
 the keyword and substring indexes. Writes run one at a time per cache folder, under the index
-lock, in one SQLite transaction inside which the keyword entries of the changed docs, and of the
-thread neighbours whose context quotes them (``context``), are rewritten. Doc numbers are never
-reused, so a stale keyword entry can never point at another record.
+lock, in one SQLite transaction inside which the keyword entries of the changed docs are
+rewritten (an entry holds its record's own words only: recall adds conversation context at
+query time). Doc numbers are never reused, so a stale keyword entry can never point at another
+record.
 
 Two kinds build on :class:`RecordDatabase` and differ in how they open, commit and catch up:
 ``index.store_database`` (the database *is* the store: the sqlite backend) and
@@ -33,8 +34,8 @@ from ..records import Record
 from ..settings import DEFAULT_ANN_THRESHOLD
 from ..sqlite_db import chunks as _chunks
 from . import schema
-from .stored import RECORD_COLUMNS, stored
 from .context import thread_of
+from .stored import RECORD_COLUMNS, stored
 from .text_index import TextIndexes, partition_of
 from .vectors import VectorIndexes
 
@@ -61,9 +62,6 @@ class RecordDatabase(ABC):
         self.threads = Threads(self)
         self.text = TextIndexes(derived.with_suffix(".tantivy"))
         self.vectors = VectorIndexes(self)
-        self._retext: set[int] = set()  # docs whose keyword entry must be (re)written
-        self._fresh: set[int] = set()  # of those, docs new in this transaction (none to delete)
-        self._moved: set[int] = set()  # docs added or re-elected: their neighbours' contexts change
         self.progress = Progress()  # long rebuilds report here (the store passes its caller's)
 
     # -- connection ----------------------------------------------------------------------
@@ -119,54 +117,37 @@ class RecordDatabase(ABC):
             conn.execute("ROLLBACK")
             self.text.rollback()
             raise
-        finally:
-            self._retext.clear()
-            self._fresh.clear()
-            self._moved.clear()
 
     # -- keyword entries -----------------------------------------------------------------
 
-    def _flush_text(self) -> None:
-        """(Re)write the keyword entries of changed docs and of the neighbours whose context
-        quotes them (``context``), inside the write transaction."""
-        if not self._retext:
-            return
-        todo, around = self.threads.spread(self._retext, self._moved & self._retext)
-        self._add_text(todo, around, fresh=False)
-
-    def _add_text(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
-        """Index docs' name, description, text and context (their text, then their neighbours'),
-        a slice at a time, with progress when there are many (a rebuild, a first sync)."""
+    def _add_text(self, docs: list[int], fresh: bool) -> None:
+        """Index docs' name, description and text, a slice at a time, with progress when there
+        are many (a rebuild, a first sync)."""
         total = len(docs)
         step = self.progress.start(f"indexing {total} records", "record", total) if total >= LONG_INDEX else no_steps
         for start in range(0, total, INDEX_SLICE):
-            self._add_slice(docs[start : start + INDEX_SLICE], around, fresh)
+            self._add_slice(docs[start : start + INDEX_SLICE], fresh)
             step(min(start + INDEX_SLICE, total))
 
-    def _add_slice(self, docs: list[int], around: dict[int, list[int]], fresh: bool) -> None:
-        rows: dict[int, tuple[str, str | None, str | None, str]] = {}
+    def _add_slice(self, docs: list[int], fresh: bool) -> None:
+        by_partition: dict[str, list[tuple[int, str | None, str | None, str, bool]]] = {}
         for chunk in _chunks(docs, 500):
             marks = ",".join("?" * len(chunk))
-            for doc, visibility, scope, name, description, text in self.conn.execute(
-                f"SELECT doc, visibility, scope, name, description, text FROM docs WHERE doc IN ({marks})", chunk
+            for doc, visibility, scope, name, description, text, tkey in self.conn.execute(
+                f"SELECT doc, visibility, scope, name, description, text, thread_key FROM docs WHERE doc IN ({marks})",
+                chunk,
             ):
-                rows[doc] = (partition_of(visibility, scope), name, description, text)
-        texts = {doc: row[3] for doc, row in rows.items()}
-        texts.update(self.docs.texts([d for doc in rows for d in around.get(doc, ()) if d not in texts]))
-        by_partition: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
-        for doc, (key, name, description, text) in rows.items():
-            context = "\n".join([text, *(texts[d] for d in around.get(doc, ()) if d in texts)])
-            by_partition.setdefault(key, []).append((doc, name, description, text, context))
-            if not fresh and doc not in self._fresh:
-                self.text.delete(key, doc)
+                key = partition_of(visibility, scope)
+                by_partition.setdefault(key, []).append((doc, name, description, text, tkey is not None))
+                if not fresh:
+                    self.text.delete(key, doc)
         for key, entries in by_partition.items():
             self.text.add(key, entries)
 
     def _reindex_text(self) -> None:
         """Index every record again, from an empty keyword index (the caller commits it)."""
         self.text.drop()
-        docs = [doc for (doc,) in self.conn.execute("SELECT doc FROM docs")]
-        self._add_text(docs, self.threads.of(docs), fresh=True)
+        self._add_text([doc for (doc,) in self.conn.execute("SELECT doc FROM docs")], fresh=True)
         self.text.create(self.partitions())
 
     def partitions(self) -> dict[str, tuple[str, list[str]]]:
@@ -198,30 +179,22 @@ class RecordDatabase(ABC):
             "INSERT OR IGNORE INTO partitions VALUES(?,?,?)",
             [(key, "public", None) if key == "public" else (key, "private", key[len("private:") :]) for key in keys],
         )
-        # A record outside any thread is its own whole context: its keyword entry is written
-        # now, on a thread of its own while SQLite takes the rows (bulk ingest). Thread members
-        # wait for _flush_text, which needs their neighbours' rows.
-        lone: dict[str, list[tuple[int, str | None, str | None, str, str]]] = {}
-        threaded = []
+        # Each keyword entry holds its record's own words: it is written now, on a thread of
+        # its own while SQLite takes the rows (bulk ingest).
+        entries: dict[str, list[tuple[int, str | None, str | None, str, bool]]] = {}
         for doc, (_, r) in zip(docs, items):
-            if thread_of(r.metadata) is None:
-                lone.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
-                    (doc, r.name, r.description, r.text, r.text)
-                )
-            else:
-                threaded.append(doc)
+            entries.setdefault(partition_of(r.scope.visibility, r.scope.name), []).append(
+                (doc, r.name, r.description, r.text, thread_of(r.metadata) is not None)
+            )
 
-        def add_lone() -> None:
-            for key, rows in lone.items():
+        def add_entries() -> None:
+            for key, rows in entries.items():
                 self.text.add(key, rows)
 
         with ThreadPoolExecutor(max_workers=1) as pool:
-            added = pool.submit(add_lone)
+            added = pool.submit(add_entries)
             self._insert_rows(docs, items)
             added.result()
-        self._retext.update(threaded)
-        self._fresh.update(threaded)
-        self._moved.update(threaded)
         return docs
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
@@ -231,18 +204,14 @@ class RecordDatabase(ABC):
         )
 
     def _drop_doc(self, doc: int) -> set[str]:
-        """Remove a doc and its keyword entry; its neighbours' entries are rewritten (their
-        context quoted it). Returns its id (empty when there was no such doc)."""
+        """Remove a doc and its keyword entry. Returns its id (empty when there was no such doc)."""
         conn = self.conn
         found = conn.execute("SELECT id, visibility, scope FROM docs WHERE doc=?", (doc,)).fetchone()
         if found is None:
             return set()
         rid, visibility, scope = found
-        self._retext.update(self.threads.quoting([doc]))
-        self._retext.discard(doc)
         key = partition_of(visibility, scope)
-        if doc not in self._fresh:
-            self.text.delete(key, doc)
+        self.text.delete(key, doc)
         self._log_drop(doc, key)
         conn.execute("DELETE FROM docs WHERE doc=?", (doc,))
         return {rid}

@@ -84,7 +84,6 @@ class DerivedDatabase(RecordDatabase):
         with self.index_lock():
             with self._transaction():
                 action()
-                self._flush_text()
                 conn.execute(
                     "INSERT INTO meta VALUES('generation', '1') ON CONFLICT(key) "
                     "DO UPDATE SET value = CAST(value AS INTEGER) + 1"

@@ -21,11 +21,12 @@ from .stored import backfill_norm
 SCHEMA_VERSION = "14"
 CLOCK_COLUMNS = ("occurred", "valid_from", "valid_until", "history")
 
-# The sqlite backend logs each dropped doc (with what its keyword entry and its thread
-# neighbours' need), in the transaction that drops it: every cache folder's keyword index
-# catches up from this log, whichever process made the change. A files store does not use it.
+# The sqlite backend logs each dropped doc (and the partition of its keyword entry), in the
+# transaction that drops it: every cache folder's keyword index catches up from this log,
+# whichever process made the change. A files store does not use it. (Databases made before
+# 2026-12-02 have two more columns, thread_key and thread_order, left empty now.)
 DROPPED = """CREATE TABLE IF NOT EXISTS dropped(seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL,
-    partition TEXT NOT NULL, thread_key TEXT, thread_order TEXT)"""
+    partition TEXT NOT NULL)"""
 
 # A listing's sort keys (``docsql.listing``), in order: a page of the newest records is read
 # from the front of an index, not sorted out of the whole table. Each also holds what the scope

@@ -23,7 +23,6 @@ from typing import Any
 from ..errors import env_error
 from ..records import Record
 from . import schema
-from .context import AFTER, BEFORE
 from .database import RecordDatabase
 
 DROPPED_KEEP = 100_000  # drops logged for derived indexes still catching up; one further behind rebuilds
@@ -99,7 +98,6 @@ class StoreDatabase(RecordDatabase):
             with self._transaction():
                 self._catch_up()
                 action()
-                self._flush_text()
                 conn.execute("INSERT OR REPLACE INTO meta VALUES('change', ?)", (uuid.uuid4().hex,))
                 point = self._point()
             self.text.commit()
@@ -107,11 +105,7 @@ class StoreDatabase(RecordDatabase):
 
     def _log_drop(self, doc: int, partition: str) -> None:
         """Log the drop, with what other cache folders' keyword indexes need to catch up over it."""
-        self.conn.execute(
-            "INSERT INTO dropped(doc, partition, thread_key, thread_order) "
-            "SELECT doc, ?, thread_key, thread_order FROM docs WHERE doc=?",
-            (partition, doc),
-        )
+        self.conn.execute("INSERT INTO dropped(doc, partition) VALUES(?, ?)", (doc, partition))
 
     def _prune_dropped(self) -> None:
         """Keep the drop log to its last ``DROPPED_KEEP`` entries (a keyword index further
@@ -215,8 +209,7 @@ class StoreDatabase(RecordDatabase):
 
     def _apply_since(self, state: dict[str, Any]) -> None:
         """Index what changed since ``state``'s point: docs dropped since (from the drop log)
-        leave, docs numbered from its ``next_doc`` on arrive, and the thread neighbours of
-        both are indexed again (their context quotes them). Every entry is deleted before it
+        leave, docs numbered from its ``next_doc`` on arrive. Every entry is deleted before it
         is added, so doing this twice (a crash before the state was recorded) is harmless."""
         conn = self.conn
         drops = conn.execute(
@@ -225,11 +218,7 @@ class StoreDatabase(RecordDatabase):
         new = [doc for (doc,) in conn.execute("SELECT doc FROM docs WHERE doc >= ?", (state["next_doc"],))]
         for doc, key in drops:
             self.text.delete(key, doc)
-        gaps = self.threads.flanking(
-            "dropped d WHERE d.seq > ? AND d.thread_key IS NOT NULL", [state["seq"]], AFTER, BEFORE
-        )
-        todo, around = self.threads.spread(set(new).union(*gaps.values()), new)
-        self._add_text(todo, around, fresh=False)
+        self._add_text(new, fresh=False)
 
     # -- maintenance ---------------------------------------------------------------------
 

@@ -1,8 +1,10 @@
 """The full-text index (tantivy), next to the SQLite index it is derived from.
 
-Keyword recall: BM25 over stemmed terms of name (weight 1), description (1), context (2: the
-record's text, with its conversation neighbours' for a thread member, see ``context``) and text
-(1: a thread member's own text again).
+Keyword recall: BM25 over stemmed terms of name (weight 1), description (1), context (2) and
+text (1), each record indexed with its own words only: ``context`` holds its text, and ``text``
+holds it again for a thread member, whose context field recall fills at query time with its
+conversation neighbours' words from every store and partition the caller may read
+(``ranking.windows``). So no entry depends on another record, or on where a record lives.
 Why tantivy and not SQLite FTS5: FTS5 scores every record that shares a query term before it
 can sort, which took ~100 ms per query at 100k records here; tantivy's block-max WAND reads
 only what can still enter the top k (~1 ms, ``docs/benchmarks.md``). Its BM25 is the usual
@@ -53,7 +55,7 @@ TERMS_FIELD = "terms"  # a record's per-field term counts, stored (``encode_coun
 LENGTH_FIELDS = tuple(f"tokens_{field}" for field, _ in FIELDS)  # its field lengths in terms
 # Part of each index's folder name: a change of the index's schema gives new folders, which the
 # record database finds missing and fills again (``store_database``, ``derived``).
-LAYOUT = "3"
+LAYOUT = "4"
 # tantivy scores in float32: a bound derived from its scores is loosened by this much.
 FLOAT32_SLACK = 1 + 1e-5
 
@@ -123,15 +125,16 @@ class TextIndex:
             self._writer = self._open().writer(heap_size=WRITER_HEAP, num_threads=2)
         return self._writer
 
-    def add(self, rows: Iterable[tuple[int, str | None, str | None, str, str]]) -> None:
+    def add(self, rows: Iterable[tuple[int, str | None, str | None, str, bool]]) -> None:
+        """Index (doc, name, description, text, thread member) rows."""
         import tantivy
 
         writer = self._writer_()
-        for doc, name, description, text, context in rows:
+        for doc, name, description, text, member in rows:
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
-            counts = field_counts(name, description, text, context)
+            counts = field_counts(name, description, text, member)
             for length_field, found in zip(LENGTH_FIELDS, counts):
                 document.add_integer(length_field, sum(found.values()))
             document.add_bytes(TERMS_FIELD, encode_counts(counts).encode())
@@ -140,9 +143,9 @@ class TextIndex:
                 document.add_text("name", name)
             if description:
                 document.add_text("description", description)
-            if context != text:  # a thread member: its own words again, apart from the window
+            if member:  # its own words again, apart from the window recall adds to its context
                 document.add_text("text", text)
-            document.add_text("context", context)
+            document.add_text("context", text)
             writer.add_document(document)
 
     def delete(self, docs: Iterable[int]) -> None:
@@ -247,6 +250,26 @@ class TextIndex:
             holding[term] = searcher.search(tantivy.Query.boolean_query(clauses), 1, count=True).count or 0
         return searcher.num_docs, holding
 
+    def counts_of(self, docs: list[int], terms: list[str]) -> dict[int, tuple[list[dict[str, int]], list[int]]]:
+        """Each of ``docs`` held here: its per-field counts of ``terms`` and its field lengths
+        (what BM25 reads of a record, ``ranking.bm25``)."""
+        import tantivy
+
+        index = self._open()
+        index.reload()
+        searcher = index.searcher()
+        if not docs or not searcher.num_docs:
+            return {}
+        result = searcher.search(tantivy.Query.term_set_query(self._schema, "doc", docs), len(docs), count=False)
+        addresses = [address for _, address in result.hits]
+        found = searcher.fast_field_values("doc", addresses)
+        lengths = zip(*(searcher.fast_field_values(name, addresses) for name in LENGTH_FIELDS))
+        return {
+            doc: (decode_counts(searcher.doc(address).get_first(TERMS_FIELD).decode(), terms), list(length))
+            for address, doc, length in zip(addresses, found, lengths)
+            if doc is not None
+        }
+
     def shortest_containing(self, query: str, limit: int, offset: int = 0) -> list[tuple[int, int]]:
         """(doc, text length) of records that may contain ``query`` (``MIN_CHUNKED_QUERY``+
         characters), shortest first. Every record containing it is among them; the caller
@@ -282,13 +305,12 @@ class TextIndex:
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
 
 
-def field_counts(name: str | None, description: str | None, text: str, context: str) -> list[dict[str, int]]:
-    """A record's term counts per field (name, description, text, context), as ``add`` indexes
-    it: a record outside a thread is indexed once, in ``context``; a thread member's own text
-    goes to ``text`` too."""
+def field_counts(name: str | None, description: str | None, text: str, member: bool) -> list[dict[str, int]]:
+    """A record's own term counts per field (name, description, text, context), as ``add``
+    indexes it: its text in ``context``, and in ``text`` too for a thread member."""
     from collections import Counter
 
-    fields = (name or "", description or "", text if context != text else "", context)
+    fields = (name or "", description or "", text if member else "", text)
     return [dict(Counter(analyze(value))) for value in fields]
 
 
@@ -389,7 +411,7 @@ class TextIndexes:
             index = self._open[key] = TextIndex(folder)
         return index
 
-    def add(self, key: str, rows: list[tuple[int, str | None, str | None, str, str]]) -> None:
+    def add(self, key: str, rows: list[tuple[int, str | None, str | None, str, bool]]) -> None:
         self.get(key).add(rows)
         self.dirty.add(key)
 
@@ -496,6 +518,16 @@ class TextIndexes:
                 for term, n in found.items():
                     holding[term] += n
         return records, holding
+
+    def counts_of(
+        self, keys: list[str], docs: list[int], terms: list[str]
+    ) -> dict[int, tuple[list[dict[str, int]], list[int]]]:
+        """Each of ``docs`` held in these partitions: its counts of ``terms`` and field lengths."""
+        found: dict[int, tuple[list[dict[str, int]], list[int]]] = {}
+        for key in keys:
+            if self.exists(key) and len(found) < len(docs):
+                found.update(self.get(key).counts_of([doc for doc in docs if doc not in found], terms))
+        return found
 
     def shortest_containing(self, keys: list[str], query: str, limit: int) -> list[tuple[int, int]]:
         merged = [hit for key in keys if self.exists(key) for hit in self.get(key).shortest_containing(query, limit)]

@@ -29,6 +29,7 @@ from ..ranking.when import TimeWindow
 from ..timeutil import format_ts, now_utc
 from ..timewords import read_question
 from . import explain, floor
+from .context import with_context
 from .embedding import Embedding
 from .floor import Evidence
 from .fields_mode import fields_hits
@@ -178,25 +179,51 @@ class Recall:
         return judged.kept
 
     def _lexical(self, run: _Run) -> list[Hit]:
-        """exact (substring, shortest text first) or keyword (BM25), read page by page."""
+        """exact (substring, shortest text first, read page by page) or keyword (BM25 with
+        conversation context, ``_keyword``)."""
         q = run.query
-        exact = q.mode == "exact"
-        terms = [] if exact else run.terms
-        stats = None if exact else _union_stats(run, terms)
+        if q.mode != "exact":
+            return self._keyword(run)
 
         def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
             def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
-                if exact:
-                    return store.exact(q.text, q.case_sensitive, run.access, run.filters, limit, offset)
-                return store.keyword(terms, run.access, run.filters, limit, offset, stats)
+                return store.exact(q.text, q.case_sensitive, run.access, run.filters, limit, offset)
 
             return fetch
 
         hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now, _timing(run))
         for hit, raw, _ in hits:
-            run.evidence[(hit.store, hit.record.id)] = (None, None if exact else raw)
+            run.evidence[(hit.store, hit.record.id)] = (None, None)
             if q.explain:
-                hit.explain = explain.exact(raw, hit, q.text) if exact else explain.keyword(raw, hit, terms)
+                hit.explain = explain.exact(raw, hit, q.text)
+        return [hit for hit, _, _ in hits]
+
+    def _keyword(self, run: _Run) -> list[Hit]:
+        """BM25 under the union's statistics, a thread member's context taken from every store
+        (``memory.context``): the union's best ``pool`` by their own words and the records
+        whose window holds one of them are scored; the pool grows while the top k is short of
+        hits (shadowed, below ``min_score``, outside a strict time window) and more remain."""
+        q, terms = run.query, run.terms
+        stats = _union_stats(run, terms)
+        pool = max(10 * q.top_k, 100)
+        while True:
+            own = _best(
+                {
+                    (store.key, doc): raw
+                    for store in run.stores
+                    for doc, raw in _with_ties(partial(_keyword_of, store, terms, run, stats), pool).items()
+                },
+                pool,
+            )
+            scores = with_context(run.stores, own, terms, stats, run.access, run.filters)
+            hits = rank(run.stores, _listed(scores), run.access, q.top_k, q.min_score, run.now, _timing(run))
+            if len(hits) >= q.top_k or len(own) < pool:
+                break
+            pool *= 4
+        for hit, raw, _ in hits:
+            run.evidence[(hit.store, hit.record.id)] = (None, raw)
+            if q.explain:
+                hit.explain = explain.keyword(raw, hit, terms)
         return [hit for hit, _, _ in hits]
 
     def _semantic(self, run: _Run) -> list[Hit]:
@@ -218,15 +245,9 @@ class Recall:
             scores = {key: raw for key, raw in fused.items() if raw > 0 or key in keyword}
         else:
             scores = semantic
-        by_store: dict[str, list[tuple[int, float]]] = {}
-        for (store_key, doc), raw in scores.items():
-            by_store.setdefault(store_key, []).append((doc, raw))
-        for rows in by_store.values():
-            rows.sort(key=lambda item: (-item[1], item[0]))
-
         hits = rank(
             run.stores,
-            lambda store: by_store.get(store.key, []),
+            _listed(scores),
             run.access,
             q.top_k,
             q.min_score,
@@ -267,7 +288,8 @@ class Recall:
                 found = _with_ties(again, pool, found)
             semantic.update(((store.key, doc), cosine) for doc, cosine in found.items())
         keyword, semantic = _best(keyword, pool), _best(semantic, pool)
-        if terms:
+        if terms and stats is not None:
+            keyword = _best(with_context(run.stores, keyword, terms, stats, run.access, run.filters), pool)
             vector = run.query_vector.result()
             for store in run.stores:
                 missing = [doc for key, doc in keyword if key == store.key and (key, doc) not in semantic]
@@ -371,6 +393,16 @@ def _union_stats(run: _Run, terms: list[str]) -> KeywordStats:
     """BM25 statistics of everything the caller may read, over every store of the recall: each
     store scores under them, so where a record lives never moves its keyword score."""
     return sum((store.keyword_stats(terms, run.access) for store in run.stores), KeywordStats())
+
+
+def _listed(scores: dict[tuple[str, int], float]) -> Callable[[RecordStore], list[tuple[int, float]]]:
+    """Each store's candidates of ``scores``, best first (ties by doc), as ``rank`` reads them."""
+    by_store: dict[str, list[tuple[int, float]]] = {}
+    for (store_key, doc), raw in scores.items():
+        by_store.setdefault(store_key, []).append((doc, raw))
+    for rows in by_store.values():
+        rows.sort(key=lambda item: (-item[1], item[0]))
+    return lambda store: by_store.get(store.key, [])
 
 
 def _keyword_of(

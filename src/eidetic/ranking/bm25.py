@@ -29,6 +29,7 @@ FIELDS = (("name", 1.0), ("description", 1.0), ("text", 1.0), ("context", 2.0))
 FIELD_NAMES = tuple(name for name, _ in FIELDS)
 
 Counts = Sequence[Mapping[str, int]]  # a record's term counts, one mapping per field
+FieldCounts = tuple[list[dict[str, int]], list[int]]  # a record's term counts and field lengths
 
 
 @dataclass(frozen=True)

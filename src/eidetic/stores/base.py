@@ -23,8 +23,9 @@ from ..docsql.rows import IndexedRecord, RankingFacts
 from ..docsql.searches import FieldsRow
 from ..listing import Order
 from ..ranking.access import Access
-from ..ranking.bm25 import KeywordStats
+from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
+from ..ranking.windows import Member, Place
 from ..records import Record, Scope
 
 __all__ = [
@@ -135,6 +136,23 @@ class RecordStore(Protocol):
         """How many records the keyword statistics of ``access``'s partitions count (every
         lifecycle), and how many of them hold each analysed term in any field: the idf of the
         relevance floor (``ranking.relevance``). Another scope's private records never count."""
+
+    def keyword_counts(self, docs: Sequence[int], terms: list[str], access: Access) -> dict[int, FieldCounts]:
+        """Each of ``docs`` in ``access``'s partitions: its own per-field counts of ``terms``
+        and its field lengths (``ranking.bm25``), to score it with its conversation's context."""
+
+    def thread_places(self, docs: Sequence[int]) -> dict[int, Member]:
+        """The docs that are live (active, served) thread members, each with its place:
+        (thread, order key, id, doc)."""
+
+    def thread_around(self, places: Sequence[Place], access: Access, span: int) -> list[Member]:
+        """The live thread members in ``access``'s partitions up to ``span`` places before and
+        after each (thread, order key, id) place (which may be another store's), ordered by
+        order key and id: the neighbours from which recall builds conversation context over
+        every store (``ranking.windows``)."""
+
+    def admit(self, docs: Sequence[int], access: Access, filters: Filters) -> set[int]:
+        """Which of ``docs`` ``access`` and ``filters`` admit (scope, lifecycle, filters)."""
 
     def first_page(self, top_k: int) -> int:
         """How many ranked candidates to read first for a top-k (later pages double): what the

@@ -197,8 +197,6 @@ class FolderIndex(DerivedDatabase):
             canonical = record_path(rid)
             best = min(rows, key=lambda r: (r[2] != "public", r[1] != canonical, r[1]))
             conn.execute("UPDATE docs SET winner=(doc=?) WHERE id=?", (best[0], rid))
-            self._retext.update(doc for doc, _, _ in rows)
-            self._moved.update(doc for doc, _, _ in rows)
 
     # -- hints from a file watcher --------------------------------------------------------
 

@@ -14,8 +14,10 @@ from ..index.database import RecordDatabase
 from ..index.searches import RecordSearches
 from ..listing import Order
 from ..ranking.access import Access
-from ..ranking.bm25 import KeywordStats
+from ..index.context import named, thread_key_of
+from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
+from ..ranking.windows import Member, Place
 from ..records import Scope
 from ..usage import UsageState
 from .base import Admitted, FieldsRow, IndexedRecord, RankingFacts
@@ -84,6 +86,20 @@ class IndexedStore:
 
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
         return self.search.term_counts(terms, access)
+
+    def keyword_counts(self, docs: Sequence[int], terms: list[str], access: Access) -> dict[int, FieldCounts]:
+        return self.index.text.counts_of(self.search.reach(access), list(docs), terms)
+
+    def thread_places(self, docs: Sequence[int]) -> dict[int, Member]:
+        return {doc: named(row) for doc, row in self.index.threads.places(docs).items()}
+
+    def thread_around(self, places: Sequence[Place], access: Access, span: int) -> list[Member]:
+        keys = self.search.reach(access)
+        probes = [(thread_key_of(key, thread), order, rid) for thread, order, rid in places for key in keys]
+        return [named(row) for row in self.index.threads.around(probes, span)]
+
+    def admit(self, docs: Sequence[int], access: Access, filters: Filters) -> set[int]:
+        return self.search.admitted(list(docs), self.search.admission(access, filters))
 
     def first_page(self, top_k: int) -> int:
         return max(10 * top_k, 100)  # tantivy: a large first read saves later ones

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...docsql.admission import Admission
 from ...ranking.access import Access
-from ...ranking.bm25 import KeywordStats
+from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters
 from .posting_cache import PostingCache
 from .postings import FIELD_NAMES, K1, WEIGHTS, B
@@ -175,6 +175,28 @@ class KeywordSearch:
             tuple(int(length) for length in row[1:]),
             {term: tuple(int(df) for df in dfs) for term, *dfs in holding},
         )
+
+    def counts_of(self, docs: list[int], terms: list[str], access: Access) -> dict[int, FieldCounts]:
+        """Each of ``docs`` in the partitions ``access`` may read: its per-field counts of
+        ``terms`` and its field lengths, as its keyword entry holds them."""
+        conn = self._session.conn
+        found: dict[int, FieldCounts] = {
+            doc: ([{} for _ in FIELD_NAMES], list(lengths))
+            for doc, *lengths in conn.execute(
+                "SELECT doc, " + ", ".join(f"tl_{f}" for f in FIELD_NAMES) + " FROM eidetic_docs "
+                "WHERE doc = ANY(%s) AND part = ANY(%s) AND indexed",
+                (docs, self._partitions.in_reach(access)),
+            )
+        }
+        for doc, term, *tfs in conn.execute(
+            "SELECT doc, term, " + ", ".join(f"tf_{f}" for f in FIELD_NAMES) + " FROM eidetic_postings "
+            "WHERE doc = ANY(%s) AND term = ANY(%s)",
+            (list(found), list(terms)),
+        ):
+            for field, tf in zip(found[doc][0], tfs):
+                if tf:
+                    field[term] = int(tf)
+        return found
 
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
         """Records in the partitions ``access`` may read, and how many of them hold each term."""

@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ...index.analyzer import analyze
 from ...ranking.bm25 import FIELD_NAMES, FIELDS, K1, B
 
-if TYPE_CHECKING:
-    from .connection import Session
 
 WEIGHTS = dict(FIELDS)  # name, description, text, context
 MAX_TF = 32767  # term frequencies are stored as smallint; BM25 saturates long before this
@@ -49,17 +47,18 @@ class Analysed:
         return tuple(sum(c.values()) for c in self.fields)  # type: ignore[return-value]
 
 
-def analyse(doc: int, part: int, name: str | None, description: str | None, text: str, context: str) -> Analysed:
-    """Mirror ``TextIndex.add``: a record outside a thread is indexed once, in ``context``; a
-    thread member's own text goes to ``text`` too, so its words weigh more than its neighbours'."""
+def analyse(doc: int, part: int, name: str | None, description: str | None, text: str, member: bool) -> Analysed:
+    """Mirror ``TextIndex.add``: a record's own words, its text in ``context``, and in ``text``
+    too for a thread member (recall adds its window's words to its context at query time)."""
+    words = Counter(analyze(text))
     return Analysed(
         doc,
         part,
         (
             Counter(analyze(name or "")),
             Counter(analyze(description or "")),
-            Counter(analyze(text)) if context != text else Counter(),
-            Counter(analyze(context)),
+            Counter(words) if member else Counter(),
+            words,
         ),
     )
 
@@ -75,11 +74,18 @@ def impact(tfs: Sequence[int], lengths: Sequence[int], refs: Sequence[float]) ->
     )
 
 
+class Connected(Protocol):
+    """What the keyword index needs of a session: its connection."""
+
+    @property
+    def conn(self) -> Any: ...
+
+
 class KeywordIndex:
     """Adds and removes records' keyword entries, keeping document frequencies, partition
     totals and reference averages in step. Called inside the writer's transaction."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Connected) -> None:
         self._session = session
 
     def unindex(self, docs: Sequence[int]) -> None:

@@ -15,7 +15,7 @@ from . import trigrams
 if TYPE_CHECKING:
     from .connection import Session
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # Advisory lock keys (any bigint; these spell "eidetic" + a purpose in their low bytes).
 SCHEMA_LOCK = 0x6569_6465_7469_6301  # migrations
 WRITE_LOCK = 0x6569_6465_7469_6302  # transactions changing records or keyword entries: docs number in commit order
@@ -144,7 +144,16 @@ MIGRATIONS: list[tuple[int, list[Statement]]] = [
             "CREATE INDEX IF NOT EXISTS eidetic_docs_norm ON eidetic_docs(norm)",
         ],
     ),
+    # Keyword entries of a record's own words only: recall adds a thread member's conversation
+    # context at query time, over every store and partition in reach (``ranking.windows``).
+    (8, [lambda conn: _own_words(conn)]),
 ]
+
+
+def _own_words(conn: Any) -> None:
+    from .writes import reindex_keywords  # writes imports this module's locks
+
+    reindex_keywords(conn)
 
 
 class Schema:

@@ -16,8 +16,12 @@ from ...docsql.listing import Join, Listed, listing
 from ...docsql.lookups import Lookups
 from ...listing import Order
 from ...ranking.access import Access
-from ...ranking.bm25 import KeywordStats
+from ...docsql.threads import Threads
+from ...index.context import named, thread_key_of
+from ...index.text_index import partitions_in_reach
+from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters
+from ...ranking.windows import Member, Place
 from ...records import Record, Scope
 from ..base import Admitted, FieldsRow, IndexedRecord, RankingFacts
 from .connection import Session, guarded
@@ -49,6 +53,7 @@ class PostgresStore:
         self._vectors = Vectors(self._session, partitions)
         self._docs = Lookups(self._session)
         self._searches = PostgresSearches(self._session)
+        self._threads = Threads(self._session)
 
     @property
     def conn(self) -> Any:
@@ -188,6 +193,30 @@ class PostgresStore:
     def term_counts(self, terms: list[str], access: Access) -> tuple[int, dict[str, int]]:
         """From the partitions' and terms' statistics the keyword search reads (no scan)."""
         return self._keyword.term_counts(terms, access) if self._ready() else (0, dict.fromkeys(terms, 0))
+
+    @guarded
+    def keyword_counts(self, docs: Sequence[int], terms: list[str], access: Access) -> dict[int, FieldCounts]:
+        return self._keyword.counts_of(list(docs), terms, access) if self._ready() and docs else {}
+
+    @guarded
+    def thread_places(self, docs: Sequence[int]) -> dict[int, Member]:
+        if not self._ready():
+            return {}
+        return {doc: named(row) for doc, row in self._threads.places(docs).items()}
+
+    @guarded
+    def thread_around(self, places: Sequence[Place], access: Access, span: int) -> list[Member]:
+        if not self._ready():
+            return []
+        keys = partitions_in_reach(access.scope)
+        probes = [(thread_key_of(key, thread), order, rid) for thread, order, rid in places for key in keys]
+        return [named(row) for row in self._threads.around(probes, span)]
+
+    @guarded
+    def admit(self, docs: Sequence[int], access: Access, filters: Filters) -> set[int]:
+        if not self._ready() or not docs:
+            return set()
+        return self._searches.admitted(list(docs), self._searches.admission(access, filters))
 
     @guarded
     def exact(

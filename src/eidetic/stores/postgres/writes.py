@@ -1,19 +1,15 @@
-"""The postgres backend's record writes: rows in, rows out, and the keyword entries they change,
-including those of thread neighbours, whose context holds the texts around them. Every record
-write inserts a whole new row (an edit, a lifecycle change or an import too), with its text's
-trigrams (``trigrams``) in the same COPY, so exact search's filter is never behind the text.
-
-A record outside a live thread is indexed with its own text; an active thread member's context
-is its text plus those of its window, the active records just around it (``index.context``;
-found by ``docsql.threads``, as the sqlite backend finds them), so writing or removing one
-re-indexes the members whose window holds it.
+"""The postgres backend's record writes: rows in, rows out, and their keyword entries. Every
+record write inserts a whole new row (an edit, a lifecycle change or an import too), with its
+text's trigrams (``trigrams``) in the same COPY, so exact search's filter is never behind the
+text. A keyword entry holds its record's own words only (``postings.analyse``): conversation
+context is added at query time (``ranking.windows``), so a write touches no other record's entry.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ...docsql.threads import Threads
 from ...index.context import thread_of
 from ...index.stored import RECORD_COLUMNS, stored
 from ...index.text_index import partition_of
@@ -40,11 +36,10 @@ class Writer:
         self._session = session
         self._partitions = partitions
         self._index = index
-        self._threads = Threads(session)
 
     def write(self, records: list[Record]) -> None:
         """Upsert in one transaction: a replaced record's row and postings go, the new copy
-        gets a new doc number, and thread neighbours whose context changed are re-indexed."""
+        gets a new doc number."""
         conn = self._session.conn
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
@@ -54,9 +49,8 @@ class Writer:
                     "SELECT doc FROM eidetic_docs WHERE id = ANY(%s)", ([r.id for r in records],)
                 )
             ]
-            retext = self._remove(old)
-            retext |= self._insert(records)
-            self._retext(retext)
+            self._remove(old)
+            self._insert(records)
         if len(records) >= VACUUM_AFTER:
             # After a bulk load, not at autovacuum's next visit: the keyword query reads postings
             # from the index alone only on pages the visibility map marks all-visible, and plans
@@ -72,7 +66,7 @@ class Writer:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             rows = conn.execute("SELECT doc, hash FROM eidetic_docs WHERE id = %s", (rid,)).fetchall()
-            self._retext(self._remove([doc for doc, _ in rows]))
+            self._remove([doc for doc, _ in rows])
             conn.execute("DELETE FROM eidetic_usage WHERE id = %s", (rid,))
             conn.execute(
                 "DELETE FROM eidetic_embeddings e WHERE e.hash = ANY(%s) AND NOT EXISTS "
@@ -88,89 +82,57 @@ class Writer:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             trigrams.backfill(conn)
-            conn.execute("TRUNCATE eidetic_postings, eidetic_terms")
-            conn.execute(
-                "UPDATE eidetic_partitions SET docs = 0, len_name = 0, len_description = 0, "
-                "len_text = 0, len_context = 0, ref_name = 0, ref_description = 0, ref_text = 0, "
-                "ref_context = 0"
-            )
-            conn.execute(
-                "UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, "
-                "tl_text = 0, tl_context = 0 WHERE indexed"
-            )
-            lone = [
-                analyse(doc, part, name, description, text, text)
-                for doc, part, name, description, text in conn.execute(
-                    "SELECT doc, part, name, description, text FROM eidetic_docs "
-                    "WHERE thread_key IS NULL OR lifecycle <> 'active'"
-                )
-            ]
-            self._index.index(lone, lengths_stored=False)
-            self._retext(
-                {
-                    doc
-                    for (doc,) in conn.execute(
-                        "SELECT doc FROM eidetic_docs WHERE thread_key IS NOT NULL AND lifecycle = 'active'"
-                    )
-                }
-            )
+            reindex_keywords(conn)
 
-    def _remove(self, docs: list[int]) -> set[int]:
-        """Drop docs and their keyword entries; returns the thread neighbours that quoted them."""
-        if not docs:
-            return set()
-        quoting = self._threads.quoting(docs)
-        self._index.unindex(docs)
-        self._session.conn.execute("DELETE FROM eidetic_docs WHERE doc = ANY(%s)", (docs,))
-        return quoting
+    def _remove(self, docs: list[int]) -> None:
+        """Drop docs and their keyword entries."""
+        if docs:
+            self._index.unindex(docs)
+            self._session.conn.execute("DELETE FROM eidetic_docs WHERE doc = ANY(%s)", (docs,))
 
-    def _insert(self, records: list[Record]) -> set[int]:
-        """Insert rows; records outside a live thread are indexed at once (their context is their
-        text). Returns the thread members, whose context needs their neighbours' rows."""
+    def _insert(self, records: list[Record]) -> None:
+        """Insert rows, each with its keyword entry."""
         conn = self._session.conn
         docs = [
             doc
             for (doc,) in conn.execute("SELECT nextval('eidetic_doc_seq') FROM generate_series(1, %s)", (len(records),))
         ]
         parts = self._partitions.ids({partition_of(r.scope.visibility, r.scope.name) for r in records}, create=True)
-        threaded: set[int] = set()
-        lone: list[Analysed] = []
+        entries: list[Analysed] = []
         rows = []
         for doc, r in zip(docs, records):
             part = parts[partition_of(r.scope.visibility, r.scope.name)]
-            lengths, indexed = (0, 0, 0, 0), False
-            if thread_of(r.metadata) is not None and r.lifecycle == "active":
-                threaded.add(doc)
-            else:
-                entry = analyse(doc, part, r.name, r.description, r.text, r.text)
-                lone.append(entry)
-                lengths, indexed = entry.lengths, True
-            rows.append((doc, r.id, part, *stored(r), *lengths, indexed, trigrams.column(r.text)))  # ``_COPY_DOCS``
+            entry = analyse(doc, part, r.name, r.description, r.text, thread_of(r.metadata) is not None)
+            entries.append(entry)
+            rows.append((doc, r.id, part, *stored(r), *entry.lengths, True, trigrams.column(r.text)))  # ``_COPY_DOCS``
         with conn.cursor() as cur, cur.copy(_COPY_DOCS) as copy:
             for row in rows:
                 copy.write_row(row)
-        self._index.index(lone, lengths_stored=True)
-        return threaded
+        self._index.index(entries, lengths_stored=True)
 
-    def _retext(self, docs: set[int]) -> None:
-        """(Re)index thread members and the members whose window holds them: each one's context
-        is its text plus the texts of its window in its thread (``index.context``)."""
-        conn = self._session.conn
-        live = [doc for (doc,) in conn.execute("SELECT doc FROM eidetic_docs WHERE doc = ANY(%s)", (list(docs),))]
-        if not live:
-            return
-        todo, around = self._threads.spread(live, live)
-        rows = {
-            doc: rest
-            for doc, *rest in conn.execute(
-                "SELECT doc, part, name, description, text FROM eidetic_docs WHERE doc = ANY(%s)",
-                (sorted(set(todo).union(*around.values())),),
-            )
-        }
-        entries = []
-        for doc in todo:
-            part, name, description, text = rows[doc]
-            context = "\n".join([text, *(rows[n][3] for n in around.get(doc, ()))])
-            entries.append(analyse(doc, part, name, description, text, context))
-        self._index.unindex(todo)
-        self._index.index(entries, lengths_stored=False)
+
+@dataclass(frozen=True)
+class _Connected:
+    conn: Any
+
+
+def reindex_keywords(conn: Any) -> None:
+    """Every keyword entry and statistic again from the rows, inside the caller's transaction:
+    ``Writer.reindex``, and the upgrade to schema 8 (entries of a record's own words only)."""
+    conn.execute("TRUNCATE eidetic_postings, eidetic_terms")
+    conn.execute(
+        "UPDATE eidetic_partitions SET docs = 0, len_name = 0, len_description = 0, "
+        "len_text = 0, len_context = 0, ref_name = 0, ref_description = 0, ref_text = 0, "
+        "ref_context = 0"
+    )
+    conn.execute(
+        "UPDATE eidetic_docs SET indexed = false, tl_name = 0, tl_description = 0, "
+        "tl_text = 0, tl_context = 0 WHERE indexed"
+    )
+    entries = [
+        analyse(doc, part, name, description, text, tkey is not None)
+        for doc, part, name, description, text, tkey in conn.execute(
+            "SELECT doc, part, name, description, text, thread_key FROM eidetic_docs"
+        )
+    ]
+    KeywordIndex(_Connected(conn)).index(entries, lengths_stored=False)
