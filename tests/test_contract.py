@@ -513,7 +513,7 @@ def test_keyword_scores_are_bm25_over_every_partition_the_caller_may_read(backen
     with Memory.open() as memory:
         memory.remember(records, embed=False)
         for scope, visibility, seen in (("me", "private", ("p1", "p2", "m1", "m2")), ("me", "public", ("p1", "p2"))):
-            counts = {rid: field_counts(None, None, texts[rid][0], texts[rid][0]) for rid in seen}
+            counts = {rid: field_counts(None, None, texts[rid][0], False) for rid in seen}
             terms = query_terms("otters beavers dams")
             union = sum(
                 (
@@ -530,3 +530,79 @@ def test_keyword_scores_are_bm25_over_every_partition_the_caller_may_read(backen
             got = {hit.record.id: hit.explain["raw_score"] for hit in result.items}
             assert set(got) == set(seen)
             assert got == pytest.approx({rid: union.score(terms, counts[rid]) for rid in seen}, rel=1e-5)
+
+
+def test_conversation_context_is_read_over_every_partition_the_caller_may_read(backend):
+    """A thread member's context holds the words of its window among the turns the caller may
+    read, whichever partition holds them: public turns borrow the caller's private neighbours'
+    words for that caller only, and another scope's turns lend nothing. The expected scores are
+    computed here from the turns' words."""
+    from eidetic.index.analyzer import query_terms
+    from eidetic.index.context import AFTER, BEFORE
+    from eidetic.index.text_index import field_counts
+    from eidetic.ranking.bm25 import KeywordStats, Scorer
+    from eidetic.ranking.windows import summed, windowed
+
+    turns = [  # in thread order
+        ("t1", "otters hold hands", None),
+        ("t2", "they sleep in rafts", "me"),
+        ("t3", "yes every single night", None),
+        ("t4", "otters otters otters", "other"),
+        ("t5", "rafts of otters drift", None),
+    ]
+    records = [
+        {
+            "id": rid,
+            "text": text,
+            "created": f"2026-01-0{i + 1}T00:00:00+00:00",
+            "metadata": {"thread": "chat"},
+            **({"scope": {"name": scope, "visibility": "private"}} if scope else {}),
+        }
+        for i, (rid, text, scope) in enumerate(turns)
+    ] + [{"id": "lone", "text": "otters and beavers"}]
+    terms = query_terms("otters rafts")
+    answers = {}
+    with Memory.open() as memory:
+        memory.remember(records, embed=False)
+        for scope, visibility, readers in (
+            ("me", "private", ("me",)),
+            ("me", "public", ()),
+            ("other", "private", ("other",)),
+        ):
+            seen = [(rid, text) for rid, text, owner in turns if owner is None or owner in readers]
+            own = {rid: field_counts(None, None, text, True) for rid, text in seen}
+            own["lone"] = field_counts(None, None, "otters and beavers", False)
+            stats = sum(
+                (
+                    KeywordStats(
+                        1, tuple(sum(f.values()) for f in c), {t: tuple(int(t in f) for f in c) for t in terms}
+                    )
+                    for c in own.values()
+                ),
+                KeywordStats(),
+            )
+            scorer = Scorer(windowed(stats), terms)
+            expected = {"lone": scorer.score(own["lone"], [sum(f.values()) for f in own["lone"]])}
+            order = [rid for rid, _ in seen]
+            for at, rid in enumerate(order):
+                window = [
+                    order[j]
+                    for j in (*range(at - 1, at - BEFORE - 1, -1), *range(at + 1, at + AFTER + 1))
+                    if 0 <= j < len(order)
+                ]
+                counts, lengths = summed(
+                    (own[rid], [sum(f.values()) for f in own[rid]]),
+                    [(own[n], [sum(f.values()) for f in own[n]]) for n in window],
+                )
+                score = scorer.score(counts, lengths)
+                if score > 0:
+                    expected[rid] = score
+            result = memory.recall(
+                "otters rafts", mode="keyword", scope=scope, visibility=visibility, explain=True, record=False, depth=0
+            )
+            got = {hit.record.id: hit.explain["raw_score"] for hit in result.items}
+            assert got == pytest.approx(expected, rel=1e-5), (scope, visibility)
+            answers[(scope, visibility)] = got
+    mine, public, theirs = answers.values()
+    assert {"t2", "t3"} <= set(mine) and "t3" in public  # t3 holds no query word: its neighbours do
+    assert "t2" not in public and "t4" not in mine and "t4" in theirs

@@ -1,7 +1,7 @@
 """Where a record lives never changes its rank or its score, as a property.
 
-Random records, each public, private to the caller's scope or private to another scope, are
-spread at random over one to three files stores; the caller (scope ``me``, private) recalls
+Random records, each public, private to the caller's scope or private to another scope, some
+of them turns of a conversation, are spread at random over one to three files stores; the caller (scope ``me``, private) recalls
 from them together, and the answer must be what one store holding the same records with the
 same scopes gives: the same ids in the same order with the same scores. And another scope's
 private records, added anywhere, change nothing the caller sees.
@@ -32,12 +32,14 @@ NOW = T0 + timedelta(days=400)
 SCOPES = (None, ("me", "private"), ("other", "private"))  # public, the caller's private, another's
 EXAMPLES = itertools.count()
 
+THREADS = (None, "chat-1", "chat-2")  # conversations: a member is found through its neighbours' words
 RECORDS = st.lists(
     st.tuples(
         st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6),  # words
         st.sampled_from(range(len(SCOPES))),  # scope
         st.integers(0, 2),  # store
         st.integers(0, 300),  # age in days
+        st.sampled_from(THREADS),  # conversation
     ),
     min_size=1,
     max_size=12,
@@ -45,15 +47,18 @@ RECORDS = st.lists(
 QUERIES = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map(" ".join)
 
 
-def _records(drawn: list[tuple[list[str], int, int, int]]) -> list[tuple[dict, int]]:
-    """Records (a unique word each: no two texts alike) with the store each goes to."""
+def _records(drawn: list[tuple[list[str], int, int, int, str | None]]) -> list[tuple[dict, int]]:
+    """Records (a unique word each: no two texts alike) with the store each goes to; members of
+    one conversation may sit in any store and partition."""
     out = []
-    for i, (words, scope, where, age) in enumerate(drawn):
+    for i, (words, scope, where, age, thread) in enumerate(drawn):
         record: dict = {
             "id": f"r{i:02d}",
             "text": " ".join([*words, f"item{i}"]),
             "created": (T0 + timedelta(days=age, minutes=i)).isoformat(),
         }
+        if thread is not None:
+            record["metadata"] = {"thread": thread}
         if SCOPES[scope] is not None:
             record["scope"] = {"name": SCOPES[scope][0], "visibility": SCOPES[scope][1]}
         out.append((record, where))

@@ -424,7 +424,9 @@ def test_keyword_is_exhaustive_bm25_with_a_tiny_depth(store, monkeypatch):
         _same_top(store, store.keyword(query, PUBLIC, Filters.build(types=["lesson"]), 10), in_lessons, 10)
 
 
-def test_thread_members_are_found_by_their_neighbours_words(store):
+def test_thread_members_and_their_own_counts_are_what_recall_reads_for_context(store):
+    """A keyword entry holds a record's own words; recall reads a thread member's place, the
+    live members around a place and their counts to add its window's words at query time."""
     thread = {"thread": "chat-1"}
     put(
         store,
@@ -434,15 +436,24 @@ def test_thread_members_are_found_by_their_neighbours_words(store):
         rec("t4", "Another later turn", metadata=thread, created="2026-01-04"),
         rec("lone", "lighthouse keeper", metadata={}),
     )
-    found = ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))
-    assert set(found) == {"t1", "t2", "t3", "lone"}  # t3's window reaches two turns back
-    assert "t4" not in found  # three turns away
+    terms = query_terms("lighthouse")
+    assert set(ids(store, store.keyword(terms, PUBLIC, NONE, 5))) == {"t1", "lone"}  # own words only
+    docs = {rid: item.doc for rid, item in store.by_ids(["t1", "t2", "t3", "t4", "lone"]).items()}
+    places = store.thread_places(list(docs.values()))
+    assert set(places) == {docs[r] for r in ("t1", "t2", "t3", "t4")}
+    t2 = places[docs["t2"]]
+    around = store.thread_around([t2[:3]], PUBLIC, 3)
+    assert [member[2] for member in around] == ["t1", "t3", "t4"]
+    counts = store.keyword_counts([docs["t1"], docs["lone"]], terms, PUBLIC)
+    (term,) = terms
+    assert counts[docs["t1"]][0][2:] == [{term: 1}, {term: 1}]  # text (a member) and context
+    assert counts[docs["lone"]][0][2:] == [{}, {term: 1}]
     old = store.by_ids(["t1"])["t1"]
     with store.lock():
         store.write([(old, old.record.with_changes(lifecycle="archived"))])  # lends nothing now
-    assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
+    assert [member[2] for member in store.thread_around([t2[:3]], PUBLIC, 3)] == ["t3", "t4"]
     assert store.rebuild()["records"] == 5
-    assert set(ids(store, store.keyword(query_terms("lighthouse"), PUBLIC, NONE, 5))) == {"lone"}
+    assert set(ids(store, store.keyword(terms, PUBLIC, NONE, 5))) == {"lone"}
 
 
 def test_rebuild_reproduces_the_scores(store):

@@ -213,9 +213,11 @@ Records whose metadata share a `thread` (or `thread_id`, `conversation_id`) form
 ordered by `created`, then by id with numbers compared as numbers (turn-2 before turn-10). A
 record's keyword `context` field holds its text together with the texts of the two records
 before it and the one after it in its thread, so a reply ("Yes, every Tuesday!") is found by the
-words of the question before it, even with a turn between them ("Which class?"). Only active records of the same visibility partition lend context (never a private
-record to a public one); links do not (recall already returns linked records as traversal
-items). Kept current on every remember, hand edit, forget/restore and rebuild.""",
+words of the question before it, even with a turn between them ("Which class?"). The thread is
+taken at recall time over everything you may read: every store you recall from, the public
+records and your own private ones, so a public turn is found through your private replies by
+you, and by nobody else. Only active records lend context (another scope's private records
+never); links do not (recall already returns linked records as traversal items).""",
     "scope": """# Scope and visibility
 Every record has a scope: a name and `public` or `private`. A public record is served to every
 query; a private record only to a query with the same `--scope` and `--visibility private`.

@@ -1,24 +1,19 @@
-"""Conversation context: a record is also findable through the records around it.
+"""Conversation threads: which records form one, and in what order.
 
-A chat turn rarely repeats the words of the question it answers ("Yes, last Tuesday!"); the
-turns before and after it usually do. So a thread member's keyword ``context`` field holds its
-text together with its neighbours' (the window), and keyword scores add that field's BM25 to
-the record's own fields' (``text_index.FIELDS``). On LoCoMo this lifted keyword recall@10 more
-than any other change (``docs/benchmarks.md``).
+A chat turn rarely repeats the words of the question it answers; the turns around it usually
+do, so a thread member is also found through its neighbours' words (``ranking.windows``, where
+recall reads them at query time over every store and partition the caller may read).
 
-Neighbours, as a chat ingester writes conversations: records whose metadata share a
-``thread`` (or ``thread_id``, ``conversation_id``) value form a thread, ordered by ``created``
-and then by id in natural order (``turn-2`` before ``turn-10``); a record's neighbours (its
-window) are the ``BEFORE`` records before it and the ``AFTER`` after it. Links do not lend context: recall already returns a hit's
-linked records as its traversal bundle, and a linked record turning into a hit of its own
-would blur that tier (a chat ingester that links turns should also name the thread).
-Only active records of the same visibility partition count: a public record never carries
-private text, not even into a ranking, and a forgotten (archived), shadowed or conflicting
-copy lends nothing.
+Records whose metadata share a ``thread`` (or ``thread_id``, ``conversation_id``) value form a
+thread, ordered by ``created`` and then by id in natural order (``turn-2`` before ``turn-10``); a
+record's window is the ``BEFORE`` members before it and the ``AFTER`` after it. Links do not
+lend context: recall already returns a hit's linked records as its traversal bundle, and a
+linked record turning into a hit of its own would blur that tier (a chat ingester that links
+turns should also name the thread). Only active records lend context, and only those the
+caller may read: another scope's private turns never do.
 
-This module holds the definitions (pure); the queries that find neighbours, in either SQL
-engine, are ``docsql.threads``, and the keyword indexes are written by the record database
-(``database``) and the postgres backend (``stores.postgres.writes``).
+This module holds the definitions (pure); the SQL that finds thread members, in either SQL
+engine, is ``docsql.threads``.
 """
 
 from __future__ import annotations
@@ -47,7 +42,9 @@ def thread_of(metadata: dict[str, Any]) -> str | None:
 
 
 def thread_key(visibility: str, scope: str, thread: str | None) -> str | None:
-    """Threads are per partition: a public and a private thread of one name are unrelated."""
+    """A member's thread key in the docs table: the thread per partition, so the members a
+    caller may read are found by one index range per partition in reach (recall joins them by
+    the thread's name, ``named``)."""
     return None if thread is None else thread_key_of(partition_of(visibility, scope), thread)
 
 
