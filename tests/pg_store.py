@@ -27,6 +27,7 @@ def ids(store: PostgresStore, hits) -> list[str]:
 
 UNDO: dict[int, list[str]] = {
     7: ["DROP INDEX eidetic_docs_norm", "ALTER TABLE eidetic_docs DROP COLUMN norm"],
+    8: [],  # keyword entries of a record's own words: data, not layout (the upgrade re-indexes)
     6: [
         "ALTER TABLE eidetic_docs DROP COLUMN occurred, DROP COLUMN valid_from, DROP COLUMN valid_until, DROP COLUMN history"
     ],

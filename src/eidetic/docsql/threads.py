@@ -5,6 +5,7 @@ the union the same, so a window may take its members from several stores and par
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ from . import Source
 from .dialect import every
 
 Member = tuple[str, str, str, int]  # (thread key, order key, id, doc)
+WHOLE_THREAD = 16  # places in one thread from which the thread is read in order, once
 
 
 class Threads:
@@ -39,9 +41,45 @@ class Threads:
 
     def around(self, places: Sequence[tuple[str, str, str]], span: int) -> list[Member]:
         """The live members up to ``span`` places before and ``span`` after each (thread key,
-        order key, id) place, in order of (order key, id): the place need not be in this store."""
+        order key, id) place, in order of (order key, id): the place need not be in this store.
+        A thread asked about in many places is read once, in order; otherwise each place's
+        nearest members are looked up by the thread index."""
         if not places or span <= 0:
             return []
+        by_thread: dict[str, list[tuple[str, str]]] = {}
+        for tkey, order, rid in places:
+            by_thread.setdefault(tkey, []).append((order, rid))
+        found: dict[int, Member] = {}
+        probed: list[tuple[str, str, str]] = []
+        for tkey, around in by_thread.items():
+            if len(around) > WHOLE_THREAD:
+                members = self._thread(tkey)
+                keys = [(member[1], member[2]) for member in members]
+                for place in around:
+                    at = bisect.bisect_left(keys, place)
+                    start = at - span
+                    end = at + span + (1 if at < len(keys) and keys[at] == place else 0)
+                    found.update((member[3], member) for member in members[max(start, 0) : end])
+            else:
+                probed += [(tkey, order, rid) for order, rid in around]
+        found.update(self._nearest(probed, span))
+        return sorted(found.values(), key=lambda member: (member[1], member[2]))
+
+    def _thread(self, tkey: str) -> list[Member]:
+        """A thread's live members in order of (order key, id)."""
+        dialect = self._source.dialect
+        rows = self._source.conn.execute(
+            f"SELECT d.thread_key, d.thread_order, d.id, d.doc FROM {dialect.table} d "
+            f"WHERE d.thread_key = {dialect.mark} AND {self._live('d')} "
+            f"ORDER BY {dialect.ordered('d.thread_order')}, {dialect.ordered('d.id')}",
+            [tkey],
+        )
+        return [(tkey, order, rid, doc) for tkey, order, rid, doc in rows]
+
+    def _nearest(self, places: list[tuple[str, str, str]], span: int) -> dict[int, Member]:
+        """The live members up to ``span`` before and after each place, by the thread index."""
+        if not places:
+            return {}
         dialect, conn = self._source.dialect, self._source.conn
         order, here = dialect.ordered("n.thread_order"), dialect.ordered("p.ord")
         rid, here_id = dialect.ordered("n.id"), dialect.ordered("p.rid")
@@ -63,4 +101,4 @@ class Threads:
                 f"WITH p(tkey, ord, rid) AS (VALUES {values}) SELECT {', '.join(columns)} FROM p", params
             )
             docs.update(doc for row in rows for doc in row if doc is not None)
-        return sorted(self.places(docs).values(), key=lambda member: (member[1], member[2]))
+        return self.places(docs)

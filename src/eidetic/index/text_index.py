@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..ranking.bm25 import FIELD_NAMES, FIELDS, KeywordStats, Scorer, growth
+from ..ranking.bm25 import FIELD_NAMES, FIELDS, FieldCounts, KeywordStats, Scorer, growth
 from .analyzer import ANALYZER_NAME, analyze, text_analyzer
 
 CHUNK_FIELD = "chunks"
@@ -83,6 +83,9 @@ class TextIndex:
         # the last query's statistics, by (meta.json's stamp, terms): a keyword recall asks for
         # them twice, once summed over every store and once for this index's own bound
         self._asked: tuple[tuple[tuple[int, int, int], tuple[str, ...]], KeywordStats] | None = None
+        # the last query's candidates' counts, by (meta.json's stamp, terms): recall reads them
+        # again to add conversation context (``counts_of``)
+        self._decoded: tuple[tuple[tuple[int, int, int], tuple[str, ...]], dict[int, FieldCounts]] | None = None
 
     def _open(self) -> Any:
         if self._index is None:
@@ -229,11 +232,21 @@ class TextIndex:
         addresses = [address for _, address in result.hits]
         docs = searcher.fast_field_values("doc", addresses)
         lengths = zip(*(searcher.fast_field_values(name, addresses) for name in LENGTH_FIELDS))
-        return [
-            (doc, score, decode_counts(searcher.doc(address).get_first(TERMS_FIELD).decode(), terms), list(length))
-            for (score, address), doc, length in zip(result.hits, docs, lengths)
-            if doc is not None
-        ]
+        decoded = self._decoded_for(terms)
+        rows = []
+        for (score, address), doc, length in zip(result.hits, docs, lengths):
+            if doc is not None:
+                counts = decode_counts(searcher.doc(address).get_first(TERMS_FIELD).decode(), terms)
+                decoded[doc] = (counts, list(length))
+                rows.append((doc, score, counts, list(length)))
+        return rows
+
+    def _decoded_for(self, terms: list[str]) -> dict[int, FieldCounts]:
+        """The counts of ``terms`` decoded since this index last changed, by doc."""
+        key = (_stamp(self._meta_file), tuple(terms))
+        if self._decoded is None or self._decoded[0] != key:
+            self._decoded = (key, {})
+        return self._decoded[1]
 
     def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """How many records this index holds, and how many of them hold each term in any field."""
@@ -250,25 +263,30 @@ class TextIndex:
             holding[term] = searcher.search(tantivy.Query.boolean_query(clauses), 1, count=True).count or 0
         return searcher.num_docs, holding
 
-    def counts_of(self, docs: list[int], terms: list[str]) -> dict[int, tuple[list[dict[str, int]], list[int]]]:
+    def counts_of(self, docs: list[int], terms: list[str]) -> dict[int, FieldCounts]:
         """Each of ``docs`` held here: its per-field counts of ``terms`` and its field lengths
         (what BM25 reads of a record, ``ranking.bm25``)."""
         import tantivy
 
+        decoded = self._decoded_for(terms)
+        found = {doc: decoded[doc] for doc in docs if doc in decoded}
+        rest = [doc for doc in docs if doc not in decoded]
         index = self._open()
         index.reload()
         searcher = index.searcher()
-        if not docs or not searcher.num_docs:
-            return {}
-        result = searcher.search(tantivy.Query.term_set_query(self._schema, "doc", docs), len(docs), count=False)
+        if not rest or not searcher.num_docs:
+            return found
+        result = searcher.search(tantivy.Query.term_set_query(self._schema, "doc", rest), len(rest), count=False)
         addresses = [address for _, address in result.hits]
-        found = searcher.fast_field_values("doc", addresses)
+        numbers = searcher.fast_field_values("doc", addresses)
         lengths = zip(*(searcher.fast_field_values(name, addresses) for name in LENGTH_FIELDS))
-        return {
-            doc: (decode_counts(searcher.doc(address).get_first(TERMS_FIELD).decode(), terms), list(length))
-            for address, doc, length in zip(addresses, found, lengths)
-            if doc is not None
-        }
+        for address, doc, length in zip(addresses, numbers, lengths):
+            if doc is not None:
+                found[doc] = decoded[doc] = (
+                    decode_counts(searcher.doc(address).get_first(TERMS_FIELD).decode(), terms),
+                    list(length),
+                )
+        return found
 
     def shortest_containing(self, query: str, limit: int, offset: int = 0) -> list[tuple[int, int]]:
         """(doc, text length) of records that may contain ``query`` (``MIN_CHUNKED_QUERY``+
@@ -519,11 +537,9 @@ class TextIndexes:
                     holding[term] += n
         return records, holding
 
-    def counts_of(
-        self, keys: list[str], docs: list[int], terms: list[str]
-    ) -> dict[int, tuple[list[dict[str, int]], list[int]]]:
+    def counts_of(self, keys: list[str], docs: list[int], terms: list[str]) -> dict[int, FieldCounts]:
         """Each of ``docs`` held in these partitions: its counts of ``terms`` and field lengths."""
-        found: dict[int, tuple[list[dict[str, int]], list[int]]] = {}
+        found: dict[int, FieldCounts] = {}
         for key in keys:
             if self.exists(key) and len(found) < len(docs):
                 found.update(self.get(key).counts_of([doc for doc in docs if doc not in found], terms))

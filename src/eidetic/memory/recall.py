@@ -275,7 +275,9 @@ class Recall:
         stats = _union_stats(run, terms) if terms else None
         for store in run.stores:
             store.sync_vectors(embedder.name, run.access, partial(self.embedding.vectors_for, store, embedder))
-            nearest = partial(store.nearest, embedder.name, access=run.access, filters=run.filters, pool=pool)
+            nearest = partial(
+                store.nearest, embedder.name, access=run.access, filters=run.filters, pool=pool + TIE_ROOM
+            )
             near = None
             if terms and store.parallel_nearest:  # queued behind the query's embedding
                 near = self.embedding.background().submit(_after, run.query_vector, nearest)
@@ -283,9 +285,7 @@ class Recall:
                 offered = _with_ties(partial(_keyword_of, store, terms, run, stats), pool)
                 keyword.update(((store.key, doc), raw) for doc, raw in offered.items())
             found = near.result() if near is not None else nearest(run.query_vector.result())
-            if len(found) >= pool:  # a tie with the last may lie past the store's pool
-                again = partial(_nearest_of, nearest, run.query_vector)
-                found = _with_ties(again, pool, found)
+            found = _with_ties(partial(_nearest_of, nearest, run.query_vector), pool, found)
             semantic.update(((store.key, doc), cosine) for doc, cosine in found.items())
         keyword, semantic = _best(keyword, pool), _best(semantic, pool)
         if terms and stats is not None:
@@ -415,18 +415,20 @@ def _nearest_of(nearest: Callable[..., dict[int, float]], vector: Any, pool: int
     return nearest(vector.result(), pool=pool)
 
 
+TIE_ROOM = 8  # candidates a store offers past its pool, so that a tie with the last shows
+
+
 def _with_ties(
     offer: Callable[[int], dict[int, float]], pool: int, first: dict[int, float] | None = None
 ) -> dict[int, float]:
-    """A store's ``pool`` best candidates and every one tied with the last of them: a cut
-    through a tie would keep whichever tied record the store happened to list first, and
-    another layout of the same records would keep another (``_best`` keeps ties too)."""
-    size = pool
+    """A store's ``pool`` best candidates and every one tied with the last of them (``first``:
+    what it offered when asked for ``pool + TIE_ROOM``): a cut through a tie would keep
+    whichever tied record the store happened to list first, and another layout of the same
+    records would keep another (``_best`` keeps ties too)."""
+    size = pool + TIE_ROOM
     found = offer(size) if first is None else first
-    while len(found) >= size:  # the store may hold more
-        if min(found.values()) < sorted(found.values(), reverse=True)[pool - 1]:  # it listed past the tie
-            break
-        size *= 2
+    while len(found) >= size and min(found.values()) >= sorted(found.values(), reverse=True)[pool - 1]:
+        size *= 2  # every candidate offered ties with the pool's last: more may
         found = offer(size)
     return found
 
