@@ -1,7 +1,9 @@
 """Keyword and hybrid recall latency over a store half public, half private to the caller: the
-case where BM25 statistics are summed over partitions (``ranking.bm25``).
+case where BM25 statistics are summed over partitions (``ranking.bm25``), and with ``--turns N``
+every record a turn of a conversation of N turns whose public and private turns alternate: the
+case where conversation context is read over partitions (``ranking.windows``).
 
-    python benchmarks/union_latency.py WORK --size 20000 --queries 100 --rounds 3
+    python benchmarks/union_latency.py WORK --size 20000 --queries 100 --rounds 3 [--turns 50]
 
 The first run fills ``WORK`` (a files store, one ``remember --no-embed`` process, timed, with
 planted vectors as in ``speed.py``); later runs reuse it. Prints the median in-process top-10 latency per mode and
@@ -32,11 +34,14 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=20000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--turns", type=int, default=0, help="records per conversation (0: none in one)")
     args = parser.parse_args()
     corpus = records(args.size)
     for i, record in enumerate(corpus):  # every other record private to the asking scope
         if i % 2:
             record["scope"] = {"name": "me", "visibility": "private"}
+        if args.turns:
+            record["metadata"] = {**record["metadata"], "thread": f"chat-{i // args.turns}"}
     env = isolated_env(args.work)
     if not (args.work / "store").exists():
         args.work.mkdir(parents=True, exist_ok=True)

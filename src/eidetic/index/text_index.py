@@ -173,7 +173,7 @@ class TextIndex:
     def drop(self) -> None:
         self._index = None
         self._writer = None
-        self._totals = self._asked = None
+        self._totals = self._asked = self._decoded = None
         shutil.rmtree(self.path, ignore_errors=True)
 
     # -- reading -------------------------------------------------------------------------
