@@ -1,7 +1,7 @@
 """Where a record lives never changes its rank or its score, as a property.
 
 Random records, each public, private to the caller's scope or private to another scope, some
-of them turns of a conversation, are spread at random over one to three files stores; the caller (scope ``me``, private) recalls
+of them turns of a conversation, are spread at random over one to three files stores (or held in one sqlite store); the caller (scope ``me``, private) recalls
 from them together, and the answer must be what one store holding the same records with the
 same scopes gives: the same ids in the same order with the same scores. And another scope's
 private records, added anywhere, change nothing the caller sees.
@@ -82,8 +82,17 @@ def _fill(root: Path, records: list[tuple[dict, int]], spread: bool, embed: bool
     return folders
 
 
-def _answer(folders: list[Path], usage: Path, query: str, mode: str, **options) -> list[tuple[str, float]]:
-    with _memory(folders, usage) as memory:
+def _fill_sqlite(path: Path, records: list[tuple[dict, int]], embed: bool) -> Path:
+    """The records in one sqlite store (a database file)."""
+    with Memory.open(backend="sqlite", db=path) as memory:
+        memory.remember([record for record, _ in records], now=NOW, embed=embed)
+    return path
+
+
+def _answer(folders: list[Path] | Path, usage: Path, query: str, mode: str, **options) -> list[tuple[str, float]]:
+    """The caller's answer from files stores (folders) or a sqlite store (a database file)."""
+    opened = Memory.open(backend="sqlite", db=folders) if isinstance(folders, Path) else _memory(folders, usage)
+    with opened as memory:
         result = memory.recall(
             query, mode=mode, scope="me", visibility="private", record=False, now=NOW, **({"top_k": 8} | options)
         )
@@ -231,3 +240,19 @@ def test_a_tie_at_the_edge_of_hybrid_s_pools_is_cut_the_same_way_in_every_layout
     want = _answer(one, root / "u1.sqlite", "deploy", "hybrid", top_k=3)
     assert len(want) == 3
     _same(_answer(spread, root / "u2.sqlite", "deploy", "hybrid", top_k=3), want, "hybrid")
+
+
+@pytest.mark.parametrize("mode", ["exact", "keyword", "approximate", "hybrid"])
+@SETTINGS
+@given(drawn=RECORDS, query=QUERIES)
+def test_one_sqlite_store_answers_as_files_stores_spread(env, mode, drawn, query):
+    """The sqlite backend, holding every record in one database, gives what files stores
+    holding them spread give: the same ids, order and scores."""
+    root = env / f"example-{next(EXAMPLES)}"
+    records = _records(drawn)
+    embed = mode in ("approximate", "hybrid")
+    one = _fill_sqlite(root / "one.sqlite", records, embed=embed)
+    spread = _fill(root / "spread", records, spread=True, embed=embed)
+    if mode == "exact":
+        query = query.split()[0]
+    _same(_answer(spread, root / "u2.sqlite", query, mode), _answer(one, root / "u1.sqlite", query, mode), mode)
