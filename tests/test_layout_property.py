@@ -1,10 +1,11 @@
 """Where a record lives never changes its rank or its score, as a property.
 
 Random records, each public, private to the caller's scope or private to another scope, some
-of them turns of a conversation, are spread at random over one to three files stores (or held in one sqlite store); the caller (scope ``me``, private) recalls
-from them together, and the answer must be what one store holding the same records with the
-same scopes gives: the same ids in the same order with the same scores. And another scope's
-private records, added anywhere, change nothing the caller sees.
+of them dated, linked or turns of a conversation, are spread at random over one to three files
+stores (or held in one sqlite store); the caller (scope ``me``, private) recalls from them
+together, and the answer must be what one store holding the same records with the same scopes
+gives, or the same records all public: the same ids in the same order with the same scores.
+And another scope's private records, added anywhere, change nothing the caller sees.
 
 Each example writes fresh stores in a folder of its own; the embedding model and its vector
 cache are shared by every example (``env``).
