@@ -26,6 +26,7 @@ from ..records import Record
 from ..results import Hit, RecallResult
 from ..stores.base import IndexedRecord, RecordStore
 from ..ranking.when import TimeWindow
+from ..ranking.windows import threaded
 from ..timeutil import format_ts, now_utc
 from ..timewords import read_question
 from . import explain, floor
@@ -179,33 +180,40 @@ class Recall:
         return judged.kept
 
     def _lexical(self, run: _Run) -> list[Hit]:
-        """exact (substring, shortest text first, read page by page) or keyword (BM25 with
-        conversation context, ``_keyword``)."""
+        """exact (substring, shortest text first) or keyword (BM25 under the union's
+        statistics), read page by page; keyword over conversations adds each thread member's
+        context (``_in_context``)."""
         q = run.query
-        if q.mode != "exact":
-            return self._keyword(run)
+        exact = q.mode == "exact"
+        terms = [] if exact else run.terms
+        stats = None if exact else _union_stats(run, terms)
+        if stats is not None and threaded(stats):
+            hits = self._in_context(run, stats)
+        else:
 
-        def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
-            def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
-                return store.exact(q.text, q.case_sensitive, run.access, run.filters, limit, offset)
+            def pages(store: RecordStore) -> Callable[[int, int], list[tuple[int, float]]]:
+                def fetch(limit: int, offset: int) -> list[tuple[int, float]]:
+                    if exact:
+                        return store.exact(q.text, q.case_sensitive, run.access, run.filters, limit, offset)
+                    return store.keyword(terms, run.access, run.filters, limit, offset, stats)
 
-            return fetch
+                return fetch
 
-        hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now, _timing(run))
+            hits = rank(run.stores, pages, run.access, q.top_k, q.min_score, run.now, _timing(run))
         for hit, raw, _ in hits:
-            run.evidence[(hit.store, hit.record.id)] = (None, None)
+            run.evidence[(hit.store, hit.record.id)] = (None, None if exact else raw)
             if q.explain:
-                hit.explain = explain.exact(raw, hit, q.text)
+                hit.explain = explain.exact(raw, hit, q.text) if exact else explain.keyword(raw, hit, terms)
         return [hit for hit, _, _ in hits]
 
-    def _keyword(self, run: _Run) -> list[Hit]:
-        """BM25 under the union's statistics, a thread member's context taken from every store
-        (``memory.context``): the union's best ``pool`` by their own words and the records
-        whose window holds one of them are scored; the pool grows while the top k is short of
+    def _in_context(self, run: _Run, stats: KeywordStats) -> list[tuple[Hit, float, int]]:
+        """Keyword hits where thread members hold the query's words: the union's best ``pool``
+        by their own words and the records whose window holds one of them, each scored with its
+        window's words (``memory.context``). The pool (``3 x top-k``, at least 30: each one
+        brings its window and up to three more candidates) grows while the top k is short of
         hits (shadowed, below ``min_score``, outside a strict time window) and more remain."""
         q, terms = run.query, run.terms
-        stats = _union_stats(run, terms)
-        pool = max(10 * q.top_k, 100)
+        pool = max(3 * q.top_k, 30)
         while True:
             own = _best(
                 {
@@ -218,13 +226,8 @@ class Recall:
             scores = with_context(run.stores, own, terms, stats, run.access, run.filters)
             hits = rank(run.stores, _listed(scores), run.access, q.top_k, q.min_score, run.now, _timing(run))
             if len(hits) >= q.top_k or len(own) < pool:
-                break
+                return hits
             pool *= 4
-        for hit, raw, _ in hits:
-            run.evidence[(hit.store, hit.record.id)] = (None, raw)
-            if q.explain:
-                hit.explain = explain.keyword(raw, hit, terms)
-        return [hit for hit, _, _ in hits]
 
     def _semantic(self, run: _Run) -> list[Hit]:
         """approximate: top-k by cosine. hybrid: the union of the top N of each signal
