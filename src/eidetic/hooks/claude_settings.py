@@ -244,7 +244,8 @@ def write(path: Path, text: str) -> list[Path]:
     target = path.resolve() if path.is_symlink() else path
     if target is not path and not target.is_file():
         raise user_error(f"{path} is a symbolic link to {os.readlink(path)}, which is no file", UNWRITTEN)
-    made = [folder for folder in (target.parent, *target.parent.parents) if not folder.exists()][::-1]
+    folder = Path(os.path.abspath(target.parent))  # no ".." left: a folder recorded is one rmdir can name
+    made = [each for each in (folder, *folder.parents) if not each.exists()][::-1]
     target.parent.mkdir(parents=True, exist_ok=True)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -294,7 +295,7 @@ def restored(state_dir: Path, path: Path, now: str) -> tuple[bool, str | None, l
 def remove_made(path: Path, made: list[Path]) -> None:
     """Remove the folders install made for ``path`` (innermost first) while they are empty; only
     folders that hold ``path`` are considered, whatever the record says."""
-    holding = set(path.absolute().parents)
+    holding = set(Path(os.path.abspath(path)).parents)
     for folder in reversed(made):
         if folder not in holding:
             continue
