@@ -17,8 +17,9 @@ key repeated in `hooks` or `hooks` itself repeated: Claude Code reads only the l
 device, a symlink to nothing). `uninstall` removes exactly eidetic's hooks (the file's earlier
 bytes when nothing else changed; a file install made goes, with the folders it made while they
 are empty); `status` shows the files, the daemon and the settings. `hooks stop` stops the warm
-daemon; `hooks daemon` runs it in the foreground. The hooks run `eidetic-hook claude EVENT` (it starts with built-in modules only);
-installing again moves an earlier install's `eidetic hook claude EVENT` to it.""",
+daemon; `hooks daemon` runs it in the foreground. The hooks run `eidetic-hook claude EVENT` (it
+starts with built-in modules only); installing again moves an earlier install's `eidetic hook
+claude EVENT` to it.""",
     "hook": """# eidetic-hook claude session-start|prompt|session-end (or eidetic hook claude ...)
 The command Claude Code runs for a hook event: its JSON on stdin, `{"hookSpecificOutput":
 {"hookEventName", "additionalContext"}}` on stdout when there is something to add. `eidetic-hook`

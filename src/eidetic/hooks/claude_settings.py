@@ -110,7 +110,11 @@ class _Object(dict):
     def __init__(self, pairs: list[tuple[str, Any]]) -> None:
         super().__init__(pairs)
         seen: set[str] = set()
-        self.repeated = [key for key, _ in pairs if key in seen or seen.add(key)]  # type: ignore[func-returns-value]
+        self.repeated: list[str] = []
+        for key, _ in pairs:
+            if key in seen:
+                self.repeated.append(key)
+            seen.add(key)
 
 
 def _repeated(root: dict[str, Any]) -> str | None:

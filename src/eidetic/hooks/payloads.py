@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,15 +67,14 @@ def _transcript(value: Any) -> Path | None:
     return path if path.is_absolute() else None
 
 
-def transcript_folders(agent: str, environ: Mapping[str, str] | None = None) -> list[Path]:
+def transcript_folders(agent: str) -> list[Path]:
     """The folders where ``agent`` writes its session transcripts: a payload's ``transcript_path``
     is read only below one of them. Claude Code writes ``projects/<project>/<session>.jsonl``
     (and its subagents' below) in its configuration folder: ``$CLAUDE_CONFIG_DIR`` when that is
     an absolute path, else ``~/.claude``."""
-    env = os.environ if environ is None else environ
     if agent != "claude":
         return []
-    configured = env.get("CLAUDE_CONFIG_DIR", "")
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "")
     base = Path(configured) if configured and os.path.isabs(configured) else Path.home() / ".claude"
     return [base / "projects"]
 
