@@ -3,12 +3,12 @@
 prompt), since the hook client imports this each time.
 
 One daemon serves one user in one environment: its socket's name carries a hash of what decides
-its answers (``HOME``, the ``EIDETIC_*``, ``XDG_*_HOME`` and ``HF_*`` variables, the Python
-environment and interpreter, eidetic's own folder and the version of the socket's protocol), so a
-shell with another store or another eidetic gets its own daemon and never another's. The folder is
-``$XDG_RUNTIME_DIR/eidetic``, else ``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it
-must be a real folder (not a symlink) owned by the user with no access for anyone else, or no
-daemon is used at all.
+its answers (``HOME``, ``CLAUDE_CONFIG_DIR``: where transcripts are read, the ``EIDETIC_*``,
+``XDG_*_HOME`` and ``HF_*`` variables, the Python environment and interpreter, eidetic's own
+folder and the version of the socket's protocol), so a shell with another store or another
+eidetic gets its own daemon and never another's. The folder is ``$XDG_RUNTIME_DIR/eidetic``, else
+``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it must be a real folder (not a symlink)
+owned by the user with no access for anyone else, or no daemon is used at all.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-FINGERPRINTED = ("HOME", "PYTHONPATH", "COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
+FINGERPRINTED = ("HOME", "CLAUDE_CONFIG_DIR", "PYTHONPATH", "COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
 FINGERPRINTED_PREFIXES = ("EIDETIC_", "HF_")
 XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
 CLIENT_ONLY = ("EIDETIC_HOOK_TIMEOUT", "EIDETIC_HOOK_DAEMON")  # read by the client, not by the daemon
