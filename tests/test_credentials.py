@@ -55,6 +55,7 @@ PLAIN = [
     "The password field is read from ${DB_PASSWORD} at start",
     "Connect with postgresql://eidetic@db.internal/eidetic (no password: the socket's peer auth)",
     "Lesson: the secret is to automate the rotation",
+    "The client reads password = settings.db_password at start",
 ]
 
 
