@@ -57,9 +57,8 @@ _WARNED = 5  # records named one by one in a batch's warnings; the rest are coun
 
 @dataclass(frozen=True)
 class _Detector:
-    """The plugins, their keyword grammar, and detect-secrets' filters of a found value."""
+    """The plugins' patterns, the keyword grammar, and detect-secrets' filters of a found value."""
 
-    plugins: tuple[Any, ...]
     # each plugin's patterns, with a literal every match holds, and whether it is case-blind
     patterns: tuple[tuple[Any, re.Pattern[str], str, bool], ...]
     keyword: Any  # the keyword plugin
@@ -96,7 +95,6 @@ def _detector() -> _Detector:
 
     shaped = tuple(plugin for plugin in plugins if plugin is not keyword)
     return _Detector(
-        plugins=shaped,
         patterns=tuple((plugin, regex, *_literal(regex)) for plugin in shaped for regex in plugin.denylist),
         keyword=keyword,
         keyword_forms={kw.FOLLOWED_BY_EQUAL_SIGNS_REGEX: 5, kw.FOLLOWED_BY_COLON_REGEX: 4, said: 3},
@@ -134,19 +132,29 @@ def _in_line(detector: _Detector, plugins: list[Any], keyword: bool, line: str) 
     for plugin in plugins:
         if any(not detector.dropped(value, line, plugin) for value in plugin.analyze_string(line)):
             yield _NAMES.get(plugin.secret_type, plugin.secret_type)
-    if not keyword or not detector.keyword_gate.search(line.lower()):
-        return
-    for form, group in detector.keyword_forms.items():
-        match = form.search(line)
-        if match is None:
-            continue
-        value = match.group(group)
-        word = value.split()[0].rstrip(".,;:)") if value.split() else ""
-        if _REFERENCE.fullmatch(word) or (form in detector.loose_forms and not _looks_like_password(word)):
-            continue
-        if not detector.dropped(value, line, detector.keyword):
-            yield _NAMES["Secret Keyword"]
-            return
+    if keyword:
+        yield from _said(detector, line)
+
+
+def _said(detector: _Detector, line: str) -> Iterator[str]:
+    """A password in one of the keyword forms: each form is tried where a keyword starts (every
+    form starts with one), not at every character of a long line."""
+    lowered = line.lower()
+    starts = [found.start() for found in detector.keyword_gate.finditer(lowered)]
+    if len(lowered) != len(line):  # lowering moved the characters (rare letters): search it all
+        starts = starts[:1] and [0]
+    for start in starts:
+        for form, group in detector.keyword_forms.items():
+            match = (form.search if len(lowered) != len(line) else form.match)(line, start)
+            if match is None:
+                continue
+            value = match.group(group)
+            word = value.split()[0].rstrip(".,;:)") if value.split() else ""
+            if _REFERENCE.fullmatch(word) or (form in detector.loose_forms and not _looks_like_password(word)):
+                continue
+            if not detector.dropped(value, line, detector.keyword):
+                yield _NAMES["Secret Keyword"]
+                return
 
 
 def _literal(regex: re.Pattern[str]) -> tuple[str, bool]:
