@@ -7,6 +7,8 @@ skipped), through the MCP tool and the viewer. Texts that only look like secrets
 from __future__ import annotations
 
 import json
+import re
+import sys
 import uuid
 
 import hook_payloads as payload
@@ -210,7 +212,6 @@ def test_the_mcp_tool_refuses_with_a_tool_error_and_warns_the_client_of_a_privat
     error naming the kind and the tool's own switch) unless it passes allow_secrets; a private
     session's record is written, and the client's log hears the warning."""
     import os
-    import sys
 
     import anyio
     from mcp import ClientSession
@@ -259,3 +260,24 @@ def test_the_viewer_refuses_an_edit_that_adds_a_credential_to_a_public_record(st
         assert "Sup3rSecret" not in error
     with Memory.open() as memory:
         assert [record.id for _, record in memory.iter_records(memory.access())] == ["deploy"]
+
+
+def test_eidetic_edit_refuses_a_credential_in_a_public_record_keeps_the_edit_and_takes_the_flag(
+    cli, store, env, monkeypatch
+):
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    assert cli("remember", "--id", "deploy", "Deploys run on Tuesdays").code == 0
+    script = env / "editor.py"
+    script.write_text(
+        "import sys, pathlib\npath = pathlib.Path(sys.argv[1])\n"
+        f"path.write_text(path.read_text().replace('Tuesdays', 'Tuesdays with {AWS}'))\n"
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    refused = cli("edit", "deploy", stdin="")  # not a terminal: nobody to offer another try
+    assert refused.code == 1 and "AWS Access Key" in refused.err and "--allow-secrets" in refused.err
+    assert not leaked(AWS, refused.err) and cli("show", "deploy", "--json").json["text"] == "Deploys run on Tuesdays"
+    kept = re.search(r"your edit is kept in (\S+)", refused.err).group(1)
+    allowed = cli("edit", "deploy", "--from", kept, "--allow-secrets")
+    assert allowed.code == 0 and "kept public, as allowed" in allowed.err
+    # the editor ran again on the kept edit
+    assert cli("show", "deploy", "--json").json["text"] == f"Deploys run on Tuesdays with {AWS} with {AWS}"
