@@ -281,3 +281,13 @@ def test_eidetic_edit_refuses_a_credential_in_a_public_record_keeps_the_edit_and
     assert allowed.code == 0 and "kept public, as allowed" in allowed.err
     # the editor ran again on the kept edit
     assert cli("show", "deploy", "--json").json["text"] == f"Deploys run on Tuesdays with {AWS} with {AWS}"
+
+
+def test_the_rule_is_the_records_visibility_on_every_backend(cli, backend):
+    """A team server's public records are every user's: refused there too; a private one warned."""
+    refused = cli("remember", "--id", "key", SECRETS[8][0], "--json")
+    assert refused.code == 1 and "JSON Web Token" in refused.err and not leaked(JWT[40:80], refused.err)
+    kept = cli("remember", "--id", "key", SECRETS[8][0], "--scope", "me", "--visibility", "private", "--json")
+    assert kept.code == 0 and "JSON Web Token" in kept.err and not leaked(JWT[40:80], kept.out, kept.err)
+    listed = cli("list", "--scope", "me", "--visibility", "private", "--json").json["items"]
+    assert [(item["id"], item["scope"]["visibility"]) for item in listed] == [("key", "private")]
