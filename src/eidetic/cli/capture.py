@@ -19,8 +19,9 @@ def add_parser(sub, add_common) -> None:
         description="Read a transcript (a Claude Code JSONL file, or any text file) and remember the "
         "user's explicit 'remember ...'/'note that ...' statements and the agent's 'Decision:'/'Lesson:' "
         "lines, with provenance, skipping what is stored already (the same words, or a meaning as close as "
-        "remember's near-duplicates in the records' scope). Private unless the capture setting "
-        "or --visibility says public.",
+        "remember's near-duplicates in the records' scope). A statement holding what looks like a "
+        "credential (a key, a token, a password) is left out and only counted. Private unless the capture "
+        "setting or --visibility says public.",
     )
     parser.add_argument("transcript", metavar="TRANSCRIPT", help="the transcript file")
     parser.add_argument(
@@ -89,6 +90,9 @@ def _summary(report: dict, path: Path) -> str:
     new = sum(item["status"] == "new" for item in report["items"])
     verb = "would keep" if report["dry_run"] else "kept"
     lines = [f"{verb} {new} of {report['found']} statement(s) from {path}"]
+    if report["credentials_left_out"]:
+        kinds = ", ".join(report["credential_kinds"])
+        lines.append(f"  left out {report['credentials_left_out']}: holding what looks like a credential ({kinds})")
     for item in report["items"]:
         if item.get("duplicate_of"):
             where = f" of {item['duplicate_of']} (same {'meaning' if item.get('rule') == 'meaning' else 'words'})"

@@ -53,7 +53,10 @@ is left out and reported as a `duplicate` of the record it repeats (`duplicate_o
 `score`): the same words as a record you may see, or a near-duplicate of an active record of its
 own scope as `remember --on-similar skip` finds it: the same words once normalised, or with
 vectors a meaning as close as cosine 0.88 with the same numbers, ids, dates and names. Another
-scope's private records are never compared or named. `eidetic capture` embeds (the model loads) unless `--no-embed`; the session-end hook embeds
+scope's private records are never compared or named. A statement that holds what looks like a
+credential (a cloud key, a token, a private key, a password, a URL with a password) is left out
+whole and only counted (`credentials_left_out`, `credential_kinds`): never stored, never shown.
+`eidetic capture` embeds (the model loads) unless `--no-embed`; the session-end hook embeds
 when the warm daemon answers it, else judges by words alone. Private unless `--visibility public`
 or the `capture` setting says public; `--dry-run` writes nothing (words alone). The session-end
 hook does the same when `capture` is `private` or `public` (default `off`), reading the payload's

@@ -183,4 +183,9 @@ def end_of_session(
     access = {"scope": settings.scope, "visibility": settings.capture}
     report = keep(memory, found, provenance, access, now_utc(), embed=embed)
     repeats = sum(item["status"] == "duplicate" for item in report["items"])
-    return f"session-end: captured {report['written']} of {report['found']} statement(s), {repeats} stored already"
+    line = f"session-end: captured {report['written']} of {report['found']} statement(s), {repeats} stored already"
+    if report["credentials_left_out"]:
+        line += (
+            f", {report['credentials_left_out']} left out for a credential ({', '.join(report['credential_kinds'])})"
+        )
+    return line

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import lifecycle
 from ..clocks import appended
+from ..credentials import Screen
 from ..errors import EideticError, user_error
 from ..locations import culture_nick
 from ..ranking.access import Access
@@ -40,10 +41,12 @@ def validate(
     added_by: str | None,
     writer: Access | None = None,
     limit: int = DEFAULT_MAX_TEXT_BYTES,
+    screen: Screen | None = None,
 ) -> Batch:
     """Every (label, raw record) checked before anything is written; an error names its label.
     ``default_scope`` is for records that name none; ``writer`` confines the batch to scopes it
-    may read; ``limit`` is the largest text in bytes."""
+    may read; ``limit`` is the largest text in bytes; ``screen`` refuses (or notes) a record that
+    holds a credential (``credentials``): one refused record refuses the batch."""
     nick = added_by if added_by is not None else culture_nick()
     batch: Batch = []
     for label, raw in items:
@@ -56,6 +59,8 @@ def validate(
                     f"this session may not write to scope {record.scope.name}/private",
                     f"write to {writer.scope.name}/{writer.scope.visibility} or to a public scope",
                 )
+            if screen is not None:
+                screen.check(record)
             batch.append((record, created_given))
         except EideticError as exc:
             exc.message = f"{label}: {exc.message}"
