@@ -118,6 +118,19 @@ def _safe(folder: str) -> bool:
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
+def private_file(path: str) -> int:
+    """``path`` opened for appending (made if need be) as a file only its owner reads: mode
+    0600 whatever the umask, a file left wider by an older eidetic narrowed, never through a
+    symlink. The daemon's lock, start stamp and log, like its socket, are nobody else's."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def log(where: Paths | None, *lines: str) -> None:
     """Append lines to the daemon's log (kept under ``MAX_LOG_BYTES``: the older half is dropped)."""
     if where is None or not lines:
@@ -130,7 +143,7 @@ def log(where: Paths | None, *lines: str) -> None:
     except OSError:
         pass
     try:
-        fd = os.open(where.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = private_file(where.log)
         try:
             os.write(fd, text.encode("utf-8", "replace"))
         finally:
