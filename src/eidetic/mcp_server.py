@@ -184,6 +184,8 @@ def _recall_signature() -> inspect.Signature:
             kind, default = int | None, None
         elif option.name == "visibility":
             kind = Literal["public", "private"] | None
+        elif option.name == "now":  # read as the CLI reads it, not as a number of seconds since 1970
+            kind = str | None
         elif option.name == "relevance_floor":  # an agent's context is better empty than filled with noise
             kind, default = Literal["auto", "off"] | StrictFloat, RELEVANCE_FLOOR
         elif get_origin(kind) is tuple:
