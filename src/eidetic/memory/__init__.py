@@ -205,7 +205,7 @@ class Memory:
         default_scope = self.access(scope, visibility).scope
         screen = Screen(allow_secrets)
         batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes, screen)
-        result = self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar)
+        result = self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar, writer=writer)
         result.warnings[:0] = screen.warnings()
         return result
 
@@ -271,7 +271,7 @@ class Memory:
             self.settings.max_text_bytes,
             screen,
         )
-        result = self._writes.remember(batch, now_utc(), embed, expected=original)
+        result = self._writes.remember(batch, now_utc(), embed, expected=original, writer=access)
         result.warnings[:0] = screen.warnings()
         return result
 
