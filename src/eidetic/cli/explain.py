@@ -331,8 +331,9 @@ forget/restore (after a confirmation), supersede; only records and scopes the se
 Access: on loopback only the server's own address (`127.0.0.1:PORT`, `localhost:PORT`) is
 answered; beyond loopback (and with `--token`) every request needs the token
 (`EIDETIC_SERVE_TOKEN`, else one is made and printed once in the URL to open; that URL sets a
-cookie and drops the token from the address; agents send `Authorization: Bearer TOKEN`). A change
-from another site's page is refused. See docs/viewer.md.""",
+cookie and drops the token from the address; agents send `Authorization: Bearer TOKEN`). A token
+of only spaces is none, wherever it is read. A change from another site's page is refused; every
+redirect is a path on this server (`//host/` is collapsed to `/host/`). See docs/viewer.md.""",
     "skills": """# eidetic skills install [DIR]
 Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
 `DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every
