@@ -29,6 +29,14 @@ def session_end(cwd: Path, transcript: Path, reason: str = "prompt_input_exit", 
     return json.dumps({**common("SessionEnd", cwd, **kw), "transcript_path": str(transcript), "reason": reason})
 
 
+def transcript_file(home: Path, session: str) -> Path:
+    """Where Claude Code keeps a session's transcript, ``~/.claude/projects/<project>/<session>.jsonl``:
+    the only folder a hook payload's ``transcript_path`` is read from."""
+    folder = home / ".claude" / "projects" / "-work"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{session}.jsonl"
+
+
 def transcript_line(kind: str, content, session: str, cwd: Path, at: str) -> str:
     """One line of a Claude Code transcript (JSONL): a user or assistant message."""
     role = "user" if kind == "user" else "assistant"

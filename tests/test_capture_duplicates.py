@@ -52,7 +52,7 @@ def test_a_statement_close_in_meaning_is_left_out_at_session_end_with_the_model(
     monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)
     monkeypatch.setenv("EIDETIC_CAPTURE", "private")
     assert cli("remember", "--id", "backup", BACKUP, "--visibility", "private").code == 0
-    transcript = env / "session.jsonl"
+    transcript = payload.transcript_file(env / "home", "s")
     lines = [
         payload.transcript_line(
             "user", f"Remember that {BACKUP_AGAIN[0].lower()}{BACKUP_AGAIN[1:]}.", "s", env, "2026-01-20T11:57:18.000Z"

@@ -129,7 +129,7 @@ def test_help_and_keyword_and_exact_recall_do_not_import_heavy_modules(store):
             "import sys; from eidetic.cli.main import main\n"
             f"try:\n    main({args!r})\nexcept SystemExit as exit:\n    assert not exit.code\n"
             "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'httpx', 'psycopg', 'pgvector', 'yaml',"
-            " 'usearch', 'mcp', 'pydantic', 'shtab')"
+            " 'usearch', 'mcp', 'pydantic', 'shtab', 'detect_secrets', 'requests')"
             " if m in sys.modules))"
         )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())

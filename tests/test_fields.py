@@ -101,8 +101,9 @@ def test_updated_and_history_dates_make_a_record_fresh(folder):
 
 def test_hyphens_and_underscores_in_names_are_spaces_and_usage_boosts(folder):
     with Memory.open([folder]) as memory:
-        for _ in range(3):
-            memory.recall("user prefs", mode="fields", now=NOW)
+        for _ in range(3):  # counted: asked now (one asked at another now counts nothing)
+            memory.recall("user prefs", mode="fields")
+        assert memory.recall("user prefs", mode="fields", now=NOW).items[0].recall_count == 3
         hit = memory.recall("user_prefs", mode="fields", now=NOW, record=False, explain=True).items[0]
     assert hit.record.id == "user-prefs"
     assert hit.explain["terms"] == {"user_prefs": {"name": 5.0, "description": 0.0, "body": 0.0}}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import hook_payloads as payload
-from conftest import console_script, ndjson
+from conftest import console_script, ndjson, run_process
 from eidetic.hooks import claude_settings
 
 SETTINGS = [
@@ -85,12 +85,28 @@ def test_a_new_settings_file_is_made_and_removed_again(cli, project, env):
     assert set(by_file[str(user)]["hooks"]) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
     assert by_file[str(project)]["exists"] is False and status["daemon"]["running"] is False
     assert cli("hooks", "uninstall", "claude", "--user").code == 0
-    assert not user.exists()
+    assert not user.exists() and not user.parent.exists()  # ~/.claude/, made by install, went with it
+
+
+OURS_FIRST = claude_settings.with_hooks("{}", "eidetic-hook").strip()[1:-1]  # '"hooks": {...eidetic's...}'
+DEEP = 5000
 
 
 @pytest.mark.parametrize(
     "bad, why",
-    [("{not json", "not valid JSON"), ("[1, 2]", "not a JSON object"), ('{"hooks": {"SessionStart": {}}}', '"hooks"')],
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"hooks": {"SessionStart": {}}}', '"hooks"'),
+        ('{"a": ' + "[" * DEEP + "]" * DEEP + "}", "not valid JSON (nested too deeply"),  # a RecursionError before
+        ("[" * DEEP + "]" * DEEP, "not valid JSON (nested too deeply"),
+        ('{"env": ' + '{"a": ' * 250 + "1" + "}" * 250 + "}", "not valid JSON (nested more than 200 levels"),
+        # Claude Code reads the last "hooks": install said "already installed" from the first
+        ("{" + OURS_FIRST + ', "hooks": {"PreToolUse": []}}', 'the key "hooks" appears twice in the top-level object'),
+        ('{"hooks": {"SessionStart": [], "Stop": [], "SessionStart": []}}', 'the key "SessionStart" appears twice'),
+        ('{"hooks": {"Stop": [{"hooks": [{"command": "a", "command": "b"}]}]}}', 'the key "command" appears twice'),
+        ("\ufeff{}", "not valid JSON"),
+    ],
 )
 def test_a_malformed_settings_file_is_an_error_and_never_written(cli, project, bad, why):
     project.parent.mkdir()
@@ -98,8 +114,66 @@ def test_a_malformed_settings_file_is_an_error_and_never_written(cli, project, b
     for action in ("install", "uninstall"):
         run = cli("hooks", action, "claude")
         assert run.code == 1 and why in run.err and "nothing was written" in run.err
+        assert run.err.count("\n") == 2 and run.err.startswith("error: ") and "Traceback" not in run.err
         assert project.read_text() == bad
     assert why in cli("hooks", "status", "claude").out
+
+
+def test_a_key_repeated_outside_hooks_is_left_as_claude_code_reads_it(cli, project):
+    original = '{"model": "sonnet", "model": "opus"}\n'  # not eidetic's to judge: kept byte for byte
+    project.parent.mkdir()
+    project.write_text(original)
+    assert cli("hooks", "install", "claude").code == 0
+    assert project.read_text().startswith('{"model": "sonnet", "model": "opus", "hooks": ')
+    assert cli("hooks", "uninstall", "claude").code == 0 and project.read_text() == original
+
+
+def test_a_symlink_to_nothing_is_refused_not_followed_into_a_new_file(cli, project, env):
+    target = env / "dotfiles" / "claude" / "settings.json"
+    project.parent.mkdir()
+    project.symlink_to(target)
+    for action in ("install", "uninstall"):
+        run = cli("hooks", action, "claude")
+        assert run.code == 1 and "symbolic link to" in run.err and "nothing was written" in run.err
+    assert not (env / "dotfiles").exists() and project.is_symlink()
+    loop = project.with_name("settings.local.json")
+    loop.symlink_to(loop)
+    run = cli("hooks", "install", "claude", "--local")
+    assert run.code == 1 and "symbolic links" in run.err and loop.is_symlink()  # a loop: unreadable
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "/dev/null"])
+def test_a_settings_path_that_is_no_regular_file_is_refused_without_hanging(env, project, kind):
+    project.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(project)
+    elif kind == "folder":
+        project.mkdir()
+    where = ["--file", "/dev/null"] if kind == "/dev/null" else []
+    for action in ("install", "uninstall", "status"):
+        run = run_process("hooks", action, "claude", *where, cwd=project.parent.parent, timeout=60)  # a hang fails
+        what = {"fifo": "a FIFO", "folder": "a folder", "/dev/null": "a character device"}[kind]
+        assert what in (run.err if action != "status" else run.out) and "Traceback" not in run.err
+        assert run.code == (0 if action == "status" else 1)
+    assert os.path.exists(project) == (kind != "/dev/null")
+
+
+def test_uninstall_removes_the_folders_install_made_and_only_while_empty(cli, project, env):
+    assert cli("hooks", "install", "claude").code == 0 and project.is_file()
+    assert cli("hooks", "uninstall", "claude").code == 0
+    assert not project.parent.exists() and (env / "work").is_dir()  # .claude/ went, the repository stayed
+    assert cli("hooks", "install", "claude").code == 0
+    (project.parent / "commands").mkdir()  # something of the user's put there since
+    assert cli("hooks", "uninstall", "claude").code == 0
+    assert not project.exists() and (project.parent / "commands").is_dir()
+    deep = env / "elsewhere" / "a" / "b" / "settings.json"
+    assert cli("hooks", "install", "claude", "--file", str(deep)).code == 0
+    assert cli("hooks", "uninstall", "claude", "--file", str(deep)).code == 0
+    assert not (env / "elsewhere").exists()
+    (env / "kept").mkdir()  # a folder that was there before install is not install's to remove
+    assert cli("hooks", "install", "claude", "--file", str(env / "kept" / "s.json")).code == 0
+    assert cli("hooks", "uninstall", "claude", "--file", str(env / "kept" / "s.json")).code == 0
+    assert (env / "kept").is_dir() and not (env / "kept" / "s.json").exists()
 
 
 def test_install_writes_through_a_symlink_to_the_file(cli, project, env):

@@ -225,7 +225,7 @@ def test_between_requests_the_daemon_checks_the_files_its_events_missed(hooked, 
 def test_session_end_captures_only_when_enabled_with_provenance_once(hooked, cli, monkeypatch, env):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     session = "5e55-10n"
-    transcript = env / "t.jsonl"
+    transcript = payload.transcript_file(env / "home", session)
     lines = [
         payload.transcript_line(
             "user",

@@ -137,6 +137,7 @@ def test_export_then_import_is_the_same_store(cli, env, source, target):
         "written": 6,
         "unchanged": 0,
         "skipped": [],
+        "warnings": [],
     }
     again = cli("export", *dst, *private)
     assert by_id(again.out) == by_id(first.out)

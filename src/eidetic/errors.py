@@ -6,7 +6,8 @@ command), 2 for the environment (disk, permissions, missing model, unreachable s
 
 An error about one option (:func:`option_error`) names it the way the Python API does
 (``top_k``); each interface spells it its own way with :meth:`EideticError.spelled` (the CLI
-says ``--top-k``, the MCP server ``"top_k": 5``), so no interface shows another's names.
+says ``--top-k``, the MCP server ``"top_k": 5``), so no interface shows another's names. So does
+an error a caller may override knowingly (:func:`overridable`): its hint names the switch.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class EideticError(Exception):
         self.code = code
         self.option: str | None = None  # set by option_error
         self._parts: tuple[str, str, Any] = ("", "", None)
+        self.override: str | None = None  # set by overridable: the switch its hint names
 
     def to_dict(self) -> dict[str, object]:
         return {"code": self.code, "message": self.message, "remediation": self.remediation}
@@ -35,6 +37,9 @@ class EideticError(Exception):
     def spelled(self, name: Callable[[str], str], example: Callable[[str, Any], str]) -> EideticError:
         """This error with its option named by ``name(option)`` and its example value shown by
         ``example(option, value)``; an error about no option comes back as it is."""
+        if self.override is not None:
+            switch = python_example(self.override, True)
+            return EideticError(self.message, self.remediation.replace(switch, example(self.override, True)), self.code)
         if self.option is None:
             return self
         return _about(self.option, *self._parts, name(self.option), example)
@@ -63,6 +68,15 @@ def option_error(option: str, problem: str, advice: str = "", example: Any = Non
     """Bad input to one option (a :class:`~eidetic.query.RecallQuery` field name): the message is
     the option's name then ``problem``; the hint is ``advice`` then, if given, a good value."""
     return _about(option, problem, advice, example, option, python_example)
+
+
+def overridable(message: str, advice: str, switch: str) -> EideticError:
+    """Input refused unless the caller says it knows (``switch``, a boolean option of the Python
+    API, e.g. ``allow_secrets``): the hint gives ``advice``, then the switch as each interface
+    spells it (``--allow-secrets``, ``"allow_secrets": true``)."""
+    error = user_error(message, f"{advice}; to go ahead knowingly: {python_example(switch, True)}")
+    error.override = switch
+    return error
 
 
 def python_example(option: str, value: Any) -> str:

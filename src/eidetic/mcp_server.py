@@ -184,6 +184,8 @@ def _recall_signature() -> inspect.Signature:
             kind, default = int | None, None
         elif option.name == "visibility":
             kind = Literal["public", "private"] | None
+        elif option.name == "now":  # read as the CLI reads it, not as a number of seconds since 1970
+            kind = str | None
         elif option.name == "relevance_floor":  # an agent's context is better empty than filled with noise
             kind, default = Literal["auto", "off"] | StrictFloat, RELEVANCE_FLOOR
         elif get_origin(kind) is tuple:
@@ -247,6 +249,14 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
                 "anyway, skip it, or write it to supersede the closest"
             ),
         ] = "write",
+        allow_secrets: Annotated[
+            bool,
+            Field(
+                description="write a public record even when it holds what looks like a credential (an API "
+                "key, a token, a private key, a password): refused by default, since public records are "
+                "shared; set it only when the user asked for exactly that"
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """Store records (an idempotent upsert by id). Returns {"upserted", "ids", "duplicates",
         "items": [{"id", "status": new|updated|unchanged|duplicate|similar, "duplicate_of"?,
@@ -261,6 +271,7 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
                 added_by=added_by,
                 writer=Access(session.scope),
                 on_similar=on_similar,
+                allow_secrets=allow_secrets,
             )
         )
         await _warn(ctx, result.warnings)

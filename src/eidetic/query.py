@@ -96,7 +96,11 @@ class RecallQuery:
         f"fields mode: months over which the recency factor falls from 1.5 to 0.5 (default {DEFAULT_STALE_MONTHS:g})",
     )
     explain: bool = option(False, "show how each score was computed")
-    record: bool = option(True, "count this recall in the records' usage", flag="--no-record")
+    record: bool = option(
+        True,
+        "count this recall in the records' usage (one asked at another now, or as of a moment, counts nothing)",
+        flag="--no-record",
+    )
     time_words: str = option(
         "blend",
         "a time the query names ('last week', 'in March 2023'): rank records of that time higher "
@@ -268,7 +272,12 @@ def _moment(value: object) -> datetime:
 
     moment = parse_ts(value) if isinstance(value, (str, datetime)) else None
     if moment is None:
-        raise option_error("now", f"must be an ISO date or date and time (got {value!r})", example="2024-03-01T12:00")
+        raise option_error(
+            "now",
+            f"must be an ISO date or date and time (got {value!r})",
+            "a moment of years 1 to 9999 in UTC",
+            example="2024-03-01T12:00",
+        )
     return moment
 
 

@@ -22,7 +22,9 @@ def format_ts(moment: datetime) -> str:
 
 
 def parse_ts(value: object) -> datetime | None:
-    """Parse an ISO-8601 date or datetime (str, date or datetime); None when it is not one."""
+    """Parse an ISO-8601 date or datetime (str, date or datetime); None when it is not one, or
+    names no moment of the calendar in UTC (``9999-12-31T23:59:59-14:00`` is in year 10000
+    there): every moment eidetic keeps can be written in UTC, compared and stored."""
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
@@ -36,6 +38,10 @@ def parse_ts(value: object) -> datetime | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
+    try:
+        moment.astimezone(timezone.utc)
+    except OverflowError:
+        return None
     return moment
 
 

@@ -59,6 +59,8 @@ _LEAD = re.compile(r"\b(?:in|on|during|from|over|of)\s+$", re.IGNORECASE)
 _GROUPED = re.compile(r"(?<=\d)[ ,](?=\d{3}\b)")  # "10 000 000 years ago"
 _NUMERIC_DATE = re.compile(r"\s*[+-]?\d+[-/.]\d")  # "2026-13-01", "10000-01-01": a bad date, not words
 MAX_FLAG_CHARS = 100  # a date flag is a few words
+_BARE_NUMBER = re.compile(r"\s*[+-]?\d+\s*")
+_YEAR = re.compile(r"\s*\d{4}\s*")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks", "mo": "months", "y": "years"}
 _UNITS |= {f"{word}{plural}": word + "s" for word in ("hour", "day", "week", "month", "year") for plural in ("", "s")}
 _DURATION = re.compile(
@@ -112,8 +114,12 @@ def flag_moment(value: str, now: datetime, *, end: bool) -> datetime | None:
     ``now``: a duration back from it ("7d", "12h", "2w", "3 months") is that exact moment; named
     time ("yesterday", "last monday", "last month", "March 2026") is the window it means, its
     first moment (``end`` False) or its last. A duration beyond the calendar is its first
-    moment. None when the words name no time (an ISO date is the caller's to read first)."""
+    moment. A number alone is a year only with four digits ("2019"): dateparser would read
+    "5", "-5" or "13" as a month or a day, a guess, not a date. None when the words name no
+    time (an ISO date is the caller's to read first)."""
     if _NUMERIC_DATE.match(value):  # an ISO date the caller could not read: wrong, not words
+        return None
+    if _BARE_NUMBER.fullmatch(value) and not _YEAR.fullmatch(value):
         return None
     duration = _DURATION.fullmatch(value.strip())
     try:

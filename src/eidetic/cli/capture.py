@@ -5,7 +5,6 @@ their provenance, without a model, leaving out what is stored already. docs/hook
 from __future__ import annotations
 
 import argparse
-import stat
 from pathlib import Path
 
 from ..errors import user_error
@@ -20,8 +19,9 @@ def add_parser(sub, add_common) -> None:
         description="Read a transcript (a Claude Code JSONL file, or any text file) and remember the "
         "user's explicit 'remember ...'/'note that ...' statements and the agent's 'Decision:'/'Lesson:' "
         "lines, with provenance, skipping what is stored already (the same words, or a meaning as close as "
-        "remember's near-duplicates in the records' scope). Private unless the capture setting "
-        "or --visibility says public.",
+        "remember's near-duplicates in the records' scope). A statement holding what looks like a "
+        "credential (a key, a token, a password) is left out and only counted. Private unless the capture "
+        "setting or --visibility says public.",
     )
     parser.add_argument("transcript", metavar="TRANSCRIPT", help="the transcript file")
     parser.add_argument(
@@ -51,20 +51,19 @@ def add_parser(sub, add_common) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..hooks.keep import keep
-    from ..hooks.payloads import MAX_TRANSCRIPT_BYTES, provenance
+    from ..hooks.payloads import provenance
+    from ..hooks.regular import Missing, Refused
     from ..hooks.transcripts import read_transcript
     from ..timeutil import now_utc
 
     path = Path(args.transcript).expanduser()
-    try:
-        info = path.stat()
-    except OSError:
+    try:  # any regular file, named on purpose; never a FIFO or a device (the read must end)
+        found, about = read_transcript(path, args.format)
+    except Missing:
         raise user_error(f"no transcript file at {args.transcript}", "name an existing file") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise user_error(f"{args.transcript} is not a regular file", "name a transcript file")
-    if info.st_size > MAX_TRANSCRIPT_BYTES:
-        raise user_error(f"{args.transcript} is larger than {MAX_TRANSCRIPT_BYTES >> 20} MiB", "split it")
-    found, about = read_transcript(path, args.format)
+    except Refused as exc:
+        hint = "split it" if str(exc).startswith("larger") else "name a transcript file (a regular file)"
+        raise user_error(f"{args.transcript} is {exc}", hint) from None
     settings = args.settings
     visibility = args.visibility or (settings.capture if settings.capture != "off" else "private")
     cwd = Path(about["cwd"]) if about.get("cwd") and Path(about["cwd"]).is_dir() else Path.cwd()
@@ -91,6 +90,9 @@ def _summary(report: dict, path: Path) -> str:
     new = sum(item["status"] == "new" for item in report["items"])
     verb = "would keep" if report["dry_run"] else "kept"
     lines = [f"{verb} {new} of {report['found']} statement(s) from {path}"]
+    if report["credentials_left_out"]:
+        kinds = ", ".join(report["credential_kinds"])
+        lines.append(f"  left out {report['credentials_left_out']}: holding what looks like a credential ({kinds})")
     for item in report["items"]:
         if item.get("duplicate_of"):
             where = f" of {item['duplicate_of']} (same {'meaning' if item.get('rule') == 'meaning' else 'words'})"

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..errors import EideticError, env_error, user_error
-from .output import emit_json, emit_text
+from .output import emit_json, emit_text, report_error, warn
 from .stores import open_memory
 
 
@@ -34,6 +34,11 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument("--visibility", help="public (default) or private")
     parser.add_argument("--from", dest="source", metavar="FILE", help="start from this file (a refused edit kept)")
     parser.add_argument("--no-embed", action="store_true", help="do not compute the new text's vector now")
+    parser.add_argument(
+        "--allow-secrets",
+        action="store_true",
+        help="save a public record even when it holds what looks like a credential (refused by default)",
+    )
     add_common(parser)
     parser.set_defaults(run=run)
 
@@ -61,7 +66,12 @@ def run(args: argparse.Namespace) -> int:
                 return _report(args, original.id, False)
             try:
                 result = memory.save_edit(
-                    original, edited, scope=args.scope, visibility=args.visibility, embed=not args.no_embed
+                    original,
+                    edited,
+                    scope=args.scope,
+                    visibility=args.visibility,
+                    embed=not args.no_embed,
+                    allow_secrets=args.allow_secrets,
                 )
             except EideticError as exc:
                 if _again(args, exc):
@@ -70,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
                 exc.remediation = f"{exc.remediation}; then: eidetic edit {shlex.quote(args.id)} --from {path}"
                 raise
             path.unlink(missing_ok=True)
+            for message in result.warnings:
+                warn(message, args.json)
             return _report(args, original.id, bool(result.written))
 
 
@@ -111,7 +123,7 @@ def _again(args: argparse.Namespace, error: EideticError) -> bool:
     """On a terminal, offer to fix a refused edit; anything but yes declines."""
     if args.json or sys.stdin is None or not sys.stdin.isatty():
         return False
-    sys.stderr.write(f"error: {error.message}\n" + (f"hint: {error.remediation}\n" if error.remediation else ""))
+    report_error(error, False)
     sys.stderr.write("Edit again? [y/N] ")
     sys.stderr.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")

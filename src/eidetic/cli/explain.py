@@ -63,8 +63,13 @@ anything is written); `--on-similar write` (default) writes it, `skip` leaves it
 similar), `supersede` writes it superseding the closest. Each record is reported: new,
 updated, unchanged, duplicate (of which) or similar, with its file (files backend) or its backend
 and database.
+Credentials: a public record (shared: every scope reads it, and in a repository it is committed)
+that holds what looks like a credential (a cloud key, a token, a private key, a password in
+"password is/=" form, a URL with a password) is refused: exit 1 naming the record and the kind,
+never the secret, nothing of the batch written; `--allow-secrets` writes it knowingly. A private
+record is written with a warning. Hashes, UUIDs and git SHAs are not credentials.
 Flags: `--scope NAME`, `--visibility public|private`, `--added-by NICK`, `--no-embed`,
-`--on-similar write|skip|supersede`, `--memory-dir DIR` (created if missing), `--json`.
+`--on-similar write|skip|supersede`, `--allow-secrets`, `--memory-dir DIR` (created if missing), `--json`.
 Output: `{"upserted", "ids", "duplicates": [{"id", "duplicate_of"}], "items": [{"id", "status",
 "duplicate_of"?, "similar_to"?: [{"id", "score", "rule"}], "shadowed"?, "backend", "store",
 "path"}]}`.""",
@@ -303,13 +308,17 @@ Reads NDJSON in the remember format (what `export` writes, usage and lifecycle i
 eidetic-cli store (a folder of `<scope>__<visibility>.jsonl` files) or a folder of markdown
 memories (`--format` when detection is not enough). Every record is validated; bad lines are
 reported with file and line and skipped (exit 1), good ones written; importing twice writes
-nothing the second time. `--json` gives `{"format", "source", "imported", "written", "unchanged",
-"skipped"}`.""",
+nothing the second time. A public record that holds what looks like a credential is skipped
+(`"credential": true`, the kind named, never the secret) unless `--allow-secrets`; a private one
+is imported with a warning. `--json` gives `{"format", "source", "imported", "written",
+"unchanged", "skipped", "warnings"}`.""",
     "mcp": """# eidetic mcp
 A Model Context Protocol server over stdio: tools remember, recall, sweep, overview; records as
 resources (`eidetic://record/{id}`, `eidetic://records`). Start it for one session scope
 (`--scope`, `--visibility`); a call may read public records of any scope but private ones only
-of the session's own scope, and `remember` writes only into scopes the session may read.
+of the session's own scope, and `remember` writes only into scopes the session may read. A public
+record holding what looks like a credential is a tool error naming the kind (`"allow_secrets":
+true` writes it knowingly); a private one is written and the client's log hears a warning.
 Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
     "serve": """# eidetic serve
 A web viewer for people and MCP over streamable HTTP (at `/mcp`) for agents, from one warm process,
@@ -324,8 +333,9 @@ forget/restore (after a confirmation), supersede; only records and scopes the se
 Access: on loopback only the server's own address (`127.0.0.1:PORT`, `localhost:PORT`) is
 answered; beyond loopback (and with `--token`) every request needs the token
 (`EIDETIC_SERVE_TOKEN`, else one is made and printed once in the URL to open; that URL sets a
-cookie and drops the token from the address; agents send `Authorization: Bearer TOKEN`). A change
-from another site's page is refused. See docs/viewer.md.""",
+cookie and drops the token from the address; agents send `Authorization: Bearer TOKEN`). A token
+of only spaces is none, wherever it is read. A change from another site's page is refused; every
+redirect is a path on this server (`//host/` is collapsed to `/host/`). See docs/viewer.md.""",
     "skills": """# eidetic skills install [DIR]
 Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
 `DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every

@@ -12,11 +12,14 @@ feedback you may see), on each prompt a hybrid recall of the prompt with the rel
 (nothing when nothing clears it), at its end capture when the `capture` setting is on. Each
 within a token budget (`context-start-tokens` 400, `context-prompt-tokens` 300,
 `context-session-tokens` 3000), each record at most once per session. Every other byte of the
-file is kept; a malformed file is an error and is not written. `uninstall` removes exactly
-eidetic's hooks (the file's earlier bytes when nothing else changed); `status` shows the files,
-the daemon and the settings. `hooks stop` stops the warm daemon; `hooks daemon` runs it in the
-foreground. The hooks run `eidetic-hook claude EVENT` (it starts with built-in modules only);
-installing again moves an earlier install's `eidetic hook claude EVENT` to it.""",
+file is kept; a malformed file is an error and is not written (not JSON, nested too deeply, a
+key repeated in `hooks` or `hooks` itself repeated: Claude Code reads only the last; a FIFO, a
+device, a symlink to nothing). `uninstall` removes exactly eidetic's hooks (the file's earlier
+bytes when nothing else changed; a file install made goes, with the folders it made while they
+are empty); `status` shows the files, the daemon and the settings. `hooks stop` stops the warm
+daemon; `hooks daemon` runs it in the foreground. The hooks run `eidetic-hook claude EVENT` (it
+starts with built-in modules only); installing again moves an earlier install's `eidetic hook
+claude EVENT` to it.""",
     "hook": """# eidetic-hook claude session-start|prompt|session-end (or eidetic hook claude ...)
 The command Claude Code runs for a hook event: its JSON on stdin, `{"hookSpecificOutput":
 {"hookEventName", "additionalContext"}}` on stdout when there is something to add. `eidetic-hook`
@@ -50,8 +53,15 @@ is left out and reported as a `duplicate` of the record it repeats (`duplicate_o
 `score`): the same words as a record you may see, or a near-duplicate of an active record of its
 own scope as `remember --on-similar skip` finds it: the same words once normalised, or with
 vectors a meaning as close as cosine 0.88 with the same numbers, ids, dates and names. Another
-scope's private records are never compared or named. `eidetic capture` embeds (the model loads) unless `--no-embed`; the session-end hook embeds
+scope's private records are never compared or named. A statement that holds what looks like a
+credential (a cloud key, a token, a private key, a password, a URL with a password) is left out
+whole and only counted (`credentials_left_out`, `credential_kinds`): never stored, never shown.
+`eidetic capture` embeds (the model loads) unless `--no-embed`; the session-end hook embeds
 when the warm daemon answers it, else judges by words alone. Private unless `--visibility public`
 or the `capture` setting says public; `--dry-run` writes nothing (words alone). The session-end
-hook does the same when `capture` is `private` or `public` (default `off`).""",
+hook does the same when `capture` is `private` or `public` (default `off`), reading the payload's
+transcript only from Claude Code's own folder (`~/.claude/projects/`, or
+`$CLAUDE_CONFIG_DIR/projects/`) and never through a symlink: anything else is refused and the
+hook's log says why. `eidetic capture` reads any regular file it is named; never a FIFO or a
+device.""",
 }

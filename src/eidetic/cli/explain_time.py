@@ -27,7 +27,8 @@ the viewer show `valid ... until T (superseded)`. Freshness is judged from `crea
 DATE is an ISO date (the end of that day, UTC) or date-time (no zone: UTC), a duration back from
 `--now` (`30d`, `12h`, `2w`, `3mo`, `1y`, "3 months ago": that exact moment) or time words read
 as below ("last month": its last moment); a DATE after now is now. Freshness is judged at DATE from the record's age alone (usage has no dates), and an as-of
-recall counts as no one's recall. The text, fields and links are the record's current ones:
+recall counts as no one's recall (nor does one asked at another `--now`: usage is dated by the
+clock). The text, fields and links are the record's current ones:
 eidetic keeps no older versions of a record (supersede it to keep one). A lifecycle changed by
 hand in a file holds from its last dated change on. The scope rule is the same: another scope's
 private records are never seen or counted, as of any date.
@@ -35,7 +36,10 @@ private records are never seen or counted, as of any date.
 `--since` and `--until` (recall and list: `created` on or after / on or before) take the same:
 `--since 7d`, `--since "last monday"` (from that day's start), `--until "last month"` (to its
 end), `--until 2026-03-01` (all that day). A duration beyond the calendar ("10 000 000 years
-ago") is its first moment, year 1; a date that is not one (2026-13-01, year 10000) is an error.
+ago") is its first moment, year 1; a date that is not one (2026-13-01, year 0 or 10000, a zone
+that puts it outside years 1 to 9999 in UTC: 9999-12-31T23:59:59-14:00) is an error with a hint,
+as in `--now`. A number alone is a year only with four digits (`--since 2019`): "5", "-5" or "13"
+name no date (use 5d, or a date).
 
 Example (the first record dated as if written in January):
   eidetic remember '{"id": "release-day", "text": "Releases go out on Mondays", "created": "2026-01-05"}'

@@ -95,8 +95,8 @@ def run_install(args: argparse.Namespace) -> int:
     after = cs.with_hooks(before, hook_command())
     added = sorted(set(cs.installed(after)) - set(cs.installed(before)))
     if after != before:
-        cs.write(path, after)
-        cs.remember_install(args.settings.state_dir, path, before, after)
+        made = cs.write(path, after)
+        cs.remember_install(args.settings.state_dir, path, before, after, made)
     report = {"path": str(path), "added": added, "updated": cs.updated(before, after), "installed": cs.installed(after)}
     if args.json:
         emit_json(report)
@@ -118,9 +118,10 @@ def run_uninstall(args: argparse.Namespace) -> int:
     if now is None or not cs.installed(now):
         report = {"path": str(path), "removed": []}
     else:
-        exact, earlier = cs.restored(args.settings.state_dir, path, now)
+        exact, earlier, made = cs.restored(args.settings.state_dir, path, now)
         if exact and earlier is None:
             path.unlink()
+            cs.remove_made(path, made)
         else:
             cs.write(path, earlier if exact and earlier is not None else cs.without_hooks(now))
         report = {"path": str(path), "removed": sorted(cs.installed(now))}

@@ -37,7 +37,7 @@ def inform(message: str, as_json: bool = False) -> None:
 
 
 def report_error(error: EideticError, as_json: bool) -> int:
-    if error.option is not None:
+    if error.option is not None or error.override is not None:
         error = _with_flags(error)
     if as_json:
         sys.stderr.write(json.dumps(error.to_dict(), ensure_ascii=False) + "\n")
@@ -53,6 +53,8 @@ def _with_flags(error: EideticError) -> EideticError:
     from ..query import flag_of
 
     def example(option: str, value: Any) -> str:
+        if value is True:  # a switch
+            return flag_of(option)
         return " ".join(f"{flag_of(option)} {item}" for item in (value if isinstance(value, list) else [value]))
 
     return error.spelled(flag_of, example)

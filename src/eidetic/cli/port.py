@@ -40,6 +40,11 @@ def add_parser(sub, add_common) -> None:
     )
     importer.add_argument("--scope", help="scope name for records that name none (default: default)")
     importer.add_argument("--visibility", help="public (default) or private, for records that name no scope")
+    importer.add_argument(
+        "--allow-secrets",
+        action="store_true",
+        help="import a public record even when it holds what looks like a credential (skipped by default)",
+    )
     add_common(importer)
     importer.set_defaults(run=run_import, creates_store=True)
 
@@ -137,9 +142,13 @@ def run_import(args: argparse.Namespace) -> int:
     entries = read(source, fmt, stdin, default_scope)
     with open_memory(args) as memory:
         steps = memory.progress.start("importing", "record", None)  # a bar on a terminal: the count is not known
-        report = import_entries(memory, entries, default_scope, memory.settings.max_text_bytes, steps)
+        report = import_entries(
+            memory, entries, default_scope, memory.settings.max_text_bytes, steps, args.allow_secrets
+        )
     report = {"format": fmt, "source": args.source, **report}
     skipped = report["skipped"]
+    for message in report["warnings"]:
+        warn(message, args.json)
     if args.json:
         emit_json(report)
     else:
@@ -154,7 +163,12 @@ def run_import(args: argparse.Namespace) -> int:
     return report_error(
         user_error(
             f"{len(skipped)} item(s) skipped, the others imported",
-            "fix the items listed and import again: what is already there is not written twice",
+            "fix the items listed and import again: what is already there is not written twice"
+            + (
+                "; a public record that holds a credential is imported knowingly with --allow-secrets"
+                if any(item.get("credential") for item in skipped)
+                else ""
+            ),
         ),
         args.json,
     )

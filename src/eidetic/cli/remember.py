@@ -24,7 +24,9 @@ def add_parser(sub, add_common) -> None:
         "argument is the text of a record, described by the flags below. Without an argument, "
         "NDJSON is read from stdin. The whole batch is validated before anything is written. A new "
         "record whose meaning is already in its scope is reported with the records it is close to "
-        "(similar_to); --on-similar says what it does.",
+        "(similar_to); --on-similar says what it does. A public record that holds what looks like a credential "
+        "is refused (exit 1, naming the record and the kind, never the secret); a private one is written "
+        "with a warning.",
     )
     parser.add_argument(
         "record", nargs="?", help="the text to remember, or one JSON object; omit to read NDJSON from stdin"
@@ -46,6 +48,12 @@ def add_parser(sub, add_common) -> None:
         help="a new record close to one already in its scope (reported as similar_to): write it "
         "anyway (default), skip it, or write it to supersede the closest",
     )
+    parser.add_argument(
+        "--allow-secrets",
+        action="store_true",
+        help="write a public record even when it holds what looks like a credential (an API key, a token, "
+        "a private key, a password); refused by default, since public records are shared",
+    )
     add_common(parser)
     parser.set_defaults(run=run, creates_store=True)
 
@@ -63,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             "added_by": args.added_by,
             "embed": not args.no_embed,
             "on_similar": args.on_similar,
+            "allow_secrets": args.allow_secrets,
         }
         if records is not None:
             result = memory.remember(records, **options)

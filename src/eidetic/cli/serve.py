@@ -44,18 +44,19 @@ def run(args: argparse.Namespace) -> int:
 
     from ..mcp_server import Session
     from ..web.app import create_app
-    from ..web.guard import is_loopback
+    from ..web.guard import given_token, is_loopback
 
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
         session = Session(memory, memory.access(args.scope, args.visibility).scope)
         try:
             with _listen(args.host, args.port) as listener:
                 host, port = args.host, listener.getsockname()[1]
+                given = given_token(args.settings.serve_token)  # only spaces: none, as when unset
                 token = None
                 if args.token or not is_loopback(host):
-                    token = args.settings.serve_token or secrets.token_urlsafe(32)
+                    token = given or secrets.token_urlsafe(32)
                 app = create_app(session, host=host, port=port, token=token)
-                _announce(session.scope, host, port, token, shown=token is not None and not args.settings.serve_token)
+                _announce(session.scope, host, port, token, shown=token is not None and given is None)
                 config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
                 uvicorn.Server(config).run(sockets=[listener])
         finally:

@@ -11,7 +11,9 @@ produced. docs/hooks.md describes it for users.
 - ``claude_settings``: Claude Code's settings file, edited without disturbing anything else;
 - ``runtime``, ``client``, ``daemon``: the warm path (a per-user daemon on a unix socket, and the
   stdlib-only client each hook command runs);
-- ``capture``: remembered statements and decisions read out of a transcript (pure).
+- ``capture``: remembered statements and decisions read out of a transcript (pure);
+  ``transcripts`` reads the file, ``regular`` any file that must be a regular one (never a FIFO,
+  a device or, for a hook's transcript, a symlink or a file outside the agent's folder).
 
 This package's ``__init__`` imports nothing: the hook client must start in milliseconds.
 """

@@ -8,9 +8,13 @@ left alone, except that the command an earlier install wrote there (``eidetic ho
 becomes the lean ``eidetic-hook claude EVENT`` when that is what install writes now (only the
 command's string changes). Uninstall removes exactly eidetic's hook commands (an entry left empty by that, an
 event left empty, ``hooks`` left empty), and when the file is still as install left it, puts back
-the very bytes it had before (``installs.json`` in the state folder remembers them). A file that
-is not a JSON object, or whose ``hooks`` are not shaped as Claude Code reads them, is an error and
-is never written. Writes are atomic and go to the file a symlink points at.
+the very bytes it had before (``installs.json`` in the state folder remembers them), and removes
+the folders install made for the file when they are empty. A file that is not a JSON object, is
+nested too deeply to read, repeats a key where Claude Code would read only the last one (``hooks``,
+or any key inside it), or whose ``hooks`` are not shaped as Claude Code reads them, is an error
+and is never written; so is a path that is no regular file (a FIFO, a device, a folder) or a
+symlink to nothing (never followed into a new file). Writes are atomic and go to the file a
+symlink points at.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import user_error
 from . import jsonedit
+from .regular import Missing, Refused, read_regular
 
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "session-end": "SessionEnd"}
 TIMEOUT = 10  # seconds Claude Code gives the command (the command itself gives up sooner)
@@ -36,6 +42,9 @@ LEAN = "eidetic-hook"  # the console script that starts lean (hooks.client); ``e
 # person wrapped (``cd x && eidetic hook claude prompt``) is theirs and is left as it is.
 EARLIER = re.compile(r"^(?:eidetic|(?:[^\s']+|'[^']*') -m eidetic) hook claude (session-start|prompt|session-end)$")
 MAX_REMEMBERED = 1024 * 1024  # bytes of a file's earlier text kept for an exact uninstall
+MAX_BYTES = 16 * 1024 * 1024  # a settings file is a few KiB; a larger one is refused, not read
+MAX_DEPTH = 200  # levels of nesting read; far above any settings file, well within the parser's recursion
+UNWRITTEN = "nothing was written"
 
 
 def entry(command: str, event: str) -> dict[str, Any]:
@@ -50,25 +59,91 @@ def is_lean(command: str) -> bool:
 
 
 def read(path: Path) -> str | None:
-    """The file's text (None: no file); an error when it is not a JSON object."""
+    """The file's text (None: no file); an error when it cannot be edited safely (see the module)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = read_regular(path, MAX_BYTES)
+    except Missing:
+        if os.path.islink(path):
+            raise user_error(
+                f"{path} is a symbolic link to {os.readlink(path)}, which is no file",
+                f"make the file it names, or remove the link; {UNWRITTEN}",
+            ) from None
         return None
-    except UnicodeDecodeError:
-        raise user_error(f"{path} is not UTF-8 text", "fix it or move it away; nothing was written") from None
+    except Refused as exc:
+        raise user_error(f"{path} is {exc}", f"name Claude Code's settings file (JSON); {UNWRITTEN}") from None
     try:
-        data = json.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise user_error(f"{path} is not UTF-8 text", f"fix it or move it away; {UNWRITTEN}") from None
+    try:
+        parsed = json.loads(text, object_pairs_hook=_Object)
+    except RecursionError:
+        raise user_error(
+            f"{path} is not valid JSON (nested too deeply to read)", f"fix it or move it away; {UNWRITTEN}"
+        ) from None
     except ValueError as exc:
-        raise user_error(f"{path} is not valid JSON ({exc})", "fix it or move it away; nothing was written") from None
-    if not isinstance(data, dict):
-        raise user_error(f"{path} is not a JSON object", "Claude Code's settings are one object; nothing was written")
-    hooks = data.get("hooks", {})
+        raise user_error(f"{path} is not valid JSON ({exc})", f"fix it or move it away; {UNWRITTEN}") from None
+    if _depth(parsed) > MAX_DEPTH:
+        raise user_error(
+            f"{path} is not valid JSON (nested more than {MAX_DEPTH} levels deep)",
+            f"fix it or move it away; {UNWRITTEN}",
+        )
+    if not isinstance(parsed, dict):
+        raise user_error(f"{path} is not a JSON object", f"Claude Code's settings are one object; {UNWRITTEN}")
+    twice = _repeated(parsed)
+    if twice:
+        raise user_error(
+            f"{path}: {twice} (Claude Code reads only the last)",
+            f"merge them into one, then run this again; {UNWRITTEN}",
+        )
+    hooks = parsed.get("hooks", {})
     if not isinstance(hooks, dict) or any(not isinstance(v, list) for v in hooks.values()):
         raise user_error(
-            f'{path}: "hooks" is not an object of lists', 'see "hooks" in Claude Code\'s settings; nothing was written'
+            f'{path}: "hooks" is not an object of lists', f'see "hooks" in Claude Code\'s settings; {UNWRITTEN}'
         )
     return text
+
+
+class _Object(dict):
+    """A JSON object as parsed, with the keys it held more than once (``json`` keeps the last)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        seen: set[str] = set()
+        self.repeated: list[str] = []
+        for key, _ in pairs:
+            if key in seen:
+                self.repeated.append(key)
+            seen.add(key)
+
+
+def _repeated(root: dict[str, Any]) -> str | None:
+    """Where a key eidetic reads or edits is repeated: ``hooks`` at the top, or any key inside it
+    (jsonedit edits the first, Claude Code reads the last). Keys repeated elsewhere are left alone."""
+    if "hooks" in getattr(root, "repeated", ()):
+        return 'the key "hooks" appears twice in the top-level object'
+    stack: list[tuple[str, Any]] = [('"hooks"', root.get("hooks"))]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            repeated = getattr(value, "repeated", None)
+            if repeated:
+                return f"the key {json.dumps(repeated[0], ensure_ascii=False)} appears twice in {where}"
+            stack.extend((f"{where}.{json.dumps(key, ensure_ascii=False)}", item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
+def _depth(value: Any) -> int:
+    """How deeply containers nest in a parsed value (1: a flat object), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def installed(text: str | None) -> dict[str, list[str]]:
@@ -166,9 +241,15 @@ def _root(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
-def write(path: Path, text: str) -> None:
-    """Whole or not at all, keeping the file's mode; through a symlink to the file it names."""
+def write(path: Path, text: str) -> list[Path]:
+    """Whole or not at all, keeping the file's mode; through a symlink to the file it names (a
+    symlink to nothing is refused: it is never followed into a new file). The folders it made
+    for the file, outermost first."""
     target = path.resolve() if path.is_symlink() else path
+    if target is not path and not target.is_file():
+        raise user_error(f"{path} is a symbolic link to {os.readlink(path)}, which is no file", UNWRITTEN)
+    folder = Path(os.path.abspath(target.parent))  # no ".." left: a folder recorded is one rmdir can name
+    made = [each for each in (folder, *folder.parents) if not each.exists()][::-1]
     target.parent.mkdir(parents=True, exist_ok=True)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -180,10 +261,12 @@ def write(path: Path, text: str) -> None:
     finally:
         if os.path.exists(temp):
             os.unlink(temp)
+    return made
 
 
-def remember_install(state_dir: Path, path: Path, before: str | None, after: str) -> None:
-    """Keep the file's earlier text, so uninstall can put it back exactly. When eidetic's hooks
+def remember_install(state_dir: Path, path: Path, before: str | None, after: str, made: Sequence[Path] = ()) -> None:
+    """Keep the file's earlier text, so uninstall can put it back exactly, and the folders install
+    made for a new file (``made``), so uninstall can remove them again. When eidetic's hooks
     were there already (an update), the text before them still is what uninstall gives back, if
     the file was as an earlier install left it; else none is (uninstall removes only ours)."""
     book = _book(state_dir)
@@ -195,19 +278,35 @@ def remember_install(state_dir: Path, path: Path, before: str | None, after: str
         else:
             book.pop(key, None)
     elif before is None or len(before.encode("utf-8")) <= MAX_REMEMBERED:
-        book[key] = {"before": before, "after": _digest(after)}
+        book[key] = {"before": before, "after": _digest(after), "made": [str(folder) for folder in made]}
     _save_book(state_dir, book)
 
 
-def restored(state_dir: Path, path: Path, now: str) -> tuple[bool, str | None]:
-    """(True, the earlier text or None for no file) when the file is as install left it."""
+def restored(state_dir: Path, path: Path, now: str) -> tuple[bool, str | None, list[Path]]:
+    """(True, the earlier text or None for no file, the folders install made for it) when the
+    file is as install left it."""
     book = _book(state_dir)
     known = book.pop(str(path.resolve()), None)
     _save_book(state_dir, book)
     if isinstance(known, dict) and known.get("after") == _digest(now):
         before = known.get("before")
-        return True, before if isinstance(before, str) else None
-    return False, None
+        made = known.get("made")
+        folders = [Path(f) for f in made if isinstance(f, str)] if isinstance(made, list) else []
+        return True, before if isinstance(before, str) else None, folders
+    return False, None, []
+
+
+def remove_made(path: Path, made: list[Path]) -> None:
+    """Remove the folders install made for ``path`` (innermost first) while they are empty; only
+    folders that hold ``path`` are considered, whatever the record says."""
+    holding = set(Path(os.path.abspath(path)).parents)
+    for folder in reversed(made):
+        if folder not in holding:
+            continue
+        try:
+            folder.rmdir()  # only an empty folder goes
+        except OSError:
+            return
 
 
 def _digest(text: str) -> str:

@@ -172,14 +172,17 @@ def start_daemon(where: runtime.Paths, cwd: str) -> None:
     except OSError:
         pass
     try:
-        with open(where.lock, "a") as lock:
+        lock = runtime.private_file(where.lock)
+        try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no daemon is running or starting
             fcntl.flock(lock, fcntl.LOCK_UN)
+        finally:
+            os.close(lock)
+        os.close(runtime.private_file(where.started))
+        os.utime(where.started)
+        log = runtime.private_file(where.log)
     except OSError:
         return
-    with open(where.started, "a"):
-        os.utime(where.started)
-    log = os.open(where.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         subprocess.Popen(
             [sys.executable, "-m", "eidetic", "hooks", "daemon", "--warm", cwd],

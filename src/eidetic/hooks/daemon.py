@@ -39,11 +39,14 @@ def serve(warm: Path | None = None) -> int:
     where = runtime.paths()
     if where is None:
         return 2
-    lock = open(where.lock, "a")
+    try:
+        lock = runtime.private_file(where.lock)
+    except OSError:
+        return 2
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        lock.close()
+        os.close(lock)
         return 0  # another daemon runs (or starts) for this environment
     signal.signal(signal.SIGTERM, _stop)
     engine = Engine(watch=True)
@@ -58,7 +61,7 @@ def serve(warm: Path | None = None) -> int:
     finally:
         engine.close()
         runtime.log(where, f"daemon {os.getpid()} stopped")
-        lock.close()
+        os.close(lock)
     return 0
 
 

@@ -13,6 +13,12 @@ with the ``rule`` and ``score`` that decided it):
   ids, dates and names (``ranking.similar.near_in_meaning``). Another scope's private records are
   never compared, so never named.
 
+A statement that holds a credential (``credentials``: a cloud key, a token, a private key, a
+password, a URL with a password) is left out whole, whatever the visibility, and only counted
+(``credentials_left_out``, with their kinds): a transcript says such things in passing, and a
+record is no place for them. It is not redacted and kept: what is left of "the staging key is
+[...]" is worth little, and a redaction that misses a part would keep that part.
+
 Without ``embed`` the new records are written without vectors (computed at the first semantic
 recall that needs them), so a session's end stays quick where no model is loaded.
 """
@@ -38,11 +44,20 @@ def keep(
     embed: bool = False,
 ) -> dict[str, Any]:
     """Remember the statements not stored yet; what happened to each, as ``{"found", "written",
-    "items": [{"text", "type", "status", "id"?, "duplicate_of"?, "rule"?, "score"?}]}``. A dry
-    run judges by words alone (nothing is embedded)."""
+    "credentials_left_out", "credential_kinds", "items": [{"text", "type", "status", "id"?,
+    "duplicate_of"?, "rule"?, "score"?}]}`` (a statement left out for a credential is counted,
+    never listed). A dry run judges by words alone (nothing is embedded)."""
+    from ..credentials import kinds
+
     items: list[dict[str, Any]] = []
     fresh: list[tuple[Captured, dict[str, Any]]] = []
+    withheld: set[str] = set()
+    left_out = 0
     for statement in unique(found):
+        if held := kinds(statement.text):
+            left_out += 1
+            withheld.update(held)
+            continue
         stored = _stored_as(memory, statement.text, access)
         entry: dict[str, Any] = {"text": statement.text, "type": statement.type, "said_by": statement.role}
         if stored is not None:
@@ -60,7 +75,14 @@ def keep(
         for (_, entry), reported in zip(fresh, result.items):
             entry.update(_outcome(reported))
         written = sum(1 for _, entry in fresh if entry["status"] in ("new", "updated"))
-    return {"found": len(found), "written": written, "dry_run": dry_run, "items": items}
+    return {
+        "found": len(found),
+        "written": written,
+        "dry_run": dry_run,
+        "credentials_left_out": left_out,
+        "credential_kinds": sorted(withheld),
+        "items": items,
+    }
 
 
 def _outcome(reported: dict[str, Any]) -> dict[str, Any]:

@@ -5,15 +5,15 @@ has ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``; ``Sess
 ``source`` (startup, resume, clear, compact), ``UserPromptSubmit`` adds ``prompt`` and
 ``SessionEnd`` adds ``reason``. Context goes back as ``{"hookSpecificOutput": {"hookEventName",
 "additionalContext"}}`` on stdout with exit status 0. Nothing in a payload is trusted: a session id
-is only ever hashed into a file name, a cwd must be an existing absolute folder, a transcript a
-regular file of bounded size.
+is only ever hashed into a file name, a cwd must be an existing absolute folder, and a transcript
+path is only read as a regular file of bounded size in the agent's own transcript folders
+(``transcript_folders``; ``transcripts`` checks the file as it opens it).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,16 +60,23 @@ def _folder(value: Any) -> Path | None:
 
 
 def _transcript(value: Any) -> Path | None:
+    """The path as named (absolute): the file is checked when it is opened, not before (no race)."""
     if not isinstance(value, str) or not value or len(value) > MAX_PATH_CHARS or "\x00" in value:
         return None
-    path = Path(value).expanduser()
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    if not path.is_absolute() or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TRANSCRIPT_BYTES:
-        return None
-    return path
+    path = Path(value)
+    return path if path.is_absolute() else None
+
+
+def transcript_folders(agent: str) -> list[Path]:
+    """The folders where ``agent`` writes its session transcripts: a payload's ``transcript_path``
+    is read only below one of them. Claude Code writes ``projects/<project>/<session>.jsonl``
+    (and its subagents' below) in its configuration folder: ``$CLAUDE_CONFIG_DIR`` when that is
+    an absolute path, else ``~/.claude``."""
+    if agent != "claude":
+        return []
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "")
+    base = Path(configured) if configured and os.path.isabs(configured) else Path.home() / ".claude"
+    return [base / "projects"]
 
 
 def output(agent: str, event: str, context: str) -> str:

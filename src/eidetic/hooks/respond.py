@@ -107,7 +107,7 @@ def handle(engine: Engine, request: dict[str, Any]) -> dict[str, Any]:
         memory = engine.memory(settings, hook.cwd)
         mode = request.get("mode") if request.get("mode") in ("hybrid", "keyword") else "hybrid"
         if event == "session-end":
-            return {"stdout": "", "log": [end_of_session(memory, settings, hook, embed=mode == "hybrid")]}
+            return {"stdout": "", "log": [end_of_session(memory, settings, hook, embed=mode == "hybrid", agent=agent)]}
         result = context_for(memory, settings, event, hook, str(mode))
     except EideticError as exc:
         return {"stdout": "", "log": [f"{event} failed: {exc.message}"]}
@@ -159,21 +159,33 @@ def context_for(
     return result
 
 
-def end_of_session(memory: Memory, settings: Settings, hook: payloads.Hook, embed: bool = False) -> str:
+def end_of_session(
+    memory: Memory, settings: Settings, hook: payloads.Hook, embed: bool = False, agent: str = "claude"
+) -> str:
     """Capture the session's statements when ``capture`` is on; a line for the log. ``embed``
     (the daemon: its model is loaded) leaves out statements close in meaning to a stored record
-    of their scope too (``keep``)."""
+    of their scope too (``keep``). The transcript is read only from ``agent``'s own transcript
+    folders, never through a symlink (``transcripts``); a refusal is the log line, saying why."""
     if settings.capture == "off":
         return "session-end: capture is off"
     if hook.transcript is None:
-        return "session-end: no readable transcript"
+        return "session-end: no absolute transcript_path in the payload; nothing captured"
     from .keep import keep
+    from .regular import Refused
     from .transcripts import read_transcript
     from ..timeutil import now_utc
 
-    found, about = read_transcript(hook.transcript)
+    try:
+        found, about = read_transcript(hook.transcript, within=payloads.transcript_folders(agent))
+    except Refused as exc:
+        return f"session-end: transcript {str(hook.transcript)!r} refused: {exc}; nothing captured"
     provenance = payloads.provenance("claude-code", hook.session or about.get("session", ""), hook.cwd)
     access = {"scope": settings.scope, "visibility": settings.capture}
     report = keep(memory, found, provenance, access, now_utc(), embed=embed)
     repeats = sum(item["status"] == "duplicate" for item in report["items"])
-    return f"session-end: captured {report['written']} of {report['found']} statement(s), {repeats} stored already"
+    line = f"session-end: captured {report['written']} of {report['found']} statement(s), {repeats} stored already"
+    if report["credentials_left_out"]:
+        line += (
+            f", {report['credentials_left_out']} left out for a credential ({', '.join(report['credential_kinds'])})"
+        )
+    return line

@@ -3,12 +3,12 @@
 prompt), since the hook client imports this each time.
 
 One daemon serves one user in one environment: its socket's name carries a hash of what decides
-its answers (``HOME``, the ``EIDETIC_*``, ``XDG_*_HOME`` and ``HF_*`` variables, the Python
-environment and interpreter, eidetic's own folder and the version of the socket's protocol), so a
-shell with another store or another eidetic gets its own daemon and never another's. The folder is
-``$XDG_RUNTIME_DIR/eidetic``, else ``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it
-must be a real folder (not a symlink) owned by the user with no access for anyone else, or no
-daemon is used at all.
+its answers (``HOME``, ``CLAUDE_CONFIG_DIR``: where transcripts are read, the ``EIDETIC_*``,
+``XDG_*_HOME`` and ``HF_*`` variables, the Python environment and interpreter, eidetic's own
+folder and the version of the socket's protocol), so a shell with another store or another
+eidetic gets its own daemon and never another's. The folder is ``$XDG_RUNTIME_DIR/eidetic``, else
+``$TMPDIR/eidetic-<uid>`` (``/tmp`` without ``TMPDIR``); it must be a real folder (not a symlink)
+owned by the user with no access for anyone else, or no daemon is used at all.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-FINGERPRINTED = ("HOME", "PYTHONPATH", "COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
+FINGERPRINTED = ("HOME", "CLAUDE_CONFIG_DIR", "PYTHONPATH", "COLLEAGUE_API_KEY", "CULTURE_VLLM_API_KEY")
 FINGERPRINTED_PREFIXES = ("EIDETIC_", "HF_")
 XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
 CLIENT_ONLY = ("EIDETIC_HOOK_TIMEOUT", "EIDETIC_HOOK_DAEMON")  # read by the client, not by the daemon
@@ -118,6 +118,19 @@ def _safe(folder: str) -> bool:
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
+def private_file(path: str) -> int:
+    """``path`` opened for appending (made if need be) as a file only its owner reads: mode
+    0600 whatever the umask, a file left wider by an older eidetic narrowed, never through a
+    symlink. The daemon's lock, start stamp and log, like its socket, are nobody else's."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def log(where: Paths | None, *lines: str) -> None:
     """Append lines to the daemon's log (kept under ``MAX_LOG_BYTES``: the older half is dropped)."""
     if where is None or not lines:
@@ -130,7 +143,7 @@ def log(where: Paths | None, *lines: str) -> None:
     except OSError:
         pass
     try:
-        fd = os.open(where.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = private_file(where.log)
         try:
             os.write(fd, text.encode("utf-8", "replace"))
         finally:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..clocks import parse_history
+from ..credentials import Screen
 from ..errors import EideticError, user_error
 from ..record_intake import record_from_input
 from ..records import LIFECYCLES, Record, Scope
@@ -116,9 +117,13 @@ def import_entries(
     default_scope: Scope,
     max_text_bytes: int,
     progress: Callable[[int], None] | None = None,
+    allow_secrets: bool = False,
 ) -> dict[str, Any]:
     """Validate every entry, write the good ones in atomic batches, report the bad ones;
     ``progress`` hears how many were imported so far, after each batch.
+
+    A public record that holds a credential is a bad one (skipped, ``"credential": true``) unless
+    ``allow_secrets``; a private one is imported, and ``warnings`` say so (``credentials``).
 
     An id given twice with the same content is imported once (concatenated per-scope exports
     repeat the public records); with different content the later one is skipped: eidetic ids
@@ -128,6 +133,7 @@ def import_entries(
     skipped: list[dict[str, Any]] = []
     batch: list[tuple[Record, Usage | None]] = []
     imported = written = 0
+    screen = Screen(allow_secrets)
 
     def flush() -> None:
         nonlocal imported, written, batch
@@ -143,8 +149,9 @@ def import_entries(
             continue
         try:
             record, usage = validate(entry.raw, default_scope, max_text_bytes)
+            screen.check(record)
         except EideticError as exc:
-            skipped.append({**entry.where, "error": exc.message})
+            skipped.append({**entry.where, "error": exc.message, **({"credential": True} if exc.override else {})})
             continue
         digest = _digest(record, usage)
         if record.id in seen:
@@ -162,7 +169,13 @@ def import_entries(
         if len(batch) >= BATCH:
             flush()
     flush()
-    return {"imported": imported, "written": written, "unchanged": imported - written, "skipped": skipped}
+    return {
+        "imported": imported,
+        "written": written,
+        "unchanged": imported - written,
+        "skipped": skipped,
+        "warnings": screen.warnings(),
+    }
 
 
 def _digest(record: Record, usage: Usage | None) -> str:

@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..credentials import Screen
 from ..embed.cache import VectorCache
 from ..errors import unknown_backend, user_error
 from ..locations import StorePlan, plan_stores
@@ -188,6 +189,7 @@ class Memory:
         embed: bool = True,
         writer: Access | None = None,
         on_similar: str = "write",
+        allow_secrets: bool = False,
     ) -> RememberResult:
         """Validate every record (dicts in the JSON record format, or :class:`Record` objects),
         then upsert them all; nothing is written if any is invalid. ``scope``/``visibility``:
@@ -195,12 +197,17 @@ class Memory:
         vectors now (else at the first recall that needs them; near-duplicates are then judged
         by text alone). ``writer`` confines the batch to scopes it may read (an MCP session).
         ``on_similar``: what a new record does whose near-duplicates (``similar_to``) are in its
-        scope: ``write`` it anyway, ``skip`` it, or write it to ``supersede`` the closest."""
+        scope: ``write`` it anyway, ``skip`` it, or write it to ``supersede`` the closest. A public
+        record that holds a credential (an API key, a token, a private key, a password) refuses the
+        batch unless ``allow_secrets``; a private one is written with a warning (``credentials``)."""
         on_similar = checked(on_similar)
         items = records.lines if isinstance(records, NdjsonLines) else labelled(records)
         default_scope = self.access(scope, visibility).scope
-        batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes)
-        return self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar)
+        screen = Screen(allow_secrets)
+        batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes, screen)
+        result = self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar, writer=writer)
+        result.warnings[:0] = screen.warnings()
+        return result
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
         """NDJSON input, with ``remember``'s options: every line is parsed and validated before
@@ -248,20 +255,25 @@ class Memory:
         scope: str | None = None,
         visibility: str | None = None,
         embed: bool = True,
+        allow_secrets: bool = False,
     ) -> RememberResult:
         """Save an edit of ``original`` (``text``: the markdown file of
-        :func:`~eidetic.memory.editing.edit_text`, changed): checked as remember checks input,
-        written only if the record is still stored as ``original`` was."""
+        :func:`~eidetic.memory.editing.edit_text`, changed): checked as remember checks input
+        (credentials too), written only if the record is still stored as ``original`` was."""
         access = self.access(scope, visibility)
         raw = editing.edited_input(text, original)
+        screen = Screen(allow_secrets)
         batch = validate(
             [("the edited record", raw)],
             original.scope,
             None,
             access,
             self.settings.max_text_bytes,
+            screen,
         )
-        return self._writes.remember(batch, now_utc(), embed, expected=original)
+        result = self._writes.remember(batch, now_utc(), embed, expected=original, writer=access)
+        result.warnings[:0] = screen.warnings()
+        return result
 
     # -- one record, lifecycle -------------------------------------------------------------
 

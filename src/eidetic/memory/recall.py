@@ -125,8 +125,9 @@ class Recall:
             hits = self._floored(run, result, hits, engine == "semantic")
         reached, result.truncated = self._traverse(run, hits)
         result.items = hits + reached
-        # browsing a type reads nothing in particular, nor does reading the past
-        if query.record and not query.browse and access.as_of is None and result.items:
+        # browsing a type reads nothing in particular, nor does reading the past, nor a question
+        # asked as if at another moment (``now``): usage is dated by the machine's clock alone
+        if query.record and not query.browse and access.as_of is None and query.now is None and result.items:
             _bump_usage(run.stores, result.items, run.now, best_only=engine in ("semantic", "window"))
         if not result.items:
             result.hidden = self._hidden(run)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import lifecycle
 from ..clocks import appended
+from ..credentials import Screen
 from ..errors import EideticError, user_error
 from ..locations import culture_nick
 from ..ranking.access import Access
@@ -40,10 +41,12 @@ def validate(
     added_by: str | None,
     writer: Access | None = None,
     limit: int = DEFAULT_MAX_TEXT_BYTES,
+    screen: Screen | None = None,
 ) -> Batch:
     """Every (label, raw record) checked before anything is written; an error names its label.
     ``default_scope`` is for records that name none; ``writer`` confines the batch to scopes it
-    may read; ``limit`` is the largest text in bytes."""
+    may read; ``limit`` is the largest text in bytes; ``screen`` refuses (or notes) a record that
+    holds a credential (``credentials``): one refused record refuses the batch."""
     nick = added_by if added_by is not None else culture_nick()
     batch: Batch = []
     for label, raw in items:
@@ -56,6 +59,8 @@ def validate(
                     f"this session may not write to scope {record.scope.name}/private",
                     f"write to {writer.scope.name}/{writer.scope.visibility} or to a public scope",
                 )
+            if screen is not None:
+                screen.check(record)
             batch.append((record, created_given))
         except EideticError as exc:
             exc.message = f"{label}: {exc.message}"
@@ -78,12 +83,14 @@ class Writes:
         embed: bool,
         expected: Record | None = None,
         on_similar: str = "write",
+        writer: Access | None = None,
     ) -> RememberResult:
         """Upsert a validated batch; with ``embed``, compute the new texts' vectors now (before
         the locks: a new record's near-duplicates are found by meaning under them).
         ``expected``: a record the batch replaces (an edit), which must still be stored as it
         was, checked under the locks: a concurrent change is never overwritten. ``on_similar``:
-        what a new record with near-duplicates in its scope does (``memory.similar``)."""
+        what a new record with near-duplicates in its scope does (``memory.similar``).
+        ``writer``: who writes (a session), for what an id conflict may name."""
         if not batch:
             return RememberResult([], [])
         stamp = format_ts(now)
@@ -92,7 +99,7 @@ class Writes:
         def decide(decided: dict[str, RecordStore], existing: Located) -> RememberResult:
             if expected is not None:
                 _check_unchanged(expected, existing)
-            return self._decide(batch, decided, existing, stamp, Similar(near, on_similar))
+            return self._decide(batch, decided, existing, stamp, Similar(near, on_similar), writer)
 
         def locked_too(batch: Batch) -> list[RecordStore]:  # a superseded near-duplicate may live in any
             return self._shadow_stores(batch) + (near.stores if on_similar == "supersede" else [])
@@ -197,7 +204,13 @@ class Writes:
         return [store for store, _ in self.stores.locate(wanted, synced=False).values()]
 
     def _decide(
-        self, batch: Batch, targets: dict[str, RecordStore], existing: Located, stamp: str, similar: Similar
+        self,
+        batch: Batch,
+        targets: dict[str, RecordStore],
+        existing: Located,
+        stamp: str,
+        similar: Similar,
+        writer: Access | None = None,
     ) -> RememberResult:
         """Upsert by id (a record keeps its scope), skip same-scope duplicate texts, report (and
         skip, or supersede with) near-duplicates, shadow what is superseded, then write."""
@@ -209,7 +222,7 @@ class Writes:
         batch_texts: dict[tuple[str, Scope], str] = {}
         for record, created_given in batch:
             if record.id in existing or record.id in final:
-                final[record.id] = _updated(record, created_given, final, existing, stamp)
+                final[record.id] = _updated(record, created_given, final, existing, stamp, writer)
                 if record.id not in ids:
                     ids.append(record.id)
                     entries.append({"id": record.id, "status": "updated"})
@@ -328,7 +341,7 @@ def labelled(records: Iterable[Any]) -> Iterator[tuple[str, Any]]:
 
 
 def _updated(
-    record: Record, created_given: bool, final: Final, existing: Located, stamp: str
+    record: Record, created_given: bool, final: Final, existing: Located, stamp: str, writer: Access | None
 ) -> tuple[RecordStore, IndexedRecord | None, Record]:
     """A new version of a stored (or earlier-in-the-batch) record: same scope, its lifecycle
     kept, ``updated`` stamped only when something changed."""
@@ -338,7 +351,7 @@ def _updated(
         store, found = existing[record.id]
         item, old = found, store.current(found)
     if old.scope != record.scope:
-        raise _scope_conflict(record, old.scope)
+        raise _scope_conflict(record, old.scope, writer)
     merged = record.with_changes(
         created=record.created if created_given else old.created,
         lifecycle=old.lifecycle,
@@ -398,16 +411,24 @@ def _placed_as(entry: dict[str, Any]) -> str:
     return str(entry.get("duplicate_of") or entry["id"])
 
 
-def _scope_conflict(record: Record, held: Scope) -> EideticError:
-    """A remember of an id that another scope holds. The holder's scope is named only when the
-    writer's scope may see it: a private record's existence and owner are not revealed."""
-    where = f"{record.scope.name}/{record.scope.visibility}"
-    if Access(record.scope).can_serve(held):
+def _scope_conflict(record: Record, held: Scope, writer: Access | None) -> EideticError:
+    """A remember of an id held in another scope. The holder's scope is named only when the
+    writer may see it: a session (MCP, the viewer) sees what its scope sees; a writer with no
+    session (the CLI, the API) writes as the record's scope name, which sees its own private
+    records, so moving one's own private record to public names it. Otherwise the answer is
+    that the id is taken outside the writer's own scope: it reveals that the id exists, not
+    what holds it or what it holds."""
+    sees = writer or Access(Scope(record.scope.name, "private"))
+    if sees.can_serve(held):
+        where = f"{record.scope.name}/{record.scope.visibility}"
         return user_error(
             f"record {record.id!r} exists in scope {held.name}/{held.visibility}; remember cannot move it to {where}",
             "use a new id for the new scope",
         )
-    return user_error(f"the id {record.id!r} is taken by a record outside scope {where}", "choose another id")
+    own = writer.scope if writer is not None else record.scope
+    return user_error(
+        f"the id {record.id!r} is taken by a record outside scope {own.name}/{own.visibility}", "choose another id"
+    )
 
 
 def _persist(final: Final, existing: Located) -> set[str]:

@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 from ..mcp_server import Session, build_server
 from . import pages
 from .browse_pages import gather
-from .guard import Guard
+from .guard import Guard, given_token, is_loopback
 from .overview_report import Reports
 from .respond import ERRORS
 from .templating import templates
@@ -27,7 +27,11 @@ MCP_PATH = "/mcp"
 
 def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> Starlette:
     """The app for one session scope. ``host`` and ``port`` are where it listens (the Host
-    check needs them); ``token`` is required beyond loopback (``eidetic serve`` makes one)."""
+    check needs them); ``token`` is required beyond loopback (``eidetic serve`` makes one), and
+    one of only spaces is none."""
+    token = given_token(token)
+    if token is None and not is_loopback(host):
+        raise ValueError(f"a server on {host} needs a token (one of only spaces is none)")
     mcp = build_server(session)
     # The SDK checks Host and Origin on loopback itself; with a token the Guard's token check
     # stands in (and a reverse proxy in front may pass its own host name on).

@@ -104,7 +104,7 @@ async def edit_save(request: Request) -> Response:
     except EideticError as exc:  # re-shown with the text as typed
         record = await session.call(lambda: visible(session, rid))
         status = 409 if isinstance(exc, Changed) else 400
-        return render(request, "edit.html", status, r=record, text=text, original=original, error=exc)
+        return render(request, "edit.html", status, r=record, text=text, original=original, error=_spelled(exc))
     request.app.state.reports.changed()
     return moved(record_url(rid))
 
@@ -141,6 +141,18 @@ async def supersede_save(request: Request) -> Response:
         raise
     except EideticError as exc:
         record = await session.call(lambda: visible(session, rid))
-        return render(request, "supersede.html", 400, r=record, text=text, name=name, new_id=new_id, error=exc)
+        return render(
+            request, "supersede.html", 400, r=record, text=text, name=name, new_id=new_id, error=_spelled(exc)
+        )
     request.app.state.reports.changed()
     return moved(record_url(new))
+
+
+def _spelled(error: EideticError) -> EideticError:
+    """An error as the viewer shows it: a switch the viewer does not offer (``allow_secrets``, for
+    a public record holding a credential) is named as the command line's flag."""
+    from ..query import flag_of
+
+    if error.override is None:
+        return error
+    return error.spelled(flag_of, lambda option, value: f"the command line's {flag_of(option)}")

@@ -1,0 +1,237 @@
+"""Credentials in what a record would carry, found by the detect-secrets package's plugins, and the
+rule for them: capture leaves such a statement out, remember refuses it in a public record (shared:
+committed with a repository, read by every scope and every user of a team server) unless the caller
+allows it, and keeps it in a private record with a warning (docs/reliability.md, "Credentials never
+land in memory unnoticed"). Nothing here ever repeats the credential itself: only its kind.
+
+Which plugins, and why (tests/test_credentials.py holds both lists):
+
+- every plugin that knows a credential by its own shape: cloud and service keys and tokens (AWS,
+  Azure, GitHub, GitLab, Slack, Stripe, OpenAI, npm, PyPI, SendGrid, Twilio, ...), a PEM private key
+  block, a JSON web token, a URL with a password (a connection string);
+- the keyword plugin's assignment forms of its own grammar (``password = x``, ``api_key: x``) and one
+  form for prose made from the same parts (``the password is x``). In the colon and "is" forms the
+  value must look like a password rather than a word (six characters or more, with a digit, a
+  symbol or an inner capital): "the password is required" and "Note: password: see the vault" are
+  prose;
+- not the two high-entropy plugins: a record's content hash, a git SHA, a UUID or a base64 id is a
+  high-entropy string, so they flag ordinary records; not the public-IP plugin: an address is not a
+  credential; not the IBM Cloud IAM, IBM COS HMAC, Cloudant and SoftLayer plugins: each is a service
+  name then a key, which the keyword forms already catch (``ibm_cloud_iam_api_key = ...``), and
+  their patterns cost 45 of the 60 microseconds a 120-character line took (every record of a bulk
+  remember is checked). detect-secrets' own false-positive filters (templates like
+  ``${PASSWORD}``, sequences, UUIDs, id fields, indirect references) then judge every value, as its
+  scanner does.
+
+detect-secrets (it brings ``requests``) costs 0.15-0.25 s to import, so it is imported when the first
+text is checked, never when a command starts. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from .errors import overridable
+from .records import Record
+
+# detect-secrets' type names -> the words a person reads; the rest are its own names
+_NAMES = {"Secret Keyword": "password", "Basic Auth Credentials": "password in a URL"}
+_LEFT_OUT = {
+    "Base64 High Entropy String",
+    "Hex High Entropy String",
+    "Public IP (ipv4)",
+    "IBM Cloud IAM Key",
+    "IBM COS HMAC Credentials",
+    "Cloudant Credentials",
+    "SoftLayer Credentials",
+}
+# a dotted name (``settings.db_password``, ``os.environ``) names where a secret is, not the secret:
+# detect-secrets' indirect-reference filter knows calls and subscripts only
+_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_WARNED = 5  # records named one by one in a batch's warnings; the rest are counted
+
+
+@dataclass(frozen=True)
+class _Detector:
+    """The plugins' patterns, the keyword grammar, and detect-secrets' filters of a found value."""
+
+    # each plugin's patterns, with a literal every match holds, and whether it is case-blind
+    patterns: tuple[tuple[Any, re.Pattern[str], str, bool], ...]
+    keyword: Any  # the keyword plugin
+    keyword_forms: dict[re.Pattern[str], int]  # form -> the value's group
+    loose_forms: frozenset[re.Pattern[str]]  # forms whose value must look like a password
+    keyword_gate: re.Pattern[str]  # a lowered line without a keyword skips the keyword forms
+    dropped: Callable[[str, str, Any], bool]  # detect-secrets' filters: a value that is no secret
+
+
+@cache
+def _detector() -> _Detector:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.filters import heuristic
+    from detect_secrets.plugins import keyword as kw
+
+    classes: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    plugins = tuple(cls() for kind, cls in classes.items() if kind not in _LEFT_OUT)
+    keyword = next(plugin for plugin in plugins if isinstance(plugin, kw.KeywordDetector))
+    said = re.compile(  # "the password is Hunter2-Zebra!": the keyword plugin's parts, in prose
+        rf"{kw.DENYLIST_REGEX}\s+(?:is|was)\s+({kw.QUOTE}?)({kw.SECRET})(\2)", re.IGNORECASE
+    )
+
+    def dropped(value: str, line: str, plugin: Any) -> bool:
+        shaped = (
+            heuristic.is_templated_secret(value)
+            or heuristic.is_prefixed_with_dollar_sign(value)
+            or heuristic.is_sequential_string(value)
+            or heuristic.is_potential_uuid(value)
+            or heuristic.is_not_alphanumeric_string(value)
+        )
+        if plugin is not keyword:  # a key of its own shape is one wherever it stands in a line
+            return shaped
+        return shaped or heuristic.is_likely_id_string(value, line, plugin) or heuristic.is_indirect_reference(line)
+
+    shaped = tuple(plugin for plugin in plugins if plugin is not keyword)
+    return _Detector(
+        patterns=tuple((plugin, regex, *_literal(regex)) for plugin in shaped for regex in plugin.denylist),
+        keyword=keyword,
+        keyword_forms={kw.FOLLOWED_BY_EQUAL_SIGNS_REGEX: 5, kw.FOLLOWED_BY_COLON_REGEX: 4, said: 3},
+        loose_forms=frozenset({kw.FOLLOWED_BY_COLON_REGEX, said}),
+        # its keywords (lowercase, as its own list says) searched in the lowered text: ten times
+        # quicker than its case-blind pattern with the word's tail (880 -> 80 us for 1,500 characters)
+        keyword_gate=re.compile("|".join(kw.DENYLIST)),
+        dropped=dropped,
+    )
+
+
+def kinds(text: str) -> list[str]:
+    """The kinds of credential ``text`` holds (``AWS Access Key``, ``Private Key``, ``password``,
+    ...), sorted, each once; empty when it holds none."""
+    if not text.strip():
+        return []
+    detector = _detector()
+    # each pattern searches the whole text first, only if the text holds the literal every match
+    # of it holds (most texts hold nothing: a substring test each); a plugin that matches, or a
+    # keyword, is then read line by line as detect-secrets reads lines
+    lowered = text.lower()
+    plugins: list[Any] = []
+    for plugin, regex, literal, folded in detector.patterns:
+        if plugin not in plugins and literal in (lowered if folded else text) and regex.search(text):
+            plugins.append(plugin)
+    keyword = detector.keyword_gate.search(lowered) is not None
+    found: set[str] = set()
+    if plugins or keyword:
+        for line in text.splitlines():
+            found.update(_in_line(detector, plugins, keyword, line))
+    return sorted(found)
+
+
+def _in_line(detector: _Detector, plugins: list[Any], keyword: bool, line: str) -> Iterator[str]:
+    for plugin in plugins:
+        if any(not detector.dropped(value, line, plugin) for value in plugin.analyze_string(line)):
+            yield _NAMES.get(plugin.secret_type, plugin.secret_type)
+    if keyword:
+        yield from _said(detector, line)
+
+
+def _said(detector: _Detector, line: str) -> Iterator[str]:
+    """A password in one of the keyword forms: each form is tried where a keyword starts (every
+    form starts with one), not at every character of a long line."""
+    lowered = line.lower()
+    starts = [found.start() for found in detector.keyword_gate.finditer(lowered)]
+    if len(lowered) != len(line):  # lowering moved the characters (rare letters): search it all
+        starts = starts[:1] and [0]
+    for start in starts:
+        for form, group in detector.keyword_forms.items():
+            match = (form.search if len(lowered) != len(line) else form.match)(line, start)
+            if match is None:
+                continue
+            value = match.group(group)
+            word = value.split()[0].rstrip(".,;:)") if value.split() else ""
+            if _REFERENCE.fullmatch(word) or (form in detector.loose_forms and not _looks_like_password(word)):
+                continue
+            if not detector.dropped(value, line, detector.keyword):
+                yield _NAMES["Secret Keyword"]
+                return
+
+
+def _literal(regex: re.Pattern[str]) -> tuple[str, bool]:
+    """The longest run of literal characters at the top level of ``regex`` (every match holds it;
+    "" when there is none), lowered when the pattern is case-blind, and whether it is. Read from
+    the pattern itself, so a new plugin version needs nothing here."""
+    from importlib import import_module
+
+    parser = import_module("re._parser")  # the stdlib's own parser of patterns (no stubs)
+
+    folded = bool(regex.flags & re.IGNORECASE)
+    best = run = ""
+    for op, value in parser.parse(regex.pattern, regex.flags):
+        run = run + chr(value) if op is parser.LITERAL else ""
+        best = max(best, run, key=len)
+    return (best.lower() if folded else best), folded
+
+
+def _looks_like_password(value: str) -> bool:
+    """A value said in prose that is a password rather than a word: six characters or more, with a
+    digit, a symbol or a capital after the first letter."""
+    return len(value) >= 6 and (any(not ch.isalpha() for ch in value) or any(ch.isupper() for ch in value[1:]))
+
+
+def record_kinds(record: Record) -> list[str]:
+    """The kinds of credential in what a record says: its text, name, description and metadata."""
+    parts = [record.text, record.name or "", record.description or "", *_strings(record.metadata)]
+    return kinds("\n".join(parts))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a metadata value (keys and values, nested)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def described(found: Iterable[str]) -> str:
+    """``["AWS Access Key", "password"]`` -> ``a credential (AWS Access Key, password)``."""
+    return f"a credential ({', '.join(found)})"
+
+
+@dataclass
+class Screen:
+    """The rule over one batch: a public record that holds a credential is refused unless
+    ``allow``; a private one (read by its own scope only) is kept, and the batch warns of it."""
+
+    allow: bool = False
+    kept: list[tuple[str, list[str], str]] = field(default_factory=list)  # (id, kinds, visibility)
+
+    def check(self, record: Record) -> None:
+        """Raises for a public record that holds a credential, unless allowed."""
+        found = record_kinds(record)
+        if not found:
+            return
+        if record.scope.visibility == "public" and not self.allow:
+            raise overridable(
+                f"the record {record.id!r} holds what looks like {described(found)}, and a public record is "
+                "shared: every scope reads it, and in a repository it is committed",
+                "take the secret out (say where it is kept instead), or remember the record private",
+                "allow_secrets",
+            )
+        self.kept.append((record.id, found, record.scope.visibility))
+
+    def warnings(self) -> list[str]:
+        """One line per record kept with a credential (the first few named, the rest counted)."""
+        lines = [
+            f"the record {rid!r} holds what looks like {described(found)}; kept {visibility}"
+            + (", as allowed" if visibility == "public" else ": only its own scope reads it")
+            for rid, found, visibility in self.kept[:_WARNED]
+        ]
+        if len(self.kept) > _WARNED:
+            lines.append(f"{len(self.kept) - _WARNED} more record(s) hold what looks like a credential")
+        return lines
