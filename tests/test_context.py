@@ -176,3 +176,29 @@ def test_unknown_lifecycle_states_are_refused_and_nothing_changes(memory, store)
     with pytest.raises(Exception, match="cannot set lifecycle 'forgotten'"):
         memory.set_lifecycle("t-1", "forgotten")
     assert path.read_bytes() == before
+
+
+def test_a_strict_time_window_reads_past_the_first_candidates(memory):
+    """Keyword recall over a conversation scores the best candidates by their own words with
+    their windows; when too few of them pass (here a strict time window holding only the
+    weakest matches), it reads further until the top k is full or nothing is left."""
+    memory.remember(
+        [
+            turn(
+                f"t-{i}",
+                "alpha " + "filler " * i,
+                created=f"2024-{'03' if i >= 90 else '04'}-{1 + i % 28:02d}T10:00:00Z",
+            )
+            for i in range(100)
+        ]
+    )
+    hits = memory.recall(
+        "alpha in March 2024",
+        mode="keyword",
+        top_k=5,
+        depth=0,
+        record=False,
+        time_words="filter",
+        now="2024-06-01T00:00:00Z",
+    ).items
+    assert len(hits) == 5 and all(int(hit.record.id[2:]) >= 90 for hit in hits)
