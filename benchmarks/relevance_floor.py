@@ -34,11 +34,11 @@ recall's 9 % for chat questions on SciFact is a failure of words alone, not a ra
 Standing out (``relevance.STANDOUT_FLOORS``, approximate mode): each young store's recall also
 keeps the store's reference cosine for the query (``relevance.reference``, read from
 ``--explain``). The slope and the standout floor of approximate mode are chosen together on the
-tuning half's slices: among the pairs that leave unrelated queries empty as often as the rule
-above asks, at each size and both ways, and leave questions about another conversation (asked
-of each conversation slice: unrelated, but in the store's own register) empty as often as the
-slope alone does, the one that keeps the most of the matching queries' recall@10 (then the
-larger floor). ``--young-only`` makes the conversations' and the slices' recalls only and takes the SciFact
+tuning half's slices: among the pairs that leave unrelated queries empty, at each size and each
+way, as often as the large stores of the tuning half do that way (or as that size does with no
+slope, where that is less), and leave questions about another conversation (asked of each
+conversation slice: unrelated, but in the store's own register) empty as often as the slope
+alone does, the one that keeps the most of the matching queries' recall@10. ``--young-only`` makes the conversations' and the slices' recalls only and takes the SciFact
 store's figures from the last full run (``benchmarks/results/``): a store of ``YOUNG`` records or
 more is judged as before.
 """
@@ -411,7 +411,10 @@ def choose_young(runs: list[Run], floors: Floors, large: dict) -> Floors:
                 break  # a larger slope only empties less
             best = replace(floor, young=slope)
         if mode in relevance.STANDOUT_FLOORS:
-            best = _pair(runs, mode, floor, best, need)
+            each_way = {
+                key: min(_empty(floor, group), large[mode][f"empty {key[1]}"][0]) for key, group in groups.items()
+            }
+            best = _pair(runs, mode, floor, best, each_way)
         chosen[mode] = best
     return chosen
 
