@@ -265,6 +265,24 @@ def test_explain_says_how_far_a_hit_stands_out(cli, young):
     assert "cosine_reference" not in hybrid["items"][0]["explain"]  # hybrid's words judge instead
 
 
+def test_standing_out_is_judged_the_same_on_every_backend(cli, backend, monkeypatch):
+    """The reference comes from recall's semantic pool, cut over the union: each backend gives
+    the median of the same cosines, as the model itself computes them."""
+    from eidetic.embed import default_embedder
+    from eidetic.settings import Settings
+
+    monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)
+    names = STORES[20]
+    assert cli("remember", stdin=ndjson(*({"id": name, "text": MEMORIES[name]} for name in names))).code == 0
+    question = "how should I format my replies to the user"
+    items = cli("recall", question, "--mode", "approximate", *AUTO, "--explain").json["items"]
+    assert [item["id"] for item in items][:1] == ["style"], backend
+    model, _ = default_embedder(Settings.load())
+    assert model is not None
+    cosines = model.embed([MEMORIES[name] for name in names]) @ model.embed([question], query=True)[0]
+    assert items[0]["explain"]["cosine_reference"] == pytest.approx(relevance.reference(cosines.tolist()), abs=1e-4)
+
+
 def test_the_reference_is_the_median_of_the_nearest_and_stands_out_only_in_young_stores():
     assert relevance.reference([]) is None
     assert relevance.reference([0.1, 0.5, 0.3]) == pytest.approx(0.3)
