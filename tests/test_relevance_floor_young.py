@@ -98,12 +98,13 @@ PARAPHRASED = {  # question -> its memory, in other words than the memory's (a s
     "what should I order for Frank at lunch": "lunch-order",
 }
 # Where approximate recall still loses an answer: in 200 records, with the notes of FILLER as near
-# as they are, the store's reference rises to 0.09-0.10 and the answer stands out by less than
-# the standout floor: "style" (cosine 0.275) by 0.196, no more than the best of an unrelated
-# question in the same register does ("what is our refund policy", 0.205 in 60 records), and
-# "restore" (0.320, behind "backups" at 0.348) by 0.227. Hybrid keeps "restore" (its words).
+# as they are, the store's reference rises (0.06-0.10) and the answer stands out by less than
+# the standout floor asks: "style" (cosine 0.275) by 0.196, no more than the best of an unrelated
+# question in the same register does ("what is our refund policy", 0.205 in 60 records),
+# "restore" (0.320, behind "backups" at 0.348) by 0.227, "secrets" (0.306) by 0.249, under 0.9 of
+# the floor. Hybrid keeps "restore" (its words).
 MISSES = {(200, "approximate", "how do we restore the database")}
-PARAPHRASE_MISSES = {(200, "how should I format my replies to the user")}
+PARAPHRASE_MISSES = {(200, "how should I format my replies to the user"), (200, "where do secret credentials belong")}
 ALSO = {"how do we restore the database": "backups"}  # another memory that answers it, ranked above it
 UNRELATED = (
     "what is the capital of France",
