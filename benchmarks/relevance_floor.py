@@ -21,7 +21,7 @@ constants there when they differ. Signals are kept in ``--work`` (a rerun with o
 them); ``EIDETIC_CACHE_DIR`` shares the embedding cache (SciFact: ~25 min on one core otherwise).
 The data is read from ``../shared/data`` (non-commercial licences: never copied here).
 
-Young stores (``relevance.YOUNG_SLOPES``): seeded random slices of 5, 20 and 100 records of
+Young stores (``relevance.YOUNG_SLOPES``): seeded random slices of 5, 20, 100 and 200 records of
 each half, a window of consecutive turns of one conversation or a draw of abstracts that holds
 the evidence of a few claims (a quarter of the slice) and random others. Matching queries are
 those whose evidence lies wholly in the slice; unrelated ones a seeded sample of the other
@@ -38,7 +38,10 @@ tuning half's slices: among the pairs that leave unrelated queries empty, at eac
 way, as often as the large stores of the tuning half do that way (or as that size does with no
 slope, where that is less), and leave questions about another conversation (asked of each
 conversation slice: unrelated, but in the store's own register) empty as often as the slope
-alone does, the one that keeps the most of the matching queries' recall@10. ``--young-only`` makes the conversations' and the slices' recalls only and takes the SciFact
+alone does, the one that keeps the most of the matching queries' recall@10. The young table's
+"before" is the young floors as shipped before standing out and the best's share.
+
+``--young-only`` makes the conversations' and the slices' recalls only and takes the SciFact
 store's figures from the last full run (``benchmarks/results/``): a store of ``YOUNG`` records or
 more is judged as before.
 """
@@ -495,16 +498,6 @@ def _recall_arrays(a: dict[str, np.ndarray], kept: np.ndarray, rows: np.ndarray)
 def _holds(groups: dict[tuple, list[Run]], need: dict[tuple, float], floor: relevance.Calibration) -> bool:
     """Whether ``floor`` leaves each group of unrelated queries empty as often as it needs."""
     return all(_empty(floor, group) >= need[key] - 1e-9 for key, group in groups.items())
-
-
-def _recall_on(runs: list[Run], floor: relevance.Calibration) -> float:
-    """Matching queries' mean recall@10 with the floor on, judged by ``floor`` at each store's size."""
-    judged = {run["mode"]: floor for run in runs}
-    found = []
-    for run in runs:
-        relevant = set(run["relevant"])
-        found.append(sum(hit[0] in relevant and k for hit, k in zip(run["hits"], _kept(run, judged))) / len(relevant))
-    return float(np.mean(found)) if found else 0.0
 
 
 def _empty(floor: relevance.Calibration, runs: list[Run]) -> float:
