@@ -21,7 +21,7 @@ constants there when they differ. Signals are kept in ``--work`` (a rerun with o
 them); ``EIDETIC_CACHE_DIR`` shares the embedding cache (SciFact: ~25 min on one core otherwise).
 The data is read from ``../shared/data`` (non-commercial licences: never copied here).
 
-Young stores (``relevance.YOUNG_SLOPES``): seeded random slices of 5, 20 and 100 records of
+Young stores (``relevance.YOUNG_SLOPES``): seeded random slices of 5, 20, 100 and 200 records of
 each half, a window of consecutive turns of one conversation or a draw of abstracts that holds
 the evidence of a few claims (a quarter of the slice) and random others. Matching queries are
 those whose evidence lies wholly in the slice; unrelated ones a seeded sample of the other
@@ -31,6 +31,16 @@ slope is the largest that leaves unrelated queries empty, on the tuning half's s
 size and both ways, at least as often as the large stores of the tuning half do in the
 direction they do best (or as that size does with no slope, where that is less): keyword
 recall's 9 % for chat questions on SciFact is a failure of words alone, not a rate to aim for.
+Standing out (``relevance.STANDOUT_FLOORS``, approximate mode): each young store's recall also
+keeps the store's reference cosine for the query (``relevance.reference``, read from
+``--explain``). The slope and the standout floor of approximate mode are chosen together on the
+tuning half's slices: among the pairs that leave unrelated queries empty, at each size and each
+way, as often as the large stores of the tuning half do that way (or as that size does with no
+slope, where that is less), and leave questions about another conversation (asked of each
+conversation slice: unrelated, but in the store's own register) empty as often as the slope
+alone does, the one that keeps the most of the matching queries' recall@10. The young table's
+"before" is the young floors as shipped before standing out and the best's share.
+
 ``--young-only`` makes the conversations' and the slices' recalls only and takes the SciFact
 store's figures from the last full run (``benchmarks/results/``): a store of ``YOUNG`` records or
 more is judged as before.
@@ -70,17 +80,19 @@ BUDGET = 0.01  # largest recall@10 drop allowed while tuning: half the 0.02 the 
 COSINES = [round(float(c), 3) for c in np.arange(0.20, 0.601, 0.01)]
 KEYWORDS = [round(float(k), 3) for k in np.arange(0.10, 4.001, 0.05)]
 SHARES = [round(float(share), 2) for share in np.arange(0.5, 1.001, 0.05)]  # of the line, for each hit
-SIZES = (5, 20, 100)  # young stores: records in a slice
+SIZES = (5, 20, 100, 200)  # young stores: records in a slice
 SLICES = 8  # slices of each size, per dataset and half
 UNRELATED_PER_SLICE = 40  # the other dataset's queries asked of each slice
 SLOPES = [round(float(slope), 4) for slope in np.arange(0.0, 0.1001, 0.0025)]
+STANDOUTS = [round(float(g), 3) for g in np.arange(0.60, 0.149, -0.01)]  # highest first: approximate's, with its slope
 SEED = 30
 
-Run = dict  # {"kind", "half", "key", "cluster", "mode", "relevant", "hits": [[id, cosine, words]]}
+Run = dict  # {"kind", "half", "key", "cluster", "mode", "relevant", "hits": [[id, cosine, words]], "reference"}
 
 
-def evidence(memory, text: str, mode: str) -> list[list]:
-    """The top k's (id, raw cosine, BM25 over the query's idf mass): every hit, floor at 0."""
+def evidence(memory, text: str, mode: str) -> tuple[list[list], float | None]:
+    """The top k's (id, raw cosine, BM25 over the query's idf mass): every hit, floor at 0; and
+    the store's reference cosine for the query where a young store judges standing out."""
     result = memory.recall(text, mode=mode, top_k=K, relevance_floor=0, explain=True, depth=0, record=False)
     rows = []
     for hit in result.items:
@@ -88,7 +100,7 @@ def evidence(memory, text: str, mode: str) -> list[list]:
         bm25 = e["raw_score"] if e["engine"] == "keyword" else e.get("bm25")
         words = bm25 / e["query_idf"] if bm25 and e["query_idf"] else 0.0
         rows.append([hit.record.id, e.get("cosine"), words])
-    return rows
+    return rows, result.items[0].explain.get("cosine_reference") if result.items else None
 
 
 def collect(data: Path, work: Path, scifact_store: bool = True) -> tuple[list[Run], int]:
@@ -149,10 +161,10 @@ def _store_runs(
         memory.remember(records())
         for kind, key, text, relevant in queries:
             for mode in MODES:
-                hits = evidence(memory, text, mode)
+                hits, reference = evidence(memory, text, mode)
                 runs.append(
                     {"kind": kind, "half": half, "key": key, "cluster": text, "mode": mode, "relevant": relevant}
-                    | {"hits": hits}
+                    | {"hits": hits, "reference": reference}
                 )
     seconds = round(time.perf_counter() - started)
     saved.write_text(json.dumps({"seconds": seconds, "runs": runs}))
@@ -187,6 +199,11 @@ def collect_young(data: Path, work: Path) -> tuple[list[Run], int]:
                     ("scifact-on-locomo", c["_id"], c["text"], []) for c in rng.sample(claims, UNRELATED_PER_SLICE)
                 ]
                 label = f"young-locomo-{half}-{size}-{i}"
+                elsewhere = [q for q in chat if q["sample_id"] != conv]  # its own draw: the slices stay as they were
+                asked += [
+                    (ELSEWHERE, q["qid"], q["question"], [])
+                    for q in random.Random(f"{SEED}-{label}").sample(elsewhere, UNRELATED_PER_SLICE)
+                ]
                 made.append(_young(work, label, window, asked, half))
                 slice_ids = _abstracts(rng, cited, list(records), size)
                 asked = [("scifact", c["_id"], c["text"], docs) for c, docs in cited if set(docs) <= slice_ids]
@@ -220,13 +237,19 @@ def _young(work: Path, label: str, records: list[dict], asked: list, half: str) 
 Floors = dict[str, relevance.Calibration]  # mode -> its floors
 
 
-def _kept(run: Run, floors: Floors) -> list[bool]:
-    """Which of a run's hits the floor keeps, judged as a recall judges them."""
+def _kept(run: Run, floors: Floors, previous: bool = False) -> list[bool]:
+    """Which of a run's hits the floor keeps, judged as a recall judges them (``previous``: as
+    it did before a young store judged the other hits by the best's share too)."""
     calibration, semantic = floors[run["mode"]], run["mode"] != "keyword"
     if "records" in run:  # its floors as a store of its size draws them (young: lower)
         calibration = calibration.at(run["records"])
-    values = [relevance.relevance(cosine, words, 1.0, calibration, semantic) for _, cosine, words in run["hits"]]
-    return relevance.kept(values, relevance.AUTO, calibration.share)
+    if previous:
+        calibration = replace(calibration, of_best=None)
+    reference = run.get("reference")
+    values = [
+        relevance.relevance(cosine, words, 1.0, calibration, semantic, reference) for _, cosine, words in run["hits"]
+    ]
+    return relevance.kept(values, relevance.AUTO, calibration.share, calibration.of_best)
 
 
 def mean_se(values: list[float], clusters: list[str] | None = None) -> tuple[float, float]:
@@ -245,22 +268,22 @@ def mean_se(values: list[float], clusters: list[str] | None = None) -> tuple[flo
     return average, spread / math.sqrt(n)
 
 
-def figures(runs: list[Run], half: str, floors: Floors) -> dict:
+def figures(runs: list[Run], half: str, floors: Floors, previous: bool = False) -> dict:
     """Per mode: how often unrelated queries come back empty (both ways), recall@10 with the
     floor off and on, and how many of the top 10 a matching query keeps."""
     out: dict = {}
     for mode in MODES:
         mine = [r for r in runs if r["half"] == half and r["mode"] == mode]
         row: dict = {}
-        for kind in ("scifact-on-locomo", "locomo-on-scifact"):
+        for kind in (*UNRELATED, ELSEWHERE):
             unrelated = [r for r in mine if r["kind"] == kind]
-            empty = [float(not any(_kept(r, floors))) for r in unrelated]
+            empty = [float(not any(_kept(r, floors, previous))) for r in unrelated]
             row[f"empty {kind}"] = mean_se(empty, [r["cluster"] for r in unrelated]) + (len(unrelated),)
         for kind in ("locomo", "scifact"):
             matching = [r for r in mine if r["kind"] == kind]
             off, on, kept, lost = [], [], [], []
             for r in matching:
-                flags, relevant = _kept(r, floors), set(r["relevant"])
+                flags, relevant = _kept(r, floors, previous), set(r["relevant"])
                 found = [hit[0] in relevant for hit in r["hits"]]
                 off.append(sum(found) / len(relevant))
                 on.append(sum(f and k for f, k in zip(found, flags)) / len(relevant))
@@ -332,6 +355,7 @@ def _drop(arrays: tuple[np.ndarray, ...], cleared: np.ndarray) -> float:
 
 
 UNRELATED = ("scifact-on-locomo", "locomo-on-scifact")
+ELSEWHERE = "locomo-elsewhere"  # young conversation slices: questions about another conversation
 KINDS = ("locomo", "scifact") + UNRELATED
 
 
@@ -374,29 +398,118 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def choose_young(runs: list[Run], floors: Floors, large: dict) -> dict[str, float]:
-    """Each mode's young-store slope under the rule (module docstring), on the tuning half's
-    slices, with ``floors`` as the large stores judge and ``large`` their tuning-half figures."""
-    slopes = {}
+def choose_young(runs: list[Run], floors: Floors, large: dict) -> Floors:
+    """Each mode's young-store floors under the rule (module docstring), on the tuning half's
+    slices, with ``floors`` as the large stores judge (no slope, no standing out) and ``large``
+    their tuning-half figures: the slope, and for a mode with a standout floor, the pair."""
+    chosen = {}
     for mode in MODES:
         groups: dict[tuple, list[Run]] = defaultdict(list)
         for r in runs:
             if r["half"] == "tuning" and r["mode"] == mode and r["kind"] in UNRELATED and "slice" in r:
                 groups[(r["slice"], r["kind"])].append(r)
         floor, bar = floors[mode], max(large[mode][f"empty {kind}"][0] for kind in UNRELATED)
-        need = {key: min(_empty(floor, 0.0, group), bar) for key, group in groups.items()}
-        slopes[mode] = 0.0
+        need = {key: min(_empty(floor, group), bar) for key, group in groups.items()}
+        holds = partial(_holds, groups, need)
+        best = floor
         for slope in SLOPES:
-            if any(_empty(floor, slope, group) < need[key] - 1e-9 for key, group in groups.items()):
+            if not holds(replace(floor, young=slope)):
                 break  # a larger slope only empties less
-            slopes[mode] = slope
-    return slopes
+            best = replace(floor, young=slope)
+        if mode in relevance.STANDOUT_FLOORS:
+            each_way = {
+                key: min(_empty(floor, group), large[mode][f"empty {key[1]}"][0]) for key, group in groups.items()
+            }
+            best = _pair(runs, mode, floor, best, each_way)
+        chosen[mode] = best
+    return chosen
 
 
-def _empty(floor: relevance.Calibration, slope: float, runs: list[Run]) -> float:
-    """How often unrelated queries of one mode come back empty with this young-store slope."""
-    judged = {run["mode"]: replace(floor, young=slope) for run in runs}
+def _pair(
+    runs: list[Run], mode: str, floor: relevance.Calibration, alone: relevance.Calibration, need: dict
+) -> relevance.Calibration:
+    """The slope and standout floor of ``mode`` (module docstring), from the slope chosen
+    ``alone``: judged on arrays as ``relevance`` judges a young store (``_judged``), since the
+    grid is large; ``figures`` then judges what ships with the module itself."""
+    tuning = [r for r in runs if r["half"] == "tuning" and r["mode"] == mode]
+    arrays = _young_arrays(tuning)
+    kinds = np.array([r["kind"] for r in tuning])
+    sizes = np.array([r["slice"] for r in tuning])
+    groups = {key: (sizes == key[0]) & (kinds == key[1]) for key in need}
+    nearby = {size: (sizes == size) & (kinds == ELSEWHERE) for size in SIZES}
+    matching = np.isin(kinds, KINDS[:2])
+
+    def empty(kept: np.ndarray, rows: np.ndarray) -> float:
+        return float(np.mean(~kept[rows].any(axis=1))) if rows.any() else 1.0
+
+    before = _judged(arrays, alone)
+    in_register = {size: empty(before, rows) for size, rows in nearby.items()}  # no more let through
+    best, best_score = alone, _recall_arrays(arrays, before, matching)
+    for slope in SLOPES:
+        for standout in STANDOUTS:
+            candidate = replace(floor, young=slope, standout=standout)
+            kept = _judged(arrays, candidate)
+            if any(empty(kept, rows) < need[key] - 1e-9 for key, rows in groups.items()) or any(
+                empty(kept, rows) < in_register[size] - 1e-9 for size, rows in nearby.items()
+            ):
+                break  # a lower floor only empties less
+            score = _recall_arrays(arrays, kept, matching)
+            if score > best_score + 1e-12:
+                best, best_score = candidate, score
+    return best
+
+
+def _young_arrays(runs: list[Run]) -> dict[str, np.ndarray]:
+    """Young runs of one semantic mode as arrays: cosines (NaN: no hit), reference, records, and
+    which hits are relevant."""
+    cos = np.full((len(runs), K), np.nan)
+    relevant = np.zeros((len(runs), K), dtype=bool)
+    for i, r in enumerate(runs):
+        for j, (rid, cosine, _) in enumerate(r["hits"]):
+            cos[i, j] = np.nan if cosine is None else cosine
+            relevant[i, j] = rid in set(r["relevant"])
+    reference = np.array([np.nan if r.get("reference") is None else r["reference"] for r in runs])
+    counts = np.array([max(1, len(r["relevant"])) for r in runs], dtype=float)
+    records = np.array([r["records"] for r in runs], dtype=float)
+    return {"cos": cos, "reference": reference, "records": records, "relevant": relevant, "counts": counts}
+
+
+def _judged(a: dict[str, np.ndarray], floor: relevance.Calibration) -> np.ndarray:
+    """Which hits ``floor`` keeps, as ``relevance.relevance`` and ``kept`` judge cosines alone."""
+    young = a["records"] < relevance.YOUNG
+    scale = np.where(young, 1.0 - floor.young * np.log(relevance.YOUNG / np.maximum(a["records"], 1.0)), 1.0)
+    present = ~np.isnan(a["cos"])
+    cos = np.nan_to_num(a["cos"], nan=0.0)
+    value = cos / (floor.semantic * scale)[:, None]
+    if floor.standout is not None:
+        stands = young & ~np.isnan(a["reference"])
+        out = (cos - np.nan_to_num(a["reference"], nan=0.0)[:, None]) / floor.standout
+        value = np.where(stands[:, None], np.maximum(value, out), value)
+    value = np.where(present, value, -np.inf)
+    best = value.max(axis=1)
+    each = np.where(young, np.minimum(floor.share / scale, floor.share * best), floor.share)
+    return (best >= relevance.AUTO)[:, None] & present & ((value >= each[:, None]) | (value == best[:, None]))
+
+
+def _recall_arrays(a: dict[str, np.ndarray], kept: np.ndarray, rows: np.ndarray) -> float:
+    return float(np.mean(((a["relevant"] & kept).sum(axis=1) / a["counts"])[rows])) if rows.any() else 0.0
+
+
+def _holds(groups: dict[tuple, list[Run]], need: dict[tuple, float], floor: relevance.Calibration) -> bool:
+    """Whether ``floor`` leaves each group of unrelated queries empty as often as it needs."""
+    return all(_empty(floor, group) >= need[key] - 1e-9 for key, group in groups.items())
+
+
+def _empty(floor: relevance.Calibration, runs: list[Run]) -> float:
+    """How often unrelated queries of one mode come back empty, judged by ``floor``."""
+    judged = {run["mode"]: floor for run in runs}
     return float(np.mean([not any(_kept(run, judged)) for run in runs])) if runs else 1.0
+
+
+def young_constants(floors: Floors) -> str:
+    """Young stores' floors as ``ranking/relevance.py`` spells them."""
+    standouts = {mode: f.standout for mode, f in floors.items() if f.standout is not None}
+    return f"YOUNG_SLOPES = { {mode: f.young for mode, f in floors.items()} }; STANDOUT_FLOORS = {standouts}"
 
 
 def young_table(result: dict) -> str:
@@ -404,13 +517,15 @@ def young_table(result: dict) -> str:
         f"{result['date']}, {result['machine']}; embedder {result['embedder']}; the young stores' recalls took "
         f"{result['young_seconds']} s; `python benchmarks/relevance_floor.py --young-only --work /tmp/floor`.",
         "",
-        f"Chosen on the tuning half's slices: `YOUNG_SLOPES = {result['young_chosen']}`. Shipped: "
-        f"`YOUNG_SLOPES = {result['young_shipped']}` (before: every slope 0, the large stores' floors at every size).",
+        f"Chosen on the tuning half's slices: `{result['young_chosen']}`. Shipped: `{result['young_shipped']}` "
+        "(before: the same slopes, no standing out, and each hit but the best judged by its share of the large "
+        "stores' line only; 350 records and more are judged as before).",
         "",
         "| half | records | mode | empty: SciFact claims on LoCoMo, before -> after | empty: LoCoMo questions on "
-        "SciFact, before -> after | LoCoMo R@10 floor off: on before -> after | SciFact R@10 floor off: on before -> after "
+        "SciFact, before -> after | empty: questions about another conversation, before -> after "
+        "| LoCoMo R@10 floor off: on before -> after | SciFact R@10 floor off: on before -> after "
         "| matching left empty: LoCoMo, before -> after | matching left empty: SciFact, before -> after |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for half in HALVES:
         for size in [*map(str, SIZES), "conversations"]:
@@ -419,7 +534,9 @@ def young_table(result: dict) -> str:
                 b, a = before[mode], after[mode]
                 cells = [
                     f"{100 * b[f'empty {kind}'][0]:.1f} % -> {100 * a[f'empty {kind}'][0]:.1f} % (n {a[f'empty {kind}'][2]})"
-                    for kind in UNRELATED
+                    if a.get(f"empty {kind}", (0, 0, 0))[2]
+                    else "-"
+                    for kind in (*UNRELATED, ELSEWHERE)
                 ]
                 for kind in ("locomo", "scifact"):
                     cells.append(
@@ -457,23 +574,24 @@ def main() -> None:
     else:
         result, large_runs = large(args.data, work, embedder.name, shipped, started)
         shipped = {mode: replace(floor, young=shipped[mode].young) for mode, floor in result.pop("floors").items()}
-    before = {mode: replace(floor, young=0.0) for mode, floor in shipped.items()}
-    large_before = {half: _merged(result[half], figures(large_runs, half, before)) for half in HALVES}
+    plain = {mode: replace(floor, young=0.0, standout=None) for mode, floor in shipped.items()}  # large stores'
+    before = {mode: replace(floor, standout=None) for mode, floor in shipped.items()}  # slopes alone
+    large_before = {half: _merged(result[half], figures(large_runs, half, plain)) for half in HALVES}
     for half in HALVES:
         result[half] = _merged(result[half], figures(large_runs, half, shipped))
     young_started = time.perf_counter()
     young_runs, young_seconds = collect_young(args.data, work)
-    young_chosen = choose_young(young_runs, before, large_before["tuning"])
+    young_chosen = young_constants(choose_young(young_runs, plain, large_before["tuning"]))
     result |= {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
         "young_chosen": young_chosen,
-        "young_shipped": {mode: floor.young for mode, floor in shipped.items()},
+        "young_shipped": young_constants(shipped),
         "young_seconds": young_seconds or round(time.perf_counter() - young_started),
         "young": {
             half: {
                 str(size): {
-                    "before": figures([r for r in young_runs if r["slice"] == size], half, before),
+                    "before": figures([r for r in young_runs if r["slice"] == size], half, before, previous=True),
                     "after": figures([r for r in young_runs if r["slice"] == size], half, shipped),
                 }
                 for size in SIZES
@@ -482,11 +600,12 @@ def main() -> None:
             for half in HALVES
         },
     }
-    print("young stores, chosen on the tuning half: YOUNG_SLOPES =", young_chosen)
+    print("young stores, chosen on the tuning half:", young_chosen)
     saved.parent.mkdir(exist_ok=True)
     saved.write_text(json.dumps(result, indent=2) + "\n")
-    print(table(result))
-    update_doc("relevance-floor", table(result))
+    if not args.young_only:  # the large stores' table is a full run's: its SciFact recalls are not re-made here
+        print(table(result))
+        update_doc("relevance-floor", table(result))
     print(young_table(result))
     update_doc("relevance-floor-young", young_table(result))
 

@@ -1,6 +1,7 @@
-"""The relevance floor on young stores (3 to 60 records): the obvious answer stays, an
+"""The relevance floor on young stores (3 to 200 records): the obvious answer stays, an
 unrelated question still comes back empty, in every mode the floor judges. Real model, a store
-of realistic agent memories written here (runbooks, decisions, preferences, people)."""
+of realistic agent memories written here (runbooks, decisions, preferences, people), padded to
+200 with notes of one team's services (``FILLER``)."""
 
 from __future__ import annotations
 
@@ -85,6 +86,26 @@ OBVIOUS = {  # question -> the memory that answers it (each shares a word with i
     "how do I run the database migrations": "migrations",
     "what does the free plan include": "pricing",
 }
+PARAPHRASED = {  # question -> its memory, in other words than the memory's (a semantic mode's case)
+    "how should I format my replies to the user": "style",
+    "where do secret credentials belong": "secrets",
+    "which day is safest for shipping to production": "deploy",
+    "how to undo a broken rollout": "rollback",
+    "what happens to a customer's data after they leave": "retention",
+    "can I push to main without a review": "reviews",
+    "how are the passwords stored": "passwords",
+    "who takes over Bob's work while he is away": "vacation",
+    "what should I order for Frank at lunch": "lunch-order",
+}
+# Where approximate recall still loses an answer: in 200 records, with the notes of FILLER as near
+# as they are, the store's reference rises (0.06-0.10) and the answer stands out by less than
+# the standout floor asks: "style" (cosine 0.275) by 0.196, no more than the best of an unrelated
+# question in the same register does ("what is our refund policy", 0.205 in 60 records),
+# "restore" (0.320, behind "backups" at 0.348) by 0.227, "secrets" (0.306) by 0.249, under 0.9 of
+# the floor. Hybrid keeps "restore" (its words).
+MISSES = {(200, "approximate", "how do we restore the database")}
+PARAPHRASE_MISSES = {(200, "how should I format my replies to the user"), (200, "where do secret credentials belong")}
+ALSO = {"how do we restore the database": "backups"}  # another memory that answers it, ranked above it
 UNRELATED = (
     "what is the capital of France",
     "recipe for banana bread",
@@ -95,17 +116,34 @@ UNRELATED = (
     "what is our refund policy",  # the same register as the store's, answered by none of it
     "how do we configure the load balancer",
 )
-STORES = {  # young stores of 3, 5 (the issue's), 20 and 60 records
+PEOPLE = ("Hana", "Ivan", "Jonas", "Kemal", "Lena", "Mira", "Noor", "Omar", "Priya", "Quinn")
+PARTS = ("billing", "search", "checkout", "invoice", "login", "upload", "export", "report", "notification", "audit")
+PARTS += ("import", "profile", "webhook", "scheduler")
+NOTES = (
+    "{p} owns the {c} service and answers questions about it",
+    "The {c} dashboard shows errors per minute over the last day",
+    "Ticket ENG-{n}: the {c} job times out when the queue is long",
+    "{p} wrote the design document for the {c} rewrite",
+    "The {c} feature was demoed to customers by {p} last quarter",
+    "Known issue: the {c} page is slow on mobile; {p} is looking into it",
+    "{p} asked for the {c} tests to be split into smaller files",
+    "The {c} endpoint returns paginated results of fifty items",
+    "Customers asked for a CSV option in {c}; {p} logged it as ENG-{n}",
+    "Refactor the {c} module before adding new options, says {p}",
+)
+FILLER = {  # 140 notes in the store's own register: they raise what an answer must stand out from
+    f"note-{i}": NOTES[i % 10].format(p=PEOPLE[3 * i % 10], c=PARTS[(5 * i + i // 10) % 14], n=400 + 7 * i)
+    for i in range(140)
+}
+STORES = {  # young stores of 3, 5 (the issue's), 20, 60 and 200 records
     3: ("restore", "tabs", "coffee"),
     5: ("restore", "deploy", "rollback", "oncall", "postgres"),
     20: tuple(MEMORIES)[:20],
     60: tuple(MEMORIES),
+    200: tuple(MEMORIES) + tuple(FILLER),
 }
-# Where the floor still loses the obvious answer: from about 40 records, the issue's case (cosine
-# 0.32) is under approximate's line, and at 60 its best hit is the nightly-backups memory.
-# Hybrid keeps it (its words carry it); the data allows no lower line (docs/benchmarks.md).
-MISSES = {(60, "approximate", "how do we restore the database")}
 MODES = ("keyword", "approximate", "hybrid")
+SEMANTIC = ("approximate", "hybrid")
 AUTO = ("--relevance-floor", "auto", "--no-record", "--depth", "0", "--json")
 
 
@@ -115,7 +153,8 @@ def young(cli, store, monkeypatch):
     monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)
 
     def remember(*names: str) -> None:
-        run = cli("remember", stdin=ndjson(*({"id": name, "text": MEMORIES[name]} for name in names)))
+        texts = MEMORIES | FILLER
+        run = cli("remember", stdin=ndjson(*({"id": name, "text": texts[name]} for name in names)))
         assert run.code == 0, run.err
 
     return remember
@@ -128,11 +167,11 @@ def test_a_young_store_keeps_the_obvious_answer_and_drops_the_unrelated(cli, you
     assert asked
     for mode in MODES:
         for question, answer in asked.items():
-            run = cli("recall", question, "--mode", mode, *AUTO)
+            found = ids(cli("recall", question, "--mode", mode, *AUTO))
             if (size, mode, question) in MISSES:
-                assert answer not in ids(run), "the floor keeps it now: drop it from MISSES"
+                assert answer not in found, "the floor keeps it now: drop it from MISSES"
                 continue
-            assert ids(run)[:1] == [answer], (size, mode, question, run.json.get("below_floor"))
+            assert answer in found[:2] and found[0] in (answer, ALSO.get(question)), (size, mode, question, found)
         for question in UNRELATED:
             run = cli("recall", question, "--mode", mode, *AUTO)
             assert ids(run) == [], (size, mode, question)
@@ -162,6 +201,105 @@ def test_young_floors_are_lower_the_younger_the_store_and_equal_from_young_up():
         relevance.KEYWORD_FLOORS["keyword"] * relevance.young_scale(relevance.YOUNG_SLOPES["keyword"], 5)
     )
     assert relevance.young_scale(0.05, 0) == relevance.young_scale(0.05, 1)  # an empty store: as one record
+
+
+@pytest.mark.parametrize("size", [20, 60, 200])
+def test_approximate_recall_keeps_a_paraphrased_answer_that_stands_out(cli, young, size):
+    """Questions in other words than their memory's meet it at a cosine of 0.27 to 0.47, under
+    the line of a store of 60 or 200 records: they stay because they stand out from the store's
+    other records, which an unrelated question's best hit does not."""
+    young(*STORES[size])
+    asked = {question: answer for question, answer in PARAPHRASED.items() if answer in STORES[size]}
+    assert len(asked) >= 3
+    for question, answer in asked.items():
+        found = ids(cli("recall", question, "--mode", "approximate", *AUTO))
+        if (size, question) in PARAPHRASE_MISSES:
+            assert answer not in found, "the floor keeps it now: drop it from PARAPHRASE_MISSES"
+            continue
+        assert answer in found[:2], (size, question, found)
+
+
+def test_an_answer_that_is_not_the_best_hit_is_kept_in_a_young_store(cli, young):
+    """Two records answer: the second (the issue's case, cosine 0.32) is under the large stores'
+    line for each hit (0.9 x 0.38), but the best itself lies under that line, let through by the
+    young store's, so each hit needs only 0.9 of the best's relevance (or to stand out)."""
+    young("backups", "restore", "coffee")
+    for size in (3, 60):
+        if size == 60:
+            young(*(name for name in STORES[60] if name not in ("backups", "restore", "coffee")))
+        run = cli("recall", "how do we restore the database", "--mode", "approximate", *AUTO, "--explain")
+        found = {item["id"]: item for item in run.json["items"]}
+        assert list(found)[:2] == ["backups", "restore"], (size, list(found))
+        second = found["restore"]
+        assert second["explain"]["cosine"] < relevance.HIT_SHARES["approximate"] * 0.38  # the old per-hit line
+        judged, best = second["explain"], found["backups"]["relevance"]
+        assert second["relevance"] >= min(judged["hit_share"], judged["best_share"] * best)
+        assert size == 60 or second["relevance"] < judged["hit_share"]  # three records: kept for the best's sake
+        assert "coffee" not in found
+
+
+def test_explain_says_how_far_a_hit_stands_out(cli, young):
+    """``--explain`` gives the store's reference cosine for the query and the standout floor, and
+    the relevance is the larger of the two kinds of evidence."""
+    young(*STORES[20])
+    hit = cli("recall", "how should I format my replies to the user", "--mode", "approximate", *AUTO, "--explain").json
+    judged = hit["items"][0]["explain"]
+    assert hit["items"][0]["id"] == "style"
+    assert judged["standout_floor"] == pytest.approx(relevance.STANDOUT_FLOORS["approximate"])
+    assert -1.0 < judged["cosine_reference"] < judged["cosine"]
+    stands_out = (judged["cosine"] - judged["cosine_reference"]) / judged["standout_floor"]
+    assert hit["items"][0]["relevance"] == pytest.approx(max(judged["cosine"] / judged["cosine_floor"], stands_out))
+    assert hit["items"][0]["relevance"] >= 1.0 > judged["cosine"] / judged["cosine_floor"]  # kept by standing out
+    text = cli(
+        "recall",
+        "how should I format my replies to the user",
+        "--mode",
+        "approximate",
+        "--relevance-floor",
+        "auto",
+        "--no-record",
+        "--explain",
+    ).out
+    assert f"the store's reference {judged['cosine_reference']:.4f}) / {judged['standout_floor']:g}" in text
+    floor_at_0 = ("--relevance-floor", "0", "--no-record", "--depth", "0", "--json", "--explain")
+    hybrid = cli("recall", "how should I format my replies to the user", "--mode", "hybrid", *floor_at_0).json
+    assert "cosine_reference" not in hybrid["items"][0]["explain"]  # hybrid's words judge instead
+
+
+def test_standing_out_is_judged_the_same_on_every_backend(cli, backend, monkeypatch):
+    """The reference comes from recall's semantic pool, cut over the union: each backend gives
+    the median of the same cosines, as the model itself computes them."""
+    from eidetic.embed import default_embedder
+    from eidetic.settings import Settings
+
+    monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)
+    names = STORES[20]
+    assert cli("remember", stdin=ndjson(*({"id": name, "text": MEMORIES[name]} for name in names))).code == 0
+    question = "how should I format my replies to the user"
+    items = cli("recall", question, "--mode", "approximate", *AUTO, "--explain").json["items"]
+    assert [item["id"] for item in items][:1] == ["style"], backend
+    model, _ = default_embedder(Settings.load())
+    assert model is not None
+    cosines = model.embed([MEMORIES[name] for name in names]) @ model.embed([question], query=True)[0]
+    assert items[0]["explain"]["cosine_reference"] == pytest.approx(relevance.reference(cosines.tolist()), abs=1e-4)
+
+
+def test_the_reference_is_the_median_of_the_nearest_and_stands_out_only_in_young_stores():
+    assert relevance.reference([]) is None
+    assert relevance.reference([0.1, 0.5, 0.3]) == pytest.approx(0.3)
+    assert relevance.reference([0.4, 0.1, 0.2, 0.3]) == pytest.approx(0.25)
+    nearest = [i / 1000 for i in range(1000)]  # past REFERENCE_POOL: the median of the nearest, above the store's
+    assert relevance.reference(nearest) == pytest.approx((0.950 + 0.949) / 2)  # of the 100 nearest
+    assert relevance.reference(nearest) > sorted(nearest)[len(nearest) // 2]
+    approximate = relevance.Calibration.of("approximate", "sentence-transformers/all-MiniLM-L6-v2")
+    assert approximate.at(relevance.YOUNG - 1).standout is not None and approximate.at(relevance.YOUNG).standout is None
+    assert relevance.relevance(0.3, None, 0.0, approximate.at(relevance.YOUNG), True, 0.0) == pytest.approx(0.3 / 0.38)
+    young = approximate.at(20)  # each hit: the large stores' line (share > 1), or 0.9 of a best below it
+    assert young.share > 1.0 and young.of_best == relevance.HIT_SHARES["approximate"]
+    assert relevance.kept([1.05, 1.0, 0.5], relevance.AUTO, young.share, young.of_best) == [True, True, False]
+    assert relevance.kept([1.05, 1.0, 0.5], relevance.AUTO, young.share) == [True, False, False]  # before
+    assert relevance.kept([2.0, 1.05], relevance.AUTO, young.share, young.of_best) == [True, False]  # a best far above
+    assert approximate.at(relevance.YOUNG).of_best is None
 
 
 def test_the_mcp_tool_s_default_keeps_the_obvious_answer_in_a_young_store(store, monkeypatch):

@@ -134,8 +134,13 @@ stricter) there are no hits; then each hit must reach its mode's share of it (hy
 up), before linked records are followed. Exact matches are all relevant; fields mode has its own
 floor (`--min-score`, default 0.5). A young store (under 350 records you may see) draws the line
 the best hit must reach lower, the fewer its records (the best of twenty unrelated records sits
-lower than the best of five hundred), so its obvious answers are kept; `--explain` shows the
-floors as drawn and `store_records`.
+lower than the best of five hundred), so its obvious answers are kept; where the best lies under
+the large stores' line, each other hit needs only its mode's share of the best (an answer just
+below a first hit that answers too stays). In approximate mode a young store also keeps a hit
+that stands out: its cosine well above the store's reference for the query (the median cosine of
+the 100 nearest records), which a real answer reaches and an unrelated query's best does not.
+`--explain` shows the floors as drawn, `store_records`, and `cosine_reference` and
+`standout_floor` where standing out was judged.
 Defaults: off for `eidetic recall` and the Python API (people exploring want neighbours), auto
 for the MCP `recall` tool and the recall skill (an agent's context is better empty than noisy).
 `--json` adds `relevance_floor` (the line) and `below_floor` (hits dropped, all of them records

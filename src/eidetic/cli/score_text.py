@@ -33,10 +33,17 @@ def _relevance(explain: Explain) -> list[str]:
     bm25 = explain.get("bm25", explain["raw_score"] if explain["engine"] == "keyword" else None)
     if bm25 is not None and explain["query_idf"] and explain["keyword_floor"]:
         parts.append(f"BM25 {bm25:.4f} / query idf {explain['query_idf']:.3f} / {explain['keyword_floor']:g}")
+    if explain.get("cosine_reference") is not None and explain.get("cosine") is not None:
+        parts.append(
+            f"how far it stands out, (cosine {explain['cosine']:.4f} - the store's reference "
+            f"{explain['cosine_reference']:.4f}) / {explain['standout_floor']:g}"
+        )
     evidence = f"the larger of {' and '.join(parts)}" if len(parts) > 1 else (parts or ["no evidence"])[0]
+    young = explain.get("best_share")
     return [
         f"relevance {explain['relevance']:.4f} = {evidence} (floor {explain['relevance_floor']:g}: the best hit "
         f"must reach it, each hit {explain['hit_share']:g} of it)"
+        + (f", or {young:g} of the best hit's if that is lower (a young store)" if young is not None else "")
     ]
 
 

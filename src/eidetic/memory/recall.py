@@ -51,6 +51,7 @@ class _Run:
     embedder: Embedder | None = None
     query_vector: Any = None  # a Future of the query's vector
     evidence: Evidence = field(default_factory=dict)  # each ranked hit's raw cosine and BM25
+    cosines: list[float] = field(default_factory=list)  # the semantic pool's: the floor's reference
     window: TimeWindow | None = None  # the time the query names, unless time_words is off
     words: str = ""  # what keyword and semantic search see: the text less its time words
 
@@ -172,7 +173,7 @@ class Recall:
             return hits
         ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
         judged = floor.judge(
-            hits, run.evidence, AUTO if line is None else line, run.terms, run.stores, run.access, ranked
+            hits, run.evidence, AUTO if line is None else line, run.terms, run.stores, run.access, ranked, run.cosines
         )
         if line is None:  # nothing asked of the floor: a hit it cannot judge just reads as unjudged
             return hits
@@ -249,6 +250,7 @@ class Recall:
             scores = {key: raw for key, raw in fused.items() if raw > 0 or key in keyword}
         else:
             scores = semantic
+        run.cosines = list(semantic.values())
         hits = rank(
             run.stores,
             _listed(scores),
