@@ -222,7 +222,7 @@ def test_both_clocks_are_kept_and_as_of_answers_as_the_store_stood(cli, backend)
 
 
 def test_forget_restore_and_purge(cli, backend):
-    cli("remember", stdin=ndjson({"id": "pw", "text": "the wifi password is hunter2"}))
+    assert cli("remember", stdin=ndjson({"id": "pw", "text": "the wifi network is called hunter2"})).code == 0
     cli("recall", "wifi", "--mode", "keyword")  # some usage to purge too
     assert cli("forget", "pw").code == 0
     assert ids(cli("recall", "wifi", "--mode", "keyword", "--json")) == []
