@@ -36,8 +36,8 @@ def test_statistics_sum_the_same_however_records_are_grouped(records, cut):
 
 
 def test_a_score_is_the_textbook_bm25():
-    counts = field_counts(None, None, "otters build dams", "otters build dams")
-    other = field_counts("Beavers", None, "beavers and otters everywhere", "beavers and otters everywhere")
+    counts = field_counts(None, None, "otters build dams", False)  # outside a thread: its text in context only
+    other = field_counts("Beavers", None, "beavers and otters everywhere", False)
     stats = _stats_of([counts, other], ["otter"])
     n, df, average = 2, 2, (3 + 3) / 2  # context lengths 3 and 3 ("and" is a stop word)
     idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
@@ -62,7 +62,7 @@ def test_growth_bounds_the_union_score_by_the_local_one(mine, others, which):
 
 
 def test_stored_counts_read_back_only_the_query_terms():
-    counts = field_counts("Night deploy", None, "deploy on friday night, deploy 2026", "deploy deploy staging")
+    counts = field_counts("Night deploy", None, "deploy on friday night, deploy 2026", True)
     encoded = encode_counts(counts)
     assert decode_counts(encoded, ["deploy", "night", "2026", "absent"]) == [
         {term: n for term, n in found.items() if term in ("deploy", "night", "2026")} for found in counts

@@ -141,16 +141,17 @@ def test_settings_load_reads_nothing_else(tmp_path):
 
 def test_only_the_settings_module_reads_eidetic_variables():
     """Every EIDETIC_* variable is read by ``eidetic.settings`` and handed down: no other module
-    reads the environment (the BLAS thread default and libpq's own PG* names aside, and the hook
+    reads the environment (the BLAS thread default and libpq's own PG* names aside; the hook
     client's runtime: it must start without loading eidetic, so it reads its two variables and
-    hashes the environment that picks its daemon itself)."""
+    hashes the environment that picks its daemon itself; and Claude Code's own
+    ``CLAUDE_CONFIG_DIR``, which says where its transcripts are, read where they are checked)."""
     source = Path(__file__).resolve().parents[1] / "src" / "eidetic"
     readers = {
         str(path.relative_to(source))
         for path in source.rglob("*.py")
         if re.search(r"os\.environ(?!\.setdefault\(_name)|os\.getenv", path.read_text())
     }
-    assert readers == {"settings.py", "stores/postgres/connection.py", "hooks/runtime.py"}, readers
+    assert readers == {"settings.py", "stores/postgres/connection.py", "hooks/runtime.py", "hooks/payloads.py"}, readers
 
 
 def test_every_setting_is_documented():

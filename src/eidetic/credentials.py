@@ -49,7 +49,7 @@ _LEFT_OUT = {
     "Cloudant Credentials",
     "SoftLayer Credentials",
 }
-# a dotted name (``settings.db_password``, ``os.environ``) names where a secret is, not the secret:
+# a dotted name (``settings.db_password``, ``config.api_key``) names where a secret is, not the secret:
 # detect-secrets' indirect-reference filter knows calls and subscripts only
 _REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _WARNED = 5  # records named one by one in a batch's warnings; the rest are counted
