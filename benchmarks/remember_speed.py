@@ -8,7 +8,7 @@ files store, once with the earlier code (``PYTHONPATH=<before>``) and once with 
 alternating which goes first: on a shared machine the load drifts, and alternating spreads it
 over both. Each side runs from a byte-compiled copy taken at the start (as an installed package
 is compiled; edits to the checkout meanwhile change nothing measured). Prints each run's
-records/s, the median of each side, and their ratio.
+records/s and CPU (user + system) per record, the median of each side, and their ratios.
 """
 
 from __future__ import annotations
