@@ -68,3 +68,19 @@ def test_stored_counts_read_back_only_the_query_terms():
         {term: n for term, n in found.items() if term in ("deploy", "night", "2026")} for found in counts
     ]
     assert decode_counts(encode_counts([{}, {}, {}, {}]), ["deploy"]) == [{}, {}, {}, {}]
+
+
+def test_a_thread_member_counts_its_words_in_text_and_context_alike():
+    """A member's own words are in its text field and its context field (``TextIndex.add``),
+    counted from one analysis; a record outside a thread has them in context only."""
+    from collections import Counter
+
+    from eidetic.index.analyzer import analyze
+
+    text = "Otters build dams; the otters' dams hold."
+    name, _, text_field, context = field_counts("Dam notes", None, text, True)
+    assert text_field == context == dict(Counter(analyze(text)))
+    assert context["otter"] == 2 and "the" not in context  # stemmed, stop words left out
+    assert text_field is not context  # one dict each, as before: a caller may change one
+    assert name == dict(Counter(analyze("Dam notes")))
+    assert field_counts(None, None, text, False) == [{}, {}, {}, context]

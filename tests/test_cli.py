@@ -152,6 +152,29 @@ def test_each_verb_module_registers_the_verbs_the_command_line_looks_for():
     assert module_of("browse") is None  # a module's name is not a verb
 
 
+def test_remember_without_vectors_imports_no_numerics(store):
+    """A bulk ``remember --no-embed`` judges near-duplicates by text alone: it has no vectors to
+    compare, so NumPy (and the model's libraries) stay unimported (~60 ms a process)."""
+    code = (
+        "import sys; from eidetic.cli.main import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    assert not exit.code\n"
+        "print(sorted(m for m in ('numpy', 'tokenizers', 'safetensors', 'onnxruntime') if m in sys.modules))"
+    )
+    batch = '{"id": "n1", "text": "the quokka naps at noon"}\n{"id": "n2", "text": "The quokka naps at noon!"}\n'
+    run = subprocess.run(
+        [sys.executable, "-c", code, "remember", "--no-embed", "--json"],
+        input=batch,
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1].replace("'", '"')) == []
+    answer = json.loads("\n".join(run.stdout.strip().splitlines()[:-1]))
+    assert [item["status"] for item in answer["items"]] == ["new", "new"]
+    assert answer["items"][1]["similar_to"][0]["id"] == "n1"  # still found, by its normalised text
+
+
 def test_a_verb_builds_only_its_own_parser(store):
     code = (
         "import sys; from eidetic.cli.main import main\n"

@@ -328,8 +328,11 @@ def field_counts(name: str | None, description: str | None, text: str, member: b
     indexes it: its text in ``context``, and in ``text`` too for a thread member."""
     from collections import Counter
 
-    fields = (name or "", description or "", text if member else "", text)
-    return [dict(Counter(analyze(value))) for value in fields]
+    def counted(value: str | None) -> dict[str, int]:
+        return dict(Counter(analyze(value))) if value else {}
+
+    own = counted(text)  # analysed once, though a thread member's words are in two fields
+    return [counted(name), counted(description), dict(own) if member else {}, own]
 
 
 def encode_counts(counts: list[dict[str, int]]) -> str:

@@ -89,8 +89,8 @@ class NearDuplicates:
     def _in_batch(self, record: Record) -> Iterator[Found]:
         """The earlier records of the batch written: the first with the same normalised text,
         and those close in meaning (with their cosines, found first)."""
-        if self._earlier is None:
-            self._earlier = self._pairs()
+        if self._earlier is None:  # without vectors there are none (and NumPy stays unimported)
+            self._earlier = self._pairs() if self.vectors else {}
         same = self._texts.get((record.scope, record.norm))
         for other, cosine in self._earlier.get(self._place[record.id], []):
             if other in self._written:

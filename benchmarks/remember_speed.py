@@ -1,0 +1,84 @@
+"""Bulk ``remember --no-embed`` of this code against an earlier commit's, side by side in one run.
+
+    git worktree add --detach /tmp/before <commit>
+    python benchmarks/remember_speed.py --before /tmp/before/src --records 20000 --rounds 3
+
+Each round remembers the same corpus (``corpus.py``, the one ``speed.py`` ingests) into a fresh
+files store, once with the earlier code (``PYTHONPATH=<before>``) and once with this checkout's,
+alternating which goes first: on a shared machine the load drifts, and alternating spreads it
+over both. Each side runs from a byte-compiled copy taken at the start (as an installed package
+is compiled; edits to the checkout meanwhile change nothing measured). Prints each run's
+records/s and CPU (user + system) per record, the median of each side, and their ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from corpus import records  # noqa: E402
+from measure import isolated_env, run_cli, snapshot  # noqa: E402
+
+
+def one_run(source: Path, corpus: Path, work: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, every thread) of one ``remember --no-embed`` process
+    of the code under ``source``, into a fresh store. On a loaded machine the wall time is
+    mostly waiting for a core; the CPU time is what the code itself costs."""
+    shutil.rmtree(work, ignore_errors=True)
+    env = isolated_env(work)
+    env["PYTHONPATH"] = str(source)
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with corpus.open() as stdin:
+        seconds, _ = run_cli(["remember", "--json", "--no-embed"], env, stdin=stdin)
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", type=Path, required=True, help="the earlier code's src folder")
+    parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="remember-speed-") as tmp:
+        before = Path(tmp) / "before"
+        shutil.copytree(args.before / "eidetic", before / "eidetic", ignore=shutil.ignore_patterns("__pycache__"))
+        compileall.compile_dir(str(before / "eidetic"), quiet=1)
+        sides = {"before": before, "after": snapshot(Path(tmp))}
+        corpus = Path(tmp) / "corpus.ndjson"
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in records(args.records, seed=7)))
+        rates: dict[str, list[float]] = {name: [] for name in sides}
+        cpu: dict[str, list[float]] = {name: [] for name in sides}  # CPU microseconds per record
+        for round_ in range(args.rounds):
+            order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
+            for name in order:
+                wall, used = one_run(sides[name], corpus, Path(tmp) / "work")
+                rates[name].append(args.records / wall)
+                cpu[name].append(used / args.records * 1e6)
+                print(
+                    f"round {round_ + 1} {name}: {rates[name][-1]:,.0f} records/s, {cpu[name][-1]:.0f} us CPU a record"
+                )
+    for name in sides:
+        listed = ", ".join(f"{v:,.0f}" for v in rates[name])
+        print(
+            f"{name}: median {statistics.median(rates[name]):,.0f} records/s ({listed}); "
+            f"median {statistics.median(cpu[name]):.0f} us CPU a record"
+        )
+    ratio = statistics.median(rates["after"]) / statistics.median(rates["before"])
+    print(
+        f"after / before: {ratio:.2f} in records/s, {statistics.median(cpu['after']) / statistics.median(cpu['before']):.2f} in CPU"
+    )
+
+
+if __name__ == "__main__":
+    main()
