@@ -171,7 +171,7 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
 def large_store(monkeypatch):
     """A store as a large one is checked: folder times alone (no slice of files stat-checked,
     nothing re-checked for being recent), so only what the folders' state says is seen."""
-    from eidetic.stores import folder_changes, folder_index
+    from eidetic.stores.files import folder_changes, folder_index
 
     for module in (folder_changes, folder_index):
         monkeypatch.setattr(module, "is_racy", lambda *args: False)

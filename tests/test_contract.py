@@ -15,7 +15,7 @@ import pytest
 
 from eidetic.memory import Memory
 from eidetic.stores.base import RecordStore
-from eidetic.stores.markdown import MarkdownStore
+from eidetic.stores.files.store import MarkdownStore
 from eidetic.stores.graph import GraphStore
 from eidetic.stores.postgres import PostgresStore
 from eidetic.stores.sqlite import SqliteStore

@@ -10,7 +10,7 @@ record.
 
 Two kinds build on :class:`RecordDatabase` and differ in how they open, commit and catch up:
 ``index.store_database`` (the database *is* the store: the sqlite backend) and
-``stores.folder_index`` (the derived index of a folder of record files: the files backend).
+``stores.files.folder_index`` (the derived index of a folder of record files: the files backend).
 Lookups and thread neighbours are the SQL both SQL backends share (``docsql``); the searches
 are in ``searches``.
 """

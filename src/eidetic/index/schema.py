@@ -1,7 +1,7 @@
 """The layout of a record database (tables, schema version, upgrades) and how it is opened.
 
 One layout serves both kinds of record database, so the same SQL answers every query: the
-derived index of a folder of record files (``stores.folder_index``: an older or damaged one is
+derived index of a folder of record files (``stores.files.folder_index``: an older or damaged one is
 dropped and rebuilt) and the database that is the sqlite backend's store
 (``index.store_database``: created by the first write, upgraded in place, never dropped). Only
 the first uses the ``files`` and ``dirs`` tables; only the second logs drops in ``dropped``.

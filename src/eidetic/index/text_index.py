@@ -28,7 +28,7 @@ averages, so each record also keeps its per-field term counts (``terms``, stored
 holds only terms, those counts, each record's ``doc`` number and text length; everything else
 stays in SQLite. The record database (``database``) keeps the two consistent: for a files store a
 crash between them leaves a "pending" mark that makes the next user rebuild this index from
-SQLite (``stores.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
+SQLite (``stores.files.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
 database, and which point of its change history, they reflect, and they catch up from there
 (``store_database``).
 """

@@ -379,7 +379,7 @@ class Memory:
 
     def watch(self, stop_event: Any = None, on_change: Any = None, ready: Any = None) -> None:
         """Keep the files backend's indexes current as files change, until ``stop_event``."""
-        from ..stores.markdown import watch
+        from ..stores.files.store import watch
 
         if self.backend != "files":
             raise user_error(

@@ -51,7 +51,7 @@ class StoreSet:
         store = self._open.get(name)
         if store is None:
             if where is not None:
-                from ..stores.markdown import MarkdownStore
+                from ..stores.files.store import MarkdownStore
 
                 store = MarkdownStore(where, self.usage, self.settings, self.progress)
             elif self.backend == "sqlite":

@@ -2,7 +2,7 @@
 answers every lookup and, with :class:`~eidetic.index.searches.RecordSearches`, every search;
 vectors live in memory-mapped per-partition indexes, and usage lives in the per-user usage
 state keyed by the store. They differ in where records are kept and how the database follows
-them (``stores.folder_index``, ``index.store_database``)."""
+them (``stores.files.folder_index``, ``index.store_database``)."""
 
 from __future__ import annotations
 
