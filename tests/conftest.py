@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from eidetic.cli.main import main
+from eidetic.stores.backends import BACKENDS as BACKEND_TABLE
+from eidetic.stores.backends import NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -226,8 +228,8 @@ def _graph_available() -> bool:
     return available()
 
 
-# neo4j runs where the test extras installed its server (CI does)
-BACKENDS = ("files", "sqlite", "postgres", *(("neo4j",) if _graph_available() else ()))
+# every backend of eidetic's table; neo4j where the test extras installed its server (CI does)
+BACKENDS = tuple(name for name in NAMES if name != "neo4j" or _graph_available())
 
 
 @pytest.fixture(params=BACKENDS)
@@ -236,17 +238,18 @@ def backend(request, env, monkeypatch):
     environment, so one contract test body serves them all."""
     name = request.param
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")  # semantic tests turn the model back on
+    fixture = BACKEND_TABLE[name].fixture  # the real server this backend's store lives in
+    server = request.getfixturevalue(fixture) if fixture else None
     if name == "files":
         monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "store"))
     elif name == "sqlite":
         monkeypatch.setenv("EIDETIC_BACKEND", "sqlite")
         monkeypatch.setenv("EIDETIC_SQLITE_PATH", str(env / "db" / "memory.sqlite"))
     elif name == "neo4j":
-        use_graph(monkeypatch, request.getfixturevalue("graph_server"), "contract")
+        use_graph(monkeypatch, server, "contract")
     else:
-        dsn = request.getfixturevalue("postgres_dsn")
         monkeypatch.setenv("EIDETIC_BACKEND", "postgres")
-        monkeypatch.setenv("EIDETIC_PG_DSN", fresh_database(dsn, f"t_{abs(hash(request.node.nodeid)):x}"))
+        monkeypatch.setenv("EIDETIC_PG_DSN", fresh_database(server, f"t_{abs(hash(request.node.nodeid)):x}"))
     return name
 
 

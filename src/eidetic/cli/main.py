@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..errors import EideticError, env_error, user_error
 from .output import report_error, warn
+from ..stores.backends import NAMES
 from .stores import check_memory_dirs
 
 if TYPE_CHECKING:
@@ -60,7 +61,6 @@ MORE_VERBS = {
     "port": ("import", "export"),
 }
 HOOK_EVENTS = ("session-start", "prompt", "session-end")  # as cli.hook.EVENTS, without importing it
-BACKENDS = ("files", "sqlite", "postgres", "neo4j")  # as stores.base.BACKENDS, without importing it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,7 +80,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        help="storage backend: files (default; EIDETIC_BACKEND), sqlite, postgres or neo4j",
+        help=f"storage backend: {NAMES[0]} (default; EIDETIC_BACKEND), {', '.join(NAMES[1:-1])} or {NAMES[-1]}",
     )
     parser.add_argument(
         "--db",
@@ -128,8 +128,8 @@ def verbs(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentP
 def check_backend(name: str) -> None:
     from ..errors import unknown_backend
 
-    if name not in BACKENDS:
-        raise unknown_backend(name, BACKENDS)
+    if name not in NAMES:
+        raise unknown_backend(name, NAMES)
 
 
 # flag (argparse dest) -> (setting, how a user spells the flag)

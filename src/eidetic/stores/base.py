@@ -29,7 +29,6 @@ from ..ranking.windows import Member, Place
 from ..records import Record, Scope
 
 __all__ = [
-    "BACKENDS",
     "Admitted",
     "FieldsRow",
     "IndexedRecord",
@@ -38,13 +37,11 @@ __all__ = [
     "RecordStore",
 ]  # all but RecordStore: from docsql
 
-BACKENDS = ("files", "sqlite", "postgres", "neo4j")
-
 
 class RecordStore(Protocol):
     """What ``Memory`` needs from a backend."""
 
-    backend: str  # "files", "sqlite", "postgres" or "neo4j"
+    backend: str  # its name in stores.backends.BACKENDS
     key: str  # names the store in hits (``store``) and keys its usage; stable across processes
     location: str  # shown to people: a folder, a database file, or a DSN without its password
     # Whether nearest() may run on another thread while keyword() runs on this one (a recall

@@ -162,3 +162,8 @@ def watch(
             report = store.index.sync()
             if on_change is not None:
                 on_change(store.root, report)
+
+
+def open_store(root: str | Path, usage: UsageState, settings: Settings, progress: Progress) -> MarkdownStore:
+    """The files store at the folder ``root`` (``stores.backends`` opens every backend so)."""
+    return MarkdownStore(Path(root), usage, settings, progress)
