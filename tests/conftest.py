@@ -260,7 +260,8 @@ def mcp_tools() -> Iterator[Callable[[str, dict], dict]]:
     import anyio
 
     from eidetic import Memory
-    from eidetic.mcp_server import Session, build_server
+    from eidetic.mcp.server import build_server
+    from eidetic.session import Session
     from eidetic.records import Scope
 
     async def call(server, tool: str, arguments: dict) -> dict:
