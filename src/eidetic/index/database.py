@@ -36,7 +36,8 @@ from ..sqlite_db import chunks as _chunks
 from . import schema
 from .context import thread_of
 from .stored import RECORD_COLUMNS, stored
-from .text_index import TextIndexes, partition_of
+from ..ranking.access import partition_of
+from .text_index import TextIndexes
 from .vectors import VectorIndexes
 
 INDEX_SLICE = 2000  # records given to the keyword index per step

@@ -32,7 +32,7 @@ def every_state(access: Access) -> Access:
 def status_seen_by(store: RecordStore, status: dict[str, Any], access: Access) -> dict[str, Any]:
     """A store's status cut to what ``access`` may see: no other scope's private partition, id
     or count reaches the caller."""
-    from ..index.text_index import partitions_in_reach
+    from ..ranking.access import partitions_in_reach
 
     reach = set(partitions_in_reach(access.scope))
     return dict(

@@ -19,7 +19,7 @@ from ...listing import Order
 from ...ranking.access import Access
 from ...docsql.threads import Threads
 from ...index.context import named, thread_key_of
-from ...index.text_index import partitions_in_reach
+from ...ranking.access import partitions_in_reach
 from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters
 from ...ranking.windows import Member, Place

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...index.context import thread_of
 from ...index.stored import RECORD_COLUMNS, stored
-from ...index.text_index import partition_of
+from ...ranking.access import partition_of
 from ...records import Record
 from . import trigrams
 from .postings import Analysed, KeywordIndex, analyse
