@@ -34,7 +34,7 @@ from ..records import Record
 from ..settings import DEFAULT_ANN_THRESHOLD
 from ..sqlite_db import chunks as _chunks
 from . import schema
-from .context import thread_of
+from ..ranking.threads import thread_of
 from .stored import RECORD_COLUMNS, stored
 from ..ranking.access import partition_of
 from .text_index import TextIndexes

@@ -13,7 +13,7 @@ from ..docsql.dialect import Dialect
 from ..ranking.similar import normal_key
 from ..records import Record
 from ..timeutil import to_epoch
-from .context import order_key, thread_key, thread_of
+from ..ranking.threads import order_key, thread_key, thread_of
 
 BACKFILL_BATCH = 2000  # rows read and updated at a time when a store gains ``norm`` (an upgrade)
 

@@ -14,7 +14,7 @@ from ..index.database import RecordDatabase
 from ..index.searches import RecordSearches
 from ..listing import Order
 from ..ranking.access import Access
-from ..index.context import named, thread_key_of
+from ..ranking.threads import named, thread_key_of
 from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
 from ..ranking.windows import Member, Place

@@ -18,7 +18,7 @@ from ...docsql.lookups import Lookups
 from ...listing import Order
 from ...ranking.access import Access
 from ...docsql.threads import Threads
-from ...index.context import named, thread_key_of
+from ...ranking.threads import named, thread_key_of
 from ...ranking.access import partitions_in_reach
 from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters

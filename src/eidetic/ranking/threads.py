@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..ranking.access import partition_of
+from .access import partition_of
 
 THREAD_KEYS = ("thread", "thread_id", "conversation_id")
 # A member's window: the two records before it and the one after. A reply answers what came
