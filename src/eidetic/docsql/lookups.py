@@ -65,7 +65,7 @@ class Lookups:
         return result
 
     def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
-        """Per normalised-text key (``ranking.similar.normal_key``), the (doc, id, scope) of the
+        """Per normalised-text key (``records.normal_key``), the (doc, id, scope) of the
         served records ``access`` admits (scope rule and lifecycles, in SQL) whose text has it."""
         dialect, conn = self._source.dialect, self._source.conn
         scope, scope_params = scope_sql(dialect, access)

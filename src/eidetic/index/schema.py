@@ -92,7 +92,7 @@ MIGRATIONS: dict[str, tuple[str, list[Step]]] = {  # from version -> (to version
     "11": ("12", [LISTING]),
     # 13: the event clock and the dated lifecycle changes (``clocks``); NULL in older rows
     "12": ("13", [";".join(f"ALTER TABLE docs ADD COLUMN {column} TEXT" for column in CLOCK_COLUMNS)]),
-    # 14: each text's normalised key (``ranking.similar.normal_key``), computed for the rows
+    # 14: each text's normalised key (``records.normal_key``), computed for the rows
     # there already, and its index: a remember finds the stored texts it repeats in one lookup
     "13": (
         "14",

@@ -94,7 +94,7 @@ class RecordStore(Protocol):
         """Per text hash, the (id, scope) of the records with exactly that text."""
 
     def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
-        """Per normalised-text key (``ranking.similar.normal_key``, stored with each record),
+        """Per normalised-text key (``records.normal_key``, stored with each record),
         the (doc, id, scope) of the records ``access`` admits whose text has it: the stored
         texts a remember's records repeat, in one lookup."""
 
