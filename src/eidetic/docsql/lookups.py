@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..ranking.access import Access
 from ..records import Scope
 from . import Source
 from .admission import scope_sql
 from .dialect import every
-from .rows import IndexedRecord, RankingFacts, doc_columns, indexed
-
-
-class Admitted(NamedTuple):
-    """A record a caller may see, as ``consolidate`` groups it: no metadata, links or history."""
-
-    doc: int
-    id: str
-    scope: Scope
-    text: str
-    created: str
-    updated: str | None
+from ..stores.types import Admitted, IndexedRecord, RankingFacts
+from .rows import doc_columns, indexed
 
 
 class Lookups:

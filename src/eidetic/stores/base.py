@@ -17,16 +17,13 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from ..docsql.listing import Listed
-from ..docsql.lookups import Admitted
-from ..docsql.rows import IndexedRecord, RankingFacts
-from ..docsql.searches import FieldsRow
 from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
 from ..ranking.windows import Member, Place
 from ..records import Record, Scope
+from .types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts
 
 __all__ = [
     "Admitted",
@@ -35,7 +32,7 @@ __all__ = [
     "Listed",
     "RankingFacts",
     "RecordStore",
-]  # all but RecordStore: from docsql
+]  # all but RecordStore: from stores.types
 
 
 class RecordStore(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..docsql.listing import Join, Listed, listing
+from ..docsql.listing import Join, listing
 from ..index.database import RecordDatabase
 from ..index.searches import RecordSearches
 from ..listing import Order
@@ -20,7 +20,7 @@ from ..ranking.filters import Filters
 from ..ranking.windows import Member, Place
 from ..records import Scope
 from ..usage import UsageState
-from .base import Admitted, FieldsRow, IndexedRecord, RankingFacts
+from .types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts
 
 
 class IndexedStore:

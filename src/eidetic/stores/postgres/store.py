@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...docsql.listing import Join, Listed, listing
+from ...docsql.listing import Join, listing
 from ...docsql.lookups import Lookups
 from ...listing import Order
 from ...ranking.access import Access
@@ -24,7 +24,7 @@ from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters
 from ...ranking.windows import Member, Place
 from ...records import Record, Scope
-from ..base import Admitted, FieldsRow, IndexedRecord, RankingFacts
+from ..types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts
 from .connection import Session, guarded
 from .exact import PostgresSearches
 from .keyword import KeywordSearch
