@@ -30,12 +30,12 @@ if TYPE_CHECKING:
 VERBS = (
     "remember",
     "recall",
-    "browse",
+    "list_show",
     "edit",
-    "lifecycle",
+    "sweep_forget_restore",
     "consolidate",
-    "inspect",
-    "port",
+    "overview_doctor",
+    "import_export",
     "audit",
     "index",
     "watch",
@@ -55,10 +55,10 @@ VERBS = (
 # The modules that register verbs other than their own name; a command builds only the parser
 # of the module its verb is in (``eidetic recall`` need not import every other verb's module).
 MORE_VERBS = {
-    "browse": ("list", "show"),
-    "lifecycle": ("sweep", "forget", "restore"),
-    "inspect": ("overview", "doctor"),
-    "port": ("import", "export"),
+    "list_show": ("list", "show"),
+    "sweep_forget_restore": ("sweep", "forget", "restore"),
+    "overview_doctor": ("overview", "doctor"),
+    "import_export": ("import", "export"),
 }
 HOOK_EVENTS = ("session-start", "prompt", "session-end")  # as cli.hook.EVENTS, without importing it
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import user_error
 from ..importers import FORMATS
-from .inspect import access_of, scope_flags
+from .overview_doctor import access_of, scope_flags
 from .output import emit_json, emit_text, inform, report_error, warn
 from .stores import open_memory
 
