@@ -31,6 +31,11 @@ class Backend:
     server_hint: str | None = None  # how a user names its server when none is set
     fixture: str | None = None  # the tests' fixture that starts a real server for it
 
+    @property
+    def install(self) -> str:
+        """How a user installs what this backend needs beyond eidetic itself."""
+        return f"pip install 'eidetic[{self.extra}]'" if self.extra else "pip install eidetic"
+
     def open(self, location: str | Path, usage: UsageState, settings: Settings, progress: Progress) -> RecordStore:
         """One store of this backend at ``location``; its module is imported only now."""
         module, function = self.opener.split(":")
