@@ -8,10 +8,9 @@ nowhere else. It imports nothing heavy: the CLI reads it before it knows which v
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from ..progress import Progress
@@ -22,8 +21,7 @@ if TYPE_CHECKING:
 Opener = Callable[["str | Path", "UsageState", "Settings", "Progress"], "RecordStore"]
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(NamedTuple):  # not a dataclass: that module and what it imports cost the CLI's start
     name: str
     flag: str  # the CLI flag naming where its store is: a folder, a database file, a server
     opener: str  # "module:function" opening one store at such a location (imported when used)
