@@ -3,7 +3,7 @@
     python benchmarks/context_models.py [--data ../shared/data]
 
 Today each thread member's keyword ``context`` field is indexed with its window's words, from
-its own store and visibility partition only (``index/context.py``). For context over the union
+its own store and visibility partition only (``ranking/threads.py``). For context over the union
 of what a caller may see (docs/architecture.md, "One score scale over every store"), the window
 must be summed at query time, and the context field's statistics must then be sums over stores
 too. The exact document frequency of a term in windows is not a sum of per-store counts; these
@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 from quality import TUNING_CONVERSATIONS, locomo_samples, metrics  # noqa: E402
 
 from eidetic.index.analyzer import analyze, query_terms  # noqa: E402
-from eidetic.index.context import AFTER, BEFORE  # noqa: E402
+from eidetic.ranking.threads import AFTER, BEFORE  # noqa: E402
 from eidetic.ranking.bm25 import B, K1, idf  # noqa: E402
 from eidetic.timewords import read_question  # noqa: E402
 

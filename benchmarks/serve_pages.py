@@ -89,7 +89,7 @@ def measure(urls: dict[str, list[str]], served: list[str]) -> dict[str, dict[str
     from starlette.testclient import TestClient
 
     from eidetic import Memory
-    from eidetic.mcp_server import Session
+    from eidetic.session import Session
     from eidetic.web.app import create_app
 
     memory = Memory.open()

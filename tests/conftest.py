@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from eidetic.cli.main import main
+from eidetic.stores.backends import BACKENDS as BACKEND_TABLE
+from eidetic.stores.backends import NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -171,7 +173,7 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
 def large_store(monkeypatch):
     """A store as a large one is checked: folder times alone (no slice of files stat-checked,
     nothing re-checked for being recent), so only what the folders' state says is seen."""
-    from eidetic.stores import folder_changes, folder_index
+    from eidetic.stores.files import folder_changes, folder_index
 
     for module in (folder_changes, folder_index):
         monkeypatch.setattr(module, "is_racy", lambda *args: False)
@@ -226,8 +228,8 @@ def _graph_available() -> bool:
     return available()
 
 
-# neo4j runs where the test extras installed its server (CI does)
-BACKENDS = ("files", "sqlite", "postgres", *(("neo4j",) if _graph_available() else ()))
+# every backend of eidetic's table; neo4j where the test extras installed its server (CI does)
+BACKENDS = tuple(name for name in NAMES if name != "neo4j" or _graph_available())
 
 
 @pytest.fixture(params=BACKENDS)
@@ -236,17 +238,18 @@ def backend(request, env, monkeypatch):
     environment, so one contract test body serves them all."""
     name = request.param
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")  # semantic tests turn the model back on
+    fixture = BACKEND_TABLE[name].fixture  # the real server this backend's store lives in
+    server = request.getfixturevalue(fixture) if fixture else None
     if name == "files":
         monkeypatch.setenv("EIDETIC_DATA_DIR", str(env / "store"))
     elif name == "sqlite":
         monkeypatch.setenv("EIDETIC_BACKEND", "sqlite")
         monkeypatch.setenv("EIDETIC_SQLITE_PATH", str(env / "db" / "memory.sqlite"))
     elif name == "neo4j":
-        use_graph(monkeypatch, request.getfixturevalue("graph_server"), "contract")
+        use_graph(monkeypatch, server, "contract")
     else:
-        dsn = request.getfixturevalue("postgres_dsn")
         monkeypatch.setenv("EIDETIC_BACKEND", "postgres")
-        monkeypatch.setenv("EIDETIC_PG_DSN", fresh_database(dsn, f"t_{abs(hash(request.node.nodeid)):x}"))
+        monkeypatch.setenv("EIDETIC_PG_DSN", fresh_database(server, f"t_{abs(hash(request.node.nodeid)):x}"))
     return name
 
 
@@ -257,7 +260,8 @@ def mcp_tools() -> Iterator[Callable[[str, dict], dict]]:
     import anyio
 
     from eidetic import Memory
-    from eidetic.mcp_server import Session, build_server
+    from eidetic.mcp.server import build_server
+    from eidetic.session import Session
     from eidetic.records import Scope
 
     async def call(server, tool: str, arguments: dict) -> dict:

@@ -198,7 +198,7 @@ def test_hostile_names_stay_in_the_folder_as_distinct_flat_files(cli, agent, env
     }
     assert set(before) <= set(after)
 
-    from eidetic.stores.memory_md import target_of
+    from eidetic.stores.files.memory_md import target_of
 
     lines = entries(folder)
     assert (folder / "MEMORY.md").read_text().startswith(INDEX)
@@ -316,7 +316,7 @@ def _check_folder(folder: Path) -> None:
 
 def test_a_deletion_that_fails_puts_memory_md_back(tmp_path):
     from eidetic.errors import EideticError
-    from eidetic.stores.folder import RecordFolder
+    from eidetic.stores.files.folder import RecordFolder
 
     root = tmp_path / "memory"
     (root / "stuck.md").mkdir(parents=True)  # a folder cannot be unlinked: the deletion fails
@@ -331,7 +331,7 @@ def test_a_deletion_that_fails_puts_memory_md_back(tmp_path):
 
 
 def test_a_new_file_never_replaces_one_made_meanwhile(tmp_path):
-    from eidetic.stores.durable import _place_new
+    from eidetic.stores.files.durable import _place_new
 
     staging, folder = tmp_path / "staging", tmp_path / "memory"
     staging.mkdir()

@@ -149,7 +149,7 @@ def test_each_verb_module_registers_the_verbs_the_command_line_looks_for():
         import_module(f"eidetic.cli.{name}").add_parser(sub, add_common)
         assert tuple(sub.choices) == MORE_VERBS.get(name, (name,))
         assert all(module_of(verb) == name for verb in sub.choices)
-    assert module_of("browse") is None  # a module's name is not a verb
+    assert module_of("list_show") is None  # a module's name is not a verb
 
 
 def test_remember_without_vectors_imports_no_numerics(store):
@@ -186,12 +186,12 @@ def test_a_verb_builds_only_its_own_parser(store):
     )
     assert json.loads(run.stderr)["message"] == "no record 'nope' in reach of scope default/public"
     loaded = set(json.loads(run.stdout.strip().splitlines()[-1].replace("'", '"')))
-    assert "browse" in loaded and not loaded & {
+    assert "list_show" in loaded and not loaded & {
         "remember",
         "serve",
-        "lifecycle",
+        "sweep_forget_restore",
         "explain",
-        "port",
+        "import_export",
         "hooks",
         "consolidate",
     }

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from eidetic import Memory
-from eidetic.index.context import order_key, thread_of
+from eidetic.ranking.threads import order_key, thread_of
 
 from conftest import rec
 

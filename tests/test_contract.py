@@ -15,7 +15,7 @@ import pytest
 
 from eidetic.memory import Memory
 from eidetic.stores.base import RecordStore
-from eidetic.stores.markdown import MarkdownStore
+from eidetic.stores.files.store import MarkdownStore
 from eidetic.stores.graph import GraphStore
 from eidetic.stores.postgres import PostgresStore
 from eidetic.stores.sqlite import SqliteStore
@@ -538,7 +538,7 @@ def test_conversation_context_is_read_over_every_partition_the_caller_may_read(b
     words for that caller only, and another scope's turns lend nothing. The expected scores are
     computed here from the turns' words."""
     from eidetic.index.analyzer import query_terms
-    from eidetic.index.context import AFTER, BEFORE
+    from eidetic.ranking.threads import AFTER, BEFORE
     from eidetic.index.text_index import field_counts
     from eidetic.ranking.bm25 import KeywordStats, Scorer
     from eidetic.ranking.windows import summed, windowed

@@ -12,7 +12,7 @@ from terminal import run_in_terminal
 
 from eidetic.cli.main import build_parser
 from eidetic.index import database
-from eidetic.stores import folder_index
+from eidetic.stores.files import folder_index
 
 
 NOTES = ndjson(*({"id": f"n{i}", "text": f"deploy note number {i} about the {i % 7} servers"} for i in range(70)))

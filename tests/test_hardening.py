@@ -21,7 +21,7 @@ from eidetic.errors import EideticError
 from eidetic.memory import Memory
 from eidetic.record_intake import MAX_NESTING, MAX_VALUES, record_from_input
 from eidetic.records import DEFAULT_SCOPE
-from eidetic.stores.folder import RecordFolder
+from eidetic.stores.files.folder import RecordFolder
 
 
 # -- 1. a bad record file costs one record ----------------------------------------------------

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import snapshot
 
+from eidetic.stores.backends import SERVERS
+
 
 @pytest.fixture(autouse=True)
 def _no_model(monkeypatch):
@@ -472,7 +474,7 @@ def test_export_all_is_a_full_backup_that_import_restores_exactly(backend, cli, 
     assert next(d for d in lines if d["id"] == "led")["recall_count"] == 1.5
     assert first.err.splitlines()[-1] == "exported 7 record(s): every scope, visibility and lifecycle state"
     shared = "from the shared server" in first.err
-    assert shared is (backend in ("postgres", "neo4j"))
+    assert shared is (backend in SERVERS)
 
     if backend == "files":
         empty = ["--memory-dir", str(env / "copy")]

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ids, ndjson, rec
 
-from eidetic.stores.folder import RecordFolder
+from eidetic.stores.files.folder import RecordFolder
 
 
 def hand_write(path, text):
@@ -208,7 +208,7 @@ def test_keyword_index_is_rebuilt_after_a_crash_between_sqlite_and_tantivy(cli, 
 
 
 def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch):
-    from eidetic.stores import folder_changes, folder_index
+    from eidetic.stores.files import folder_changes, folder_index
 
     for module in (folder_changes, folder_index):  # not re-checked by recency here
         monkeypatch.setattr(module, "is_racy", lambda *args: False)

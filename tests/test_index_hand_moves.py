@@ -86,7 +86,7 @@ def test_an_agent_folder_copied_back_after_a_write_onto_its_old_inode_is_read_ag
     last saw, so only the write says the folder, where an agent's files lie, must be listed."""
     import shutil
 
-    from eidetic.stores.folder import RecordFolder
+    from eidetic.stores.files.folder import RecordFolder
 
     monkeypatch.setattr(RecordFolder, "identity", lambda self: "0:reused")
     store.mkdir()

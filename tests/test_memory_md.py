@@ -6,7 +6,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from eidetic.records import Record
-from eidetic.stores.memory_md import entry_line, revise, target_of
+from eidetic.stores.files.memory_md import entry_line, revise, target_of
 
 
 def test_entry_lines_are_one_short_line_whatever_the_record_holds():

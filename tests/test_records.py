@@ -214,7 +214,7 @@ def test_render_parse_round_trip_property(text, rid, name, metadata, links, scop
 
 
 def test_a_changed_copy_keeps_the_text_keys_only_while_the_text_stays():
-    from eidetic.ranking.similar import normal_key
+    from eidetic.records import normal_key
     from eidetic.records import text_hash
 
     record = Record(id="a", text="Deploys run on FRIDAYS.")

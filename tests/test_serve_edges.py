@@ -13,7 +13,7 @@ import pytest
 from serve_process import Served, seed, serve, store_env
 
 from eidetic import Memory
-from eidetic.mcp_server import Session
+from eidetic.session import Session
 from eidetic.records import Scope
 from eidetic.web.app import create_app
 from eidetic.web.guard import on_this_server

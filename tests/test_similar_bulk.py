@@ -12,7 +12,7 @@ from conftest import ndjson
 
 from eidetic import Memory
 from eidetic.ranking.access import Access
-from eidetic.ranking.similar import normal_key
+from eidetic.records import normal_key
 
 BACKUP = "The staging database is backed up every night at 2am"
 BACKUP_AGAIN = "Every night at 2am the staging database gets backed up"
@@ -191,7 +191,7 @@ def test_the_ascii_path_normalises_as_the_unicode_rules_do():
     import random
     import unicodedata
 
-    from eidetic.ranking.similar import _WORD, normalised
+    from eidetic.records import _WORD, normalised
 
     rng = random.Random(3)
     texts = ["".join(chr(rng.randrange(128)) for _ in range(rng.randrange(60))) for _ in range(20000)]

@@ -13,7 +13,7 @@ from conftest import ids, ndjson, rec
 from web_client import hit_ids, page, served
 
 from eidetic import Memory
-from eidetic.mcp_server import _recall_signature
+from eidetic.mcp.server import _recall_signature
 
 MARCH = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
 CLOCKED = {

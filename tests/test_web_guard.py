@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 from web_client import ORIGIN, PORT, page, served
 
 from eidetic import Memory
-from eidetic.mcp_server import Session
+from eidetic.session import Session
 from eidetic.records import Scope
 from eidetic.web.app import create_app
 

@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 from starlette.testclient import TestClient
 
 from eidetic import Memory
-from eidetic.mcp_server import Session
+from eidetic.session import Session
 from eidetic.records import Scope
 from eidetic.web.app import create_app
 

@@ -71,10 +71,8 @@ class Record:
 
     @cached_property
     def norm(self) -> str:
-        """The key of the text once normalised (``ranking.similar.normal_key``): what a
-        remember's identical-text check looks up and stores. Cached like ``hash``."""
-        from .ranking.similar import normal_key
-
+        """The key of the text once normalised (``normal_key``): what a remember's
+        identical-text check looks up and stores. Cached like ``hash``."""
         return normal_key(self.text)
 
     def content_key(self) -> tuple[Any, ...]:
@@ -130,6 +128,29 @@ class Record:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+_WORD = re.compile(r"\w+")  # the words; whatever lies between them (spaces, punctuation) is one space
+# In ASCII text a word character is a letter, a digit or "_": every other character is a gap.
+_ASCII_GAPS = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
+
+
+def normalised(text: str) -> str:
+    """The text as its words alone: compatibility forms folded (NFKC), case folded,
+    punctuation dropped and whitespace collapsed. Two records with the same normalised text
+    are near-duplicates whatever their vectors say ("Use  uv." and "use uv"). ASCII text (NFKC
+    leaves it as it is, and its case folds as ``lower`` does) takes a path about twice as
+    fast as the regular expression: a bulk remember normalises every text it writes."""
+    if text.isascii():
+        return " ".join(text.lower().translate(_ASCII_GAPS).split())
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def normal_key(text: str) -> str:
+    """A hash of the text's normalised form: stored with each record, so a remember finds the
+    stored records its texts repeat in one lookup, however many there are (``Record.norm``
+    keeps it with the record, computed once)."""
+    return hashlib.sha256(normalised(text).encode("utf-8")).hexdigest()[:32]
 
 
 def derived_id(scope: Scope, text: str) -> str:

@@ -20,9 +20,58 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Protocol
 
-from .ranking.when import TimeWindow
+from .timeutil import format_ts, parse_ts
+
+
+class Times(Protocol):
+    """A record's two clocks as the blend sees them (ISO text or None)."""
+
+    @property
+    def created(self) -> str | None: ...
+    @property
+    def occurred(self) -> str | None: ...
+    @property
+    def valid_from(self) -> str | None: ...
+    @property
+    def valid_until(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """``start`` <= t < ``end`` (UTC); ``phrase``: the words of the query that named it."""
+
+    phrase: str
+    start: datetime
+    end: datetime
+
+    def holds(self, when: str | None) -> bool:
+        """Whether a record's timestamp (ISO text, maybe "date-unknown") falls inside."""
+        moment = parse_ts(when)
+        return moment is not None and self.start <= moment < self.end
+
+    def overlaps(self, valid_from: str | None, valid_until: str | None) -> bool:
+        """Whether a validity interval (``valid_until`` excluded) shares a moment with the
+        window; False when neither bound is given (it says nothing about time)."""
+        if valid_from is None and valid_until is None:
+            return False
+        start, end = parse_ts(valid_from), parse_ts(valid_until)
+        return (start is None or start < self.end) and (end is None or end > self.start)
+
+    def matches(self, times: Times) -> bool:
+        """Whether a record is of the window's time, by either clock."""
+        return (
+            self.holds(times.created)
+            or self.holds(times.occurred)
+            or self.overlaps(times.valid_from, times.valid_until)
+        )
+
+    def to_dict(self, mode: str, searched: str) -> dict[str, Any]:
+        """The window as a result shows it; ``searched``: the words searched without the phrase."""
+        shown = {"phrase": self.phrase, "start": format_ts(self.start), "end": format_ts(self.end), "mode": mode}
+        return shown | {"searched": searched}
+
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _SHORT_MONTHS = "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"

@@ -63,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
 def _values() -> dict[str, tuple[str, ...]]:
     """The values of options that check them themselves."""
     from ..records import VISIBILITIES
-    from .main import BACKENDS
+    from ..stores.backends import NAMES
 
-    return {"--backend": BACKENDS, "--from": BACKENDS, "--to": BACKENDS, "--visibility": VISIBILITIES}
+    return {"--backend": NAMES, "--from": NAMES, "--to": NAMES, "--visibility": VISIBILITIES}
 
 
 def _actions(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         report = memory.consolidate(
             access, keep=args.keep, threshold=args.threshold, survivor=args.survivor, text=merged, apply=args.apply
         )
-    from .lifecycle import with_store_flags
+    from .sweep_forget_restore import with_store_flags
 
     for cluster in report.items:
         cluster.undo = [with_store_flags(command, args) for command in cluster.undo]

@@ -8,6 +8,7 @@ import argparse
 import difflib
 
 from ..errors import user_error
+from ..stores.backends import SPOKEN
 from .explain_consolidate import CONSOLIDATE
 from .explain_hooks import HOOKS
 from .explain_time import TIME
@@ -17,7 +18,7 @@ CONCEPTS: dict[str, str] = {  # the topics that are not verbs, with their line i
     "eidetic": "what eidetic is, and every verb and concept",
     "records": "the record file: front matter, then the text",
     "stores": "where records live: the repository's and your home store",
-    "backends": "files, sqlite, postgres or neo4j: where a store keeps its records",
+    "backends": f"{SPOKEN}: where a store keeps its records",
     "modes": "exact, keyword, approximate, hybrid, fields: how recall ranks",
     "fields": "the transparent ranking of markdown memory folders (and memory-recall)",
     "thread": "how a conversation's turns lend their words to each other",

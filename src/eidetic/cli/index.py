@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .inspect import access_of, scope_flags
+from .overview_doctor import access_of, scope_flags
 from .output import emit_json, emit_text
 from .stores import open_memory
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..errors import EideticError, env_error, user_error
 from .output import report_error, warn
+from ..stores.backends import NAMES
 from .stores import check_memory_dirs
 
 if TYPE_CHECKING:
@@ -29,12 +30,12 @@ if TYPE_CHECKING:
 VERBS = (
     "remember",
     "recall",
-    "browse",
+    "list_show",
     "edit",
-    "lifecycle",
+    "sweep_forget_restore",
     "consolidate",
-    "inspect",
-    "port",
+    "overview_doctor",
+    "import_export",
     "audit",
     "index",
     "watch",
@@ -54,13 +55,12 @@ VERBS = (
 # The modules that register verbs other than their own name; a command builds only the parser
 # of the module its verb is in (``eidetic recall`` need not import every other verb's module).
 MORE_VERBS = {
-    "browse": ("list", "show"),
-    "lifecycle": ("sweep", "forget", "restore"),
-    "inspect": ("overview", "doctor"),
-    "port": ("import", "export"),
+    "list_show": ("list", "show"),
+    "sweep_forget_restore": ("sweep", "forget", "restore"),
+    "overview_doctor": ("overview", "doctor"),
+    "import_export": ("import", "export"),
 }
 HOOK_EVENTS = ("session-start", "prompt", "session-end")  # as cli.hook.EVENTS, without importing it
-BACKENDS = ("files", "sqlite", "postgres", "neo4j")  # as stores.base.BACKENDS, without importing it
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,7 +80,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        help="storage backend: files (default; EIDETIC_BACKEND), sqlite, postgres or neo4j",
+        help=f"storage backend: {NAMES[0]} (default; EIDETIC_BACKEND), {', '.join(NAMES[1:-1])} or {NAMES[-1]}",
     )
     parser.add_argument(
         "--db",
@@ -128,8 +128,8 @@ def verbs(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentP
 def check_backend(name: str) -> None:
     from ..errors import unknown_backend
 
-    if name not in BACKENDS:
-        raise unknown_backend(name, BACKENDS)
+    if name not in NAMES:
+        raise unknown_backend(name, NAMES)
 
 
 # flag (argparse dest) -> (setting, how a user spells the flag)

@@ -1,4 +1,4 @@
-"""``eidetic mcp``: a Model Context Protocol server over stdio (see ``eidetic.mcp_server``)."""
+"""``eidetic mcp``: a Model Context Protocol server over stdio (see ``eidetic.mcp.server``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def add_parser(sub, add_common) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the SDK and the store stack are heavy, and `eidetic --help` must stay fast.
-    from ..mcp_server import serve
+    from ..mcp.server import serve
     from ..ranking.access import Access
 
     scope = Access.of(args.scope, args.visibility).scope

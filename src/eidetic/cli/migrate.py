@@ -7,6 +7,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from ..errors import user_error
+from ..stores.backends import SPOKEN
 from .output import emit_json, emit_text
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def add_parser(sub, add_common) -> None:
             dest=f"{side}_backend",
             required=True,
             metavar="BACKEND",
-            help=f"backend to copy {side}: files, sqlite, postgres or neo4j",
+            help=f"backend to copy {side}: {SPOKEN}",
         )
         parser.add_argument(
             f"--{side}-dir",

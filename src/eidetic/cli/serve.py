@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the web stack, the SDK and the store are heavy; `eidetic --help` stays fast.
     import uvicorn
 
-    from ..mcp_server import Session
+    from ..session import Session
     from ..web.app import create_app
     from ..web.guard import given_token, is_loopback
 

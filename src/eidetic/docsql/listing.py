@@ -16,10 +16,10 @@ import re
 from typing import Any
 
 from ..listing import Order
+from ..stores.types import Listed
 from . import Source
 from .admission import Admission
 
-Listed = tuple[int, str, tuple[Any, ...]]  # (doc, id, sort key), in the store's order
 Join = tuple[str, list[Any]]  # a JOIN clause that brings the usage row ``u``, and its parameters
 
 _LAST_WRITE = "coalesce(d.updated, nullif(d.created, 'date-unknown'), '')"

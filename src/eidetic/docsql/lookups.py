@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..ranking.access import Access
 from ..records import Scope
 from . import Source
 from .admission import scope_sql
 from .dialect import every
-from .rows import IndexedRecord, RankingFacts, doc_columns, indexed
-
-
-class Admitted(NamedTuple):
-    """A record a caller may see, as ``consolidate`` groups it: no metadata, links or history."""
-
-    doc: int
-    id: str
-    scope: Scope
-    text: str
-    created: str
-    updated: str | None
+from ..stores.types import Admitted, IndexedRecord, RankingFacts
+from .rows import doc_columns, indexed
 
 
 class Lookups:
@@ -65,7 +55,7 @@ class Lookups:
         return result
 
     def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
-        """Per normalised-text key (``ranking.similar.normal_key``), the (doc, id, scope) of the
+        """Per normalised-text key (``records.normal_key``), the (doc, id, scope) of the
         served records ``access`` admits (scope rule and lifecycles, in SQL) whose text has it."""
         dialect, conn = self._source.dialect, self._source.conn
         scope, scope_params = scope_sql(dialect, access)

@@ -1,39 +1,16 @@
-"""A record as a store holds it, and how a row of the docs table becomes one, in either engine.
-
-It lives at the bottom of the SQL layer because every backend passes it around; the record
-database (``index``) and the postgres backend read it from their rows here, and
-``eidetic.stores.base`` re-exports it for callers.
+"""How a row of the docs table becomes a record as a store holds it (``stores.types``), in
+either engine: the record database (``index``) and the postgres backend read their rows here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..clocks import history_of_row
 from ..records import Record, Scope
+from ..stores.types import IndexedRecord
 from .dialect import Dialect
-
-
-@dataclass
-class IndexedRecord:
-    """A record as a store holds it: its doc number and, for files, its file's relative path."""
-
-    doc: int
-    path: str | None
-    record: Record
-
-
-class RankingFacts(NamedTuple):
-    """What the blend needs of a hit before its record is loaded: its id, its record clock's
-    ``created`` (freshness) and its event clock (a time named in the query)."""
-
-    id: str
-    created: str | None
-    occurred: str | None = None
-    valid_from: str | None = None
-    valid_until: str | None = None
 
 
 def doc_columns(dialect: Dialect) -> str:

@@ -9,14 +9,12 @@ from typing import Any, TypeVar, cast
 
 from ..ranking.access import Access
 from ..ranking.filters import Filters
+from ..stores.types import FieldsRow
 from . import Source
 from .admission import Admission
 
 EXACT_PAGE = 200  # rows per page of a shortest-first walk whose metadata facets are checked in Python
 LAST_WRITE = "coalesce(d.updated, d.created)"  # a record's last write where it has no file
-
-# (doc, id, name, description, text, type, last touched, file mtime ns or None, path or None)
-FieldsRow = tuple[int, str, "str | None", "str | None", str, str, "str | None", "int | None", "str | None"]
 
 Score = TypeVar("Score")
 

@@ -1,4 +1,4 @@
-"""Conversation-thread members in the docs table, as ``index.context`` defines them, for the
+"""Conversation-thread members in the docs table, as ``ranking.threads`` defines them, for the
 context recall adds at query time (``ranking.windows``): where a record sits in its thread, and
 which live members sit just before and after a place in a thread. Recall asks every store of
 the union the same, so a window may take its members from several stores and partitions."""

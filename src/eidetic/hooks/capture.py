@@ -141,8 +141,8 @@ def _texts(message: object) -> list[str]:
 
 
 def unique(found: list[Captured]) -> list[Captured]:
-    """The statements with repeats (same words, ``ranking.similar.normalised``) left out, first kept."""
-    from ..ranking.similar import normalised
+    """The statements with repeats (same words, ``records.normalised``) left out, first kept."""
+    from ..records import normalised
 
     seen: set[str] = set()
     kept = []

@@ -5,7 +5,7 @@ with the ``rule`` and ``score`` that decided it):
 
 - when a record the writer may see already says the same words: the very text in the writer's
   scope (found by the id derived from both), or the same words once normalised
-  (``ranking.similar.normalised``) among the top keyword hits for it (no model is loaded);
+  (``records.normalised``) among the top keyword hits for it (no model is loaded);
 - when ``remember`` finds it a near-duplicate of an active record of its own scope
   (``on_similar="skip"``, ``memory.similar``): the same words once normalised, or, when the
   statements are embedded (``embed``: the hook daemon, whose model is loaded, and ``eidetic
@@ -103,7 +103,7 @@ def _stored_as(memory: Memory, text: str, access: dict[str, str | None]) -> str 
     would rewrite it with this session's provenance), else one among the top keyword hits."""
     from ..errors import EideticError
     from ..query import RecallQuery
-    from ..ranking.similar import normalised
+    from ..records import normalised
     from ..records import derived_id
 
     scope = memory.access(access["scope"], access["visibility"]).scope

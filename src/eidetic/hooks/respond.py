@@ -20,7 +20,7 @@ from .watching import Watcher
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..settings import Settings
-    from ..stores.markdown import MarkdownStore
+    from ..stores.files.store import MarkdownStore
 
 EVENTS = ("session-start", "prompt", "session-end")
 
@@ -31,7 +31,7 @@ class Engine:
 
     ``watch`` (the daemon): the files backend's stores are followed by file events
     (``watching``), what changed is marked for re-reading before each request, and the stat
-    slice each sync would run (``verify-files``, ``stores.folder_changes``) runs between
+    slice each sync would run (``verify-files``, ``stores.files.folder_changes``) runs between
     requests instead (``check_files``: for what the events missed), so a prompt waits for
     neither."""
 
@@ -86,7 +86,7 @@ class Engine:
 
 def _folders(memory: Memory) -> list[MarkdownStore]:
     """The memory's stores that are record folders on disk."""
-    from ..stores.markdown import MarkdownStore
+    from ..stores.files.store import MarkdownStore
 
     return [store for store in memory.stores() if isinstance(store, MarkdownStore) and store.exists()]
 

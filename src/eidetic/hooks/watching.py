@@ -2,7 +2,7 @@
 file events (``watchfiles``, as ``eidetic watch``): a thread per store folder collects what
 changed, and the daemon marks those files for re-reading before its next request
 (``respond.Engine``). So the daemon's recalls need no per-recall stat slice
-(``stores.folder_changes``) to see a file edited in place.
+(``stores.files.folder_changes``) to see a file edited in place.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import frontmatter
 from ..records import Scope
-from ..stores.folder import RecordFolder
+from ..stores.files.folder import RecordFolder
 from . import Entry
 
 

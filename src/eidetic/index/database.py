@@ -10,7 +10,7 @@ record.
 
 Two kinds build on :class:`RecordDatabase` and differ in how they open, commit and catch up:
 ``index.store_database`` (the database *is* the store: the sqlite backend) and
-``stores.folder_index`` (the derived index of a folder of record files: the files backend).
+``stores.files.folder_index`` (the derived index of a folder of record files: the files backend).
 Lookups and thread neighbours are the SQL both SQL backends share (``docsql``); the searches
 are in ``searches``.
 """
@@ -34,9 +34,10 @@ from ..records import Record
 from ..settings import DEFAULT_ANN_THRESHOLD
 from ..sqlite_db import chunks as _chunks
 from . import schema
-from .context import thread_of
+from ..ranking.threads import thread_of
 from .stored import RECORD_COLUMNS, stored
-from .text_index import TextIndexes, partition_of
+from ..ranking.access import partition_of
+from .text_index import TextIndexes
 from .vectors import VectorIndexes
 
 INDEX_SLICE = 2000  # records given to the keyword index per step

@@ -1,5 +1,5 @@
 """A record database that is derived, never the store of record: the files backend's index of
-a record folder (``stores.folder_index``) and the neo4j backend's copy of its graph
+a record folder (``stores.files.folder_index``) and the neo4j backend's copy of its graph
 (``stores.graph.mirror``). An absent, older or damaged one is dropped and laid out again, and
 it is filled from its source; a crash between its SQLite commit and its keyword index's commit
 leaves a ``keyword_pending`` mark that makes the next user rebuild the keyword index."""

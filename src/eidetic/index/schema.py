@@ -1,7 +1,7 @@
 """The layout of a record database (tables, schema version, upgrades) and how it is opened.
 
 One layout serves both kinds of record database, so the same SQL answers every query: the
-derived index of a folder of record files (``stores.folder_index``: an older or damaged one is
+derived index of a folder of record files (``stores.files.folder_index``: an older or damaged one is
 dropped and rebuilt) and the database that is the sqlite backend's store
 (``index.store_database``: created by the first write, upgraded in place, never dropped). Only
 the first uses the ``files`` and ``dirs`` tables; only the second logs drops in ``dropped``.
@@ -92,7 +92,7 @@ MIGRATIONS: dict[str, tuple[str, list[Step]]] = {  # from version -> (to version
     "11": ("12", [LISTING]),
     # 13: the event clock and the dated lifecycle changes (``clocks``); NULL in older rows
     "12": ("13", [";".join(f"ALTER TABLE docs ADD COLUMN {column} TEXT" for column in CLOCK_COLUMNS)]),
-    # 14: each text's normalised key (``ranking.similar.normal_key``), computed for the rows
+    # 14: each text's normalised key (``records.normal_key``), computed for the rows
     # there already, and its index: a remember finds the stored texts it repeats in one lookup
     "13": (
         "14",

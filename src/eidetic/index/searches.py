@@ -15,7 +15,8 @@ from ..docsql.searches import DocSearches, grown, scored
 from ..ranking.access import Access
 from ..ranking.bm25 import KeywordStats
 from ..ranking.filters import Filters
-from .text_index import MIN_CHUNKED_QUERY, partitions_in_reach
+from ..ranking.access import partitions_in_reach
+from .text_index import MIN_CHUNKED_QUERY
 
 if TYPE_CHECKING:
     from .database import RecordDatabase

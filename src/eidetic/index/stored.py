@@ -10,10 +10,10 @@ from typing import Any
 
 from ..clocks import history_json
 from ..docsql.dialect import Dialect
-from ..ranking.similar import normal_key
+from ..records import normal_key
 from ..records import Record
 from ..timeutil import to_epoch
-from .context import order_key, thread_key, thread_of
+from ..ranking.threads import order_key, thread_key, thread_of
 
 BACKFILL_BATCH = 2000  # rows read and updated at a time when a store gains ``norm`` (an upgrade)
 
@@ -30,7 +30,7 @@ def stored(r: Record) -> tuple[Any, ...]:
     """The values of :data:`RECORD_COLUMNS`: the record's fields (links and metadata as JSON
     text), and what searches need of them: the text's length, ``created`` in epoch seconds, the
     ``source`` filter, the record's thread and place in it (``context``), and the key of its
-    normalised text (``ranking.similar.normal_key``: its near-duplicates by text)."""
+    normalised text (``records.normal_key``: its near-duplicates by text)."""
     ts = to_epoch(r.created)
     tkey = thread_key(r.scope.visibility, r.scope.name, thread_of(r.metadata))
     source = r.metadata.get("source")

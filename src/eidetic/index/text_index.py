@@ -21,14 +21,14 @@ would need no edge check but cost 4x the indexing time; SQLite's trigram FTS5 in
 
 There is one such index per visibility partition (public, and each scope's private records),
 so the statistics of what a caller may see are read apart from what it may not
-(``partition_of``). Keyword scores are BM25 under the statistics of every partition the caller
+(``ranking.access.partition_of``). Keyword scores are BM25 under the statistics of every partition the caller
 may read over every store of the recall (``ranking.bm25``): tantivy ranks under its own
 averages, so each record also keeps its per-field term counts (``terms``, stored) and lengths
 (fast fields), from which its score under the union is computed (``ranked``). Each index
 holds only terms, those counts, each record's ``doc`` number and text length; everything else
 stays in SQLite. The record database (``database``) keeps the two consistent: for a files store a
 crash between them leaves a "pending" mark that makes the next user rebuild this index from
-SQLite (``stores.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
+SQLite (``stores.files.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
 database, and which point of its change history, they reflect, and they catch up from there
 (``store_database``).
 """
@@ -393,23 +393,6 @@ class _Cursor:
         if rows:
             self._last = rows[-1][1]
         return [(doc, self._scorer.score(counts, lengths)) for doc, _, counts, lengths in rows]
-
-
-def partitions_in_reach(scope: Any) -> list[str]:
-    """The partitions a caller of ``scope`` (a :class:`~eidetic.records.Scope`) may search: the
-    public one, and its own private one when it asks as private. Every backend's search uses it."""
-    keys = ["public"]
-    if scope.visibility == "private":
-        keys.append(partition_of("private", scope.name))
-    return keys
-
-
-def partition_of(visibility: str, scope_name: str) -> str:
-    """Which text index holds a record: all public records share one; each scope's private
-    records have their own. BM25 statistics (document frequencies, lengths) are per index, so
-    a caller's scores depend only on records it may see: another scope's private records cannot
-    shift them, not even in the order of public hits."""
-    return "public" if visibility == "public" else f"private:{scope_name}"
 
 
 class TextIndexes:

@@ -45,7 +45,8 @@ from ..results import (
     StoreOverview,
     SweepReport,
 )
-from ..stores.base import BACKENDS, RecordStore
+from ..stores.backends import BACKENDS, NAMES, SERVERS
+from ..stores.base import RecordStore
 from ..timeutil import now_utc
 from ..usage import UsageState
 from . import editing, health
@@ -60,13 +61,6 @@ from .writes import NdjsonLines, Writes, labelled, ndjson_items, validate
 
 __all__ = ["Memory"]
 Usage = tuple[float, "str | None"]
-
-
-# The server backends: how a user names the server when none is set.
-SERVERS = {
-    "postgres": "set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
-    "neo4j": "set EIDETIC_NEO4J_URI or pass --uri, e.g. bolt://graph.internal:7687/eidetic",
-}
 
 
 class Memory:
@@ -92,7 +86,7 @@ class Memory:
         one store each.
         ``settings`` default to the environment's (:meth:`Settings.load`)."""
         if backend not in BACKENDS:
-            raise unknown_backend(backend, BACKENDS)
+            raise unknown_backend(backend, NAMES)
         self.settings = settings if settings is not None else Settings.load()
         self.backend = backend
         if plan is None and backend == "files":
@@ -136,7 +130,9 @@ class Memory:
         if memory_dirs:
             raise user_error(
                 f"--memory-dir names folders of the files backend, not of {backend}",
-                "use --db for sqlite, --dsn for postgres, --uri for neo4j" if backend in BACKENDS else "",
+                "use " + ", ".join(f"{b.flag} for {b.name}" for b in BACKENDS.values() if b.name != "files")
+                if backend in BACKENDS
+                else "",
             )
         if backend == "sqlite":
             database = (
@@ -146,7 +142,7 @@ class Memory:
         if backend in SERVERS:
             address = {"postgres": dsn or settings.pg_dsn, "neo4j": uri or settings.neo4j_uri}[backend]
             if not address:
-                raise user_error(f"the {backend} backend needs a server address", SERVERS[backend])
+                raise user_error(f"the {backend} backend needs a server address", SERVERS[backend].server_hint or "")
             return cls(backend=backend, location=address, settings=settings)
         return cls(backend=backend, settings=settings)  # raises: unknown backend
 
@@ -379,7 +375,7 @@ class Memory:
 
     def watch(self, stop_event: Any = None, on_change: Any = None, ready: Any = None) -> None:
         """Keep the files backend's indexes current as files change, until ``stop_event``."""
-        from ..stores.markdown import watch
+        from ..stores.files.store import watch
 
         if self.backend != "files":
             raise user_error(

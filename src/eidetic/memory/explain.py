@@ -44,7 +44,7 @@ def exact(raw: float, hit: Hit, query: str) -> dict[str, Any]:
 
 def keyword(raw: float, hit: Hit, terms: list[str]) -> dict[str, Any]:
     from ..index.analyzer import analyze
-    from ..index.context import thread_of
+    from ..ranking.threads import thread_of
 
     data = _blend("keyword", raw, hit)
     present = set(analyze(" ".join(filter(None, (hit.record.name, hit.record.description, hit.record.text)))))

@@ -18,6 +18,7 @@ from ..ranking.access import Access
 from ..ranking.filters import Filters
 from ..records import Record, Scope
 from ..results import Check, DoctorReport, StoreOverview
+from ..stores.backends import SERVERS
 from ..stores.base import RecordStore
 from ..timeutil import format_ts, now_utc
 from .fields_mode import field_rows
@@ -32,7 +33,7 @@ def every_state(access: Access) -> Access:
 def status_seen_by(store: RecordStore, status: dict[str, Any], access: Access) -> dict[str, Any]:
     """A store's status cut to what ``access`` may see: no other scope's private partition, id
     or count reaches the caller."""
-    from ..index.text_index import partitions_in_reach
+    from ..ranking.access import partitions_in_reach
 
     reach = set(partitions_in_reach(access.scope))
     return dict(
@@ -183,7 +184,7 @@ def _store_checks(store: RecordStore, access: Access) -> list[Check]:
             _check("store_exists", True, f"{root}: not created yet (created by the first remember)", severity="info")
         ]
     checks = []
-    if store.backend in ("files", "sqlite"):  # a server's location is no path
+    if store.backend not in SERVERS:  # a server's location is no path
         readable = os.access(root, os.R_OK | (os.X_OK if store.backend == "files" else os.W_OK))
         checks.append(
             _check(

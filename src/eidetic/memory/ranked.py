@@ -15,6 +15,7 @@ from ..ranking.topk import top_k_blended
 from ..records import Record
 from ..results import Hit
 from ..stores.base import RecordStore
+from ..timewords import TimeWindow
 from .stores import hidden, records_of
 
 Candidates = Callable[[RecordStore], Any]  # a list of (doc, raw), or a fetch(limit, offset) pager
@@ -25,7 +26,7 @@ class Timing:
     """The time a query names (``ranking.when``): records of that time score higher, or
     (``strict``) are the only ones kept."""
 
-    window: when.TimeWindow
+    window: TimeWindow
     strict: bool = False
 
 

@@ -25,7 +25,7 @@ from ..ranking.filters import Filters
 from ..records import Record
 from ..results import Hit, RecallResult
 from ..stores.base import IndexedRecord, RecordStore
-from ..ranking.when import TimeWindow
+from ..timewords import TimeWindow
 from ..ranking.windows import threaded
 from ..timeutil import format_ts, now_utc
 from ..timewords import read_question

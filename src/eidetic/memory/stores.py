@@ -15,6 +15,7 @@ from ..progress import Progress
 from ..ranking.access import Access
 from ..records import Record, Scope
 from ..settings import Settings
+from ..stores.backends import BACKENDS
 from ..stores.base import IndexedRecord, RecordStore
 from ..usage import UsageState
 
@@ -50,24 +51,9 @@ class StoreSet:
         name = str(where) if where is not None else ""
         store = self._open.get(name)
         if store is None:
-            if where is not None:
-                from ..stores.markdown import MarkdownStore
-
-                store = MarkdownStore(where, self.usage, self.settings, self.progress)
-            elif self.backend == "sqlite":
-                from ..stores.sqlite import SqliteStore
-
-                store = SqliteStore(Path(str(self.location)), self.usage, self.settings, self.progress)
-            elif self.backend == "neo4j":
-                from ..stores.graph import GraphStore
-                from ..stores.graph.connection import Target
-
-                target = Target.of(str(self.location), self.settings.neo4j_user, self.settings.neo4j_password)
-                store = GraphStore(target, self.usage, self.settings, self.progress)
-            else:
-                from ..stores.postgres import PostgresStore
-
-                store = PostgresStore(str(self.location))
+            backend = BACKENDS["files" if where is not None else self.backend]
+            location = where if where is not None else str(self.location)
+            store = backend.open(location, self.usage, self.settings, self.progress)
             self._open[name] = store
         return store
 

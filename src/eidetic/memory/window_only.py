@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.filters import Filters
-from ..ranking.when import TimeWindow
+from ..timewords import TimeWindow
 from ..results import Hit
 from ..stores.base import RecordStore
 from .ranked import rank

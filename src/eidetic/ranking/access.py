@@ -9,6 +9,9 @@ query's own scope name. Shadowed and archived records are hidden unless asked fo
 then and valid then, judged by the lifecycle they had then (:meth:`Access.sees`), and shown as
 they stood (:meth:`Access.view`). The SQL engines narrow in SQL and decide these rows in Python,
 with the same functions (``docsql.admission``).
+
+The same rule splits every store into partitions (``partition_of``): the public one, and one per
+scope's private records; a caller reads only those in its reach (``partitions_in_reach``).
 """
 
 from __future__ import annotations
@@ -84,3 +87,20 @@ class Access:
             lifecycle=clocks.lifecycle_at(record.lifecycle, record.history, self.as_of),
             history=clocks.up_to(record.history, self.as_of),
         )
+
+
+def partitions_in_reach(scope: Scope) -> list[str]:
+    """The partitions a caller of ``scope`` may search: the public one, and its own private one
+    when it asks as private. Every backend's search uses it."""
+    keys = ["public"]
+    if scope.visibility == "private":
+        keys.append(partition_of("private", scope.name))
+    return keys
+
+
+def partition_of(visibility: str, scope_name: str) -> str:
+    """Which partition (a text index, a postgres partition id) holds a record: all public records
+    share one; each scope's private records have their own. BM25 statistics (document frequencies, lengths) are per index, so
+    a caller's scores depend only on records it may see: another scope's private records cannot
+    shift them, not even in the order of public hits."""
+    return "public" if visibility == "public" else f"private:{scope_name}"

@@ -5,7 +5,7 @@ Clusters are stars, never chains: candidates are taken best survivor first; one 
 duplicates not yet in a cluster becomes a survivor, and its cluster is exactly those near-
 duplicates, with their twins in text (the same text once normalised, which is no step away).
 Every member is similar to its survivor, so A~B~C~D never puts A and D together when they are
-unrelated. Near-duplicates: the same text once ``similar.normalised``, or a cosine
+unrelated. Near-duplicates: the same text once ``records.normalised``, or a cosine
 of at least the threshold with the same particulars (``similar.same_particulars``: the pairs
 given are filtered here, so records of one template that differ in an owner, a ticket or a
 date are never grouped).
@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..timeutil import DATE_UNKNOWN, parse_ts
-from .similar import normalised, same_particulars
+from ..records import normalised
+from .similar import same_particulars
 
 KEEPS = ("recent", "recalled")  # how the survivor is chosen: the most recent, or the most recalled
 

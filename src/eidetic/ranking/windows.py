@@ -3,7 +3,7 @@
 A chat turn rarely repeats the words of the question it answers ("Yes, last Tuesday!"); the
 turns around it usually do. So a thread member's ``context`` field is its own words together
 with its window's: the ``BEFORE`` members before it and the ``AFTER`` after it in its thread
-(``index.context`` defines threads and their order). On LoCoMo this lifted keyword recall@10
+(``ranking.threads`` defines threads and their order). On LoCoMo this lifted keyword recall@10
 more than any other change (docs/benchmarks.md).
 
 The window is taken over the union of what the caller may read, at query time: every store of
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from ..index.context import AFTER, BEFORE
+from .threads import AFTER, BEFORE
 from .bm25 import FIELD_NAMES, KeywordStats
 
 Place = tuple[str, str, str]  # a thread member's place: (thread, order key, id)

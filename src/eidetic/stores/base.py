@@ -17,34 +17,28 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from ..docsql.listing import Listed
-from ..docsql.lookups import Admitted
-from ..docsql.rows import IndexedRecord, RankingFacts
-from ..docsql.searches import FieldsRow
 from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
 from ..ranking.windows import Member, Place
 from ..records import Record, Scope
+from .types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts
 
 __all__ = [
-    "BACKENDS",
     "Admitted",
     "FieldsRow",
     "IndexedRecord",
     "Listed",
     "RankingFacts",
     "RecordStore",
-]  # all but RecordStore: from docsql
-
-BACKENDS = ("files", "sqlite", "postgres", "neo4j")
+]  # all but RecordStore: from stores.types
 
 
 class RecordStore(Protocol):
     """What ``Memory`` needs from a backend."""
 
-    backend: str  # "files", "sqlite", "postgres" or "neo4j"
+    backend: str  # its name in stores.backends.BACKENDS
     key: str  # names the store in hits (``store``) and keys its usage; stable across processes
     location: str  # shown to people: a folder, a database file, or a DSN without its password
     # Whether nearest() may run on another thread while keyword() runs on this one (a recall
@@ -97,7 +91,7 @@ class RecordStore(Protocol):
         """Per text hash, the (id, scope) of the records with exactly that text."""
 
     def by_normalised(self, keys: Iterable[str], access: Access) -> dict[str, list[tuple[int, str, Scope]]]:
-        """Per normalised-text key (``ranking.similar.normal_key``, stored with each record),
+        """Per normalised-text key (``records.normal_key``, stored with each record),
         the (doc, id, scope) of the records ``access`` admits whose text has it: the stored
         texts a remember's records repeat, in one lookup."""
 

@@ -2,25 +2,25 @@
 answers every lookup and, with :class:`~eidetic.index.searches.RecordSearches`, every search;
 vectors live in memory-mapped per-partition indexes, and usage lives in the per-user usage
 state keyed by the store. They differ in where records are kept and how the database follows
-them (``stores.folder_index``, ``index.store_database``)."""
+them (``stores.files.folder_index``, ``index.store_database``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..docsql.listing import Join, Listed, listing
+from ..docsql.listing import Join, listing
 from ..index.database import RecordDatabase
 from ..index.searches import RecordSearches
 from ..listing import Order
 from ..ranking.access import Access
-from ..index.context import named, thread_key_of
+from ..ranking.threads import named, thread_key_of
 from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
 from ..ranking.windows import Member, Place
 from ..records import Scope
 from ..usage import UsageState
-from .base import Admitted, FieldsRow, IndexedRecord, RankingFacts
+from .types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts
 
 
 class IndexedStore:

@@ -92,3 +92,8 @@ class SqliteStore(IndexedStore):
             "records": self.index.docs.count(),
             "unparseable": 0,
         }
+
+
+def open_store(database: str | Path, usage: UsageState, settings: Settings, progress: Progress) -> SqliteStore:
+    """The sqlite store in the file ``database`` (``stores.backends`` opens every backend so)."""
+    return SqliteStore(Path(database), usage, settings, progress)

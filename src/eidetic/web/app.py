@@ -13,7 +13,8 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from ..mcp_server import Session, build_server
+from ..mcp.server import build_server
+from ..session import Session
 from . import pages
 from .browse_pages import gather
 from .guard import Guard, given_token, is_loopback

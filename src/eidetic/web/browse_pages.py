@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from ..errors import option_error
 from ..listing import SORTS, ListQuery
-from ..mcp_server import Session
+from ..session import Session
 from ..memory import Memory
 from ..ranking.access import Access
 from ..records import LIFECYCLES, Scope

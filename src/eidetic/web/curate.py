@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..errors import EideticError, user_error
-from ..mcp_server import Session
+from ..session import Session
 from ..memory.editing import edit_text
 from ..ranking.access import Access
 from ..records import Record

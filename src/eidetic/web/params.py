@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from ..mcp_server import Session
+from ..session import Session
 from ..records import Scope
 
 TRUE = ("1", "on", "true", "yes")

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from ..errors import ENV_ERROR, EideticError, env_error
-from ..mcp_server import Session
+from ..session import Session
 
 T = TypeVar("T")
 

@@ -15,7 +15,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..mcp_server import Session
+from ..session import Session
 from ..query import RecallQuery, exposed_options
 from ..relevance_text import below_floor, word
 from ..results import Hit, RecallResult

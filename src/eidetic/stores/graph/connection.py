@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from ...errors import env_error, user_error
+from ..backends import BACKENDS
 
 T = TypeVar("T")
 SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
@@ -30,7 +31,7 @@ def driver_module() -> Any:
         import neo4j
     except ImportError:
         raise env_error(
-            "the neo4j backend needs the neo4j driver, which is not installed", "pip install 'eidetic[neo4j]'"
+            "the neo4j backend needs the neo4j driver, which is not installed", BACKENDS["neo4j"].install
         ) from None
     return neo4j
 

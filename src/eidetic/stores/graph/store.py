@@ -14,6 +14,7 @@ import hashlib
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ...progress import Progress
@@ -122,3 +123,10 @@ class GraphStore(IndexedStore):
     def rebuild(self) -> dict[str, Any]:
         self.index.rebuild(self._schema.point())
         return {"store": self.location, "index": str(self.index.path), "records": self.count(), "unparseable": 0}
+
+
+def open_store(uri: str | Path, usage: UsageState, settings: Settings, progress: Progress) -> GraphStore:
+    """The graph store at ``uri``, signed in as the settings say when the URI does not
+    (``stores.backends`` opens every backend so)."""
+    target = Target.of(str(uri), settings.neo4j_user, settings.neo4j_password)
+    return GraphStore(target, usage, settings, progress)

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from ...docsql.dialect import Postgres
 from ...errors import env_error
+from ..backends import BACKENDS
 from .schema import WRITERS_LOCK
 
 LOCK_TIMEOUT = "60s"
@@ -25,7 +26,7 @@ def driver() -> Any:
         import psycopg
     except ImportError:
         raise env_error(
-            "the postgres backend needs the psycopg driver, which is not installed", "pip install 'eidetic[postgres]'"
+            "the postgres backend needs the psycopg driver, which is not installed", BACKENDS["postgres"].install
         ) from None
     return psycopg
 

@@ -133,7 +133,7 @@ MIGRATIONS: list[tuple[int, list[Statement]]] = [
             "ADD COLUMN IF NOT EXISTS history json",
         ],
     ),
-    # Each text's normalised key (``ranking.similar.normal_key``), computed in Python for the
+    # Each text's normalised key (``records.normal_key``), computed in Python for the
     # rows there already, and its index: a remember finds the stored texts it repeats in one
     # lookup (``docsql.lookups``).
     (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ...index.text_index import partitions_in_reach
+from ...ranking.access import partitions_in_reach
 from ...ranking.access import Access
 
 if TYPE_CHECKING:

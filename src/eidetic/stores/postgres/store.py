@@ -10,20 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ...docsql.listing import Join, Listed, listing
+from ...docsql.listing import Join, listing
 from ...docsql.lookups import Lookups
 from ...listing import Order
 from ...ranking.access import Access
 from ...docsql.threads import Threads
-from ...index.context import named, thread_key_of
-from ...index.text_index import partitions_in_reach
+from ...ranking.threads import named, thread_key_of
+from ...ranking.access import partitions_in_reach
 from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters
 from ...ranking.windows import Member, Place
 from ...records import Record, Scope
-from ..base import Admitted, FieldsRow, IndexedRecord, RankingFacts
+from ..types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts
 from .connection import Session, guarded
 from .exact import PostgresSearches
 from .keyword import KeywordSearch
@@ -31,6 +32,11 @@ from .postings import KeywordIndex
 from .schema import Schema
 from .scope import Partitions
 from .vectors import Vectors
+
+if TYPE_CHECKING:
+    from ...progress import Progress
+    from ...settings import Settings
+    from ...usage import UsageState
 from .writes import Writer
 
 
@@ -361,3 +367,9 @@ class PostgresStore:
         if self._ready():
             self._writer.reindex()
         return {"store": self.location, "index": self.location, "records": self.count(), "unparseable": 0}
+
+
+def open_store(dsn: str | Path, usage: UsageState, settings: Settings, progress: Progress) -> PostgresStore:
+    """The postgres store at ``dsn``; usage and settings live in the server, not here
+    (``stores.backends`` opens every backend so)."""
+    return PostgresStore(str(dsn))

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..errors import user_error
 from ..importers import FORMATS
-from .inspect import access_of, scope_flags
+from ..stores.backends import SERVERS
+from .overview_doctor import access_of, scope_flags
 from .output import emit_json, emit_text, inform, report_error, warn
 from .stores import open_memory
 
@@ -116,7 +117,7 @@ def _export_all(args: argparse.Namespace) -> int:
         )
     written = 0
     with open_memory(args) as memory:
-        if memory.backend in ("postgres", "neo4j"):
+        if memory.backend in SERVERS:
             warn(
                 f"export --all writes every user's records, private ones included, from the shared server "
                 f"{memory.stores()[0].location}: keep the file as private as the server",

@@ -1,12 +1,12 @@
 """A record folder: one markdown file per record, read and written safely under crashes and
-concurrency (the folder I/O of the ``files`` backend, ``stores.markdown``).
+concurrency (the folder I/O of the ``files`` backend, ``stores.files.store``).
 
 A batch of writes is staged in a hidden folder, made durable, then renamed over the record
 files (``durable``), so a reader (or a crash) only ever sees the old or the new complete
 version of each. A batch takes the store lock (``.eidetic.lock``) so that checks such as
 duplicate detection and the writes they guard are one step for concurrent writers. The lock
 and the staging folders live in the store's root, or in a ``scratch`` folder beside it when
-nothing of eidetic's may show in the store (an agent's memory folder: ``stores.layout``).
+nothing of eidetic's may show in the store (an agent's memory folder: ``stores.files.layout``).
 Hidden files and folders, ``MEMORY.md`` and non-markdown files are never records; symlinks are
 not followed, so no path outside the store is read or written.
 """
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import EideticError, env_error
+from ...errors import EideticError, env_error
 from .durable import Folders, Outside, fsync_fd, install, remove_staging, stage
 
 LOCK_NAME = ".eidetic.lock"

@@ -1,5 +1,5 @@
 """Crash-safe writing through folder descriptors: what :meth:`RecordFolder.write_many
-<eidetic.stores.folder.RecordFolder.write_many>` is built from.
+<eidetic.stores.files.folder.RecordFolder.write_many>` is built from.
 
 Folders are opened one level at a time without following symlinks (:class:`Folders`), files
 are written into a staging folder and made durable (:func:`stage`), then renamed into place
@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Self
 
-from ..errors import env_error
+from ...errors import env_error
 
 BULK_SYNC_MIN = 64  # batches this large are made durable with one syncfs instead of fsync per file
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -82,7 +82,7 @@ class Folders:
 
     def outside(self, path: Path) -> int:
         """The descriptor of ``path``, a folder beside the store for its lock and staging (an
-        agent's memory folder must show neither: ``stores.layout``), made private to the user
+        agent's memory folder must show neither: ``stores.files.layout``), made private to the user
         when missing and opened without following a symlink. It must be on the store's file
         system: staged files are renamed into place."""
         try:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import EideticError
+from ..errors import EideticError
 
 # pydantic error types -> what the argument must be
 _KINDS = {

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .text_index import partition_of
+from .access import partition_of
 
 THREAD_KEYS = ("thread", "thread_id", "conversation_id")
 # A member's window: the two records before it and the one after. A reply answers what came
@@ -49,7 +49,7 @@ def thread_key(visibility: str, scope: str, thread: str | None) -> str | None:
 
 
 def thread_key_of(partition: str, thread: str) -> str:
-    """The thread key of ``thread`` in a partition (``text_index.partition_of``'s key)."""
+    """The thread key of ``thread`` in a partition (``ranking.access.partition_of``'s key)."""
     return f"{partition}\x1f{thread}"
 
 

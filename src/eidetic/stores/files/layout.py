@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from .. import frontmatter
-from ..errors import env_error, user_error
-from ..records import RESERVED_STEMS, Record, record_path
+from ... import frontmatter
+from ...errors import env_error, user_error
+from ...records import RESERVED_STEMS, Record, record_path
 from . import memory_md
-from .base import IndexedRecord
+from ..base import IndexedRecord
 from .folder import RecordFolder
 
 # (the stored copy or None, its file relative to the store, the new version or None when deleted)

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import frontmatter
-from ..index.derived import DerivedDatabase
-from ..progress import no_steps
-from ..records import DEFAULT_SCOPE, Record, Scope, record_path
-from ..settings import DEFAULT_ANN_THRESHOLD, DEFAULT_VERIFY_FILES
-from ..sqlite_db import chunks as _chunks
+from ... import frontmatter
+from ...index.derived import DerivedDatabase
+from ...progress import no_steps
+from ...records import DEFAULT_SCOPE, Record, Scope, record_path
+from ...settings import DEFAULT_ANN_THRESHOLD, DEFAULT_VERIFY_FILES
+from ...sqlite_db import chunks as _chunks
 from .folder import FileStat, RecordFolder
 from .folder_changes import Changes, find_changes, folder_of, is_racy
 
@@ -58,7 +58,7 @@ class FolderIndex(DerivedDatabase):
         verify_files: int = DEFAULT_VERIFY_FILES,
         ann_threshold: int = DEFAULT_ANN_THRESHOLD,
     ) -> None:
-        """``verify_files``: files stat-checked per sync (``stores.folder_changes``);
+        """``verify_files``: files stat-checked per sync (``stores.files.folder_changes``);
         ``ann_threshold``: as ``RecordDatabase``."""
         super().__init__(path, path, ann_threshold)
         self.folder = folder

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from urllib.parse import quote, unquote
 
-from ..records import Record
+from ...records import Record
 
 NAME = "MEMORY.md"
 MAX_LINE = 150  # the agent loads the whole index into its context: one short line each

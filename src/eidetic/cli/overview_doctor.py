@@ -1,5 +1,5 @@
 """``eidetic overview`` and ``doctor``: what is stored and whether it is healthy. Both show only
-what the caller's scope may see (``export``, in ``port``, shares the scope flags)."""
+what the caller's scope may see (``export``, in ``import_export``, shares the scope flags)."""
 
 from __future__ import annotations
 

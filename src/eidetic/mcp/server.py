@@ -19,11 +19,9 @@ scope as the default, but only into scopes the session may read (``Memory.rememb
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from typing import Annotated, Any, Literal, TypeVar, get_origin, get_type_hints
 from urllib.parse import quote
@@ -33,14 +31,15 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources import ResourceSecurity
 from pydantic import Field, StrictFloat, ValidationError
 
-from . import __version__
-from .errors import EideticError, env_error, user_error
-from .listing import ListQuery
-from .mcp_errors import error_text, invalid_arguments, unknown_arguments
-from .memory import Memory
-from .query import MODES, RecallQuery, exposed_options
-from .ranking.access import Access
-from .records import Scope, check_scope
+from .. import __version__
+from ..errors import EideticError, env_error
+from ..listing import ListQuery
+from .errors import error_text, invalid_arguments, unknown_arguments
+from ..memory import Memory
+from ..query import MODES, RecallQuery, exposed_options
+from ..ranking.access import Access
+from ..records import Scope
+from ..session import Session
 
 T = TypeVar("T")
 Mode = Literal[MODES]  # type: ignore[valid-type]
@@ -59,50 +58,22 @@ VisibilityArg = Annotated[
 ]
 
 
-class Session:
-    """The server's one ``Memory``, its session scope, and the worker thread every call runs on."""
-
-    def __init__(self, memory: Memory, scope: Scope) -> None:
-        self.memory = memory
-        self.scope = scope
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eidetic-mcp")
-
-    def read_scope(self, name: str | None, visibility: str | None) -> Scope:
-        """The scope a read runs as: the call's, defaulting to the session's, never wider."""
-        wanted = check_scope(name or self.scope.name, visibility or self.scope.visibility)
-        if wanted.visibility == "private" and wanted != self.scope:
-            raise user_error(
-                f"this server may read private records of {self.scope.name}/{self.scope.visibility} only, "
-                f"not of {wanted.name}/private",
-                f"use visibility public to read scope {wanted.name}'s public records, or start a server "
-                f"with --scope {wanted.name} --visibility private",
-            )
-        return wanted
-
-    async def call(self, work: Callable[[], T]) -> T:
-        """``work()`` on the worker thread: every call into this ``Memory``, from MCP tools and
-        from the web viewer's pages alike, runs there, one at a time."""
-        return await asyncio.wrap_future(self._worker.submit(work))
-
-    async def run(self, work: Callable[[], T], failure: type[Exception] = ToolError) -> T:
-        """``work()`` on the worker thread; an eidetic error becomes ``failure`` (a tool or
-        resource error), which the SDK sends back to the client without ending the server."""
-        try:
-            return await self.call(work)
-        except EideticError as exc:
-            raise failure(error_text(exc)) from None
-        except OSError as exc:  # as the CLI reports it (disk, permissions)
-            raise failure(
-                error_text(
-                    env_error(
-                        f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                        "check the path, free disk space and permissions",
-                    )
+async def run(session: Session, work: Callable[[], T], failure: type[Exception] = ToolError) -> T:
+    """``work()`` on the session's worker thread; an eidetic error becomes ``failure`` (a tool or
+    resource error), which the SDK sends back to the client without ending the server."""
+    try:
+        return await session.call(work)
+    except EideticError as exc:
+        raise failure(error_text(exc)) from None
+    except OSError as exc:  # as the CLI reports it (disk, permissions)
+        raise failure(
+            error_text(
+                env_error(
+                    f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                    "check the path, free disk space and permissions",
                 )
-            ) from None
-
-    def close(self) -> None:
-        self._worker.shutdown(wait=True)
+            )
+        ) from None
 
 
 class _Server(MCPServer):
@@ -263,7 +234,8 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
         "similar_to"?: [{"id", "score", "rule"}], "shadowed"?, "backend", "store", "path"}]}, as
         `eidetic remember --json`."""
         batch = records if isinstance(records, list) else [records]
-        result = await session.run(
+        result = await run(
+            session,
             lambda: session.memory.remember(
                 batch,
                 scope=scope or session.scope.name,
@@ -272,7 +244,7 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
                 writer=Access(session.scope),
                 on_similar=on_similar,
                 allow_secrets=allow_secrets,
-            )
+            ),
         )
         await _warn(ctx, result.warnings)
         return result.to_dict()
@@ -289,7 +261,7 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
                 )
             )
 
-        result = await session.run(work)
+        result = await run(session, work)
         await _warn(ctx, result.warnings)
         return result.to_dict()
 
@@ -306,7 +278,7 @@ def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
     ) -> dict[str, Any]:
         """Apply the lifecycle rules (shadow superseded records, archive stale ones; never deletes).
         Returns the JSON of `eidetic sweep --json`, listing only records this session may see."""
-        return await session.run(lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run).to_dict())
+        return await run(session, lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run).to_dict())
 
     @server.tool()
     async def overview(scope: ScopeArg = None, visibility: VisibilityArg = None) -> dict[str, Any]:
@@ -317,7 +289,7 @@ def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
             access = Access(session.read_scope(scope, visibility), include_shadowed=True, include_archived=True)
             return {"stores": [store.to_dict() for store in session.memory.overview(access)]}
 
-        return await session.run(work)
+        return await run(session, work)
 
 
 def _add_resources(server: MCPServer, session: Session) -> None:
@@ -328,12 +300,12 @@ def _add_resources(server: MCPServer, session: Session) -> None:
     )  # an id is looked up, never a path
     async def record_resource(id: str) -> str:
         """One record's JSON, if this session's scope may see it."""
-        return await session.run(lambda: _record_json(session, id), failure=ResourceError)
+        return await run(session, lambda: _record_json(session, id), failure=ResourceError)
 
     @server.resource(RECORDS_URI, name="records", mime_type="application/json")
     async def records_resource() -> str:
         """The active records this session may see (at most 1000): id, type, name, description, uri."""
-        return await session.run(lambda: _records_json(session), failure=ResourceError)
+        return await run(session, lambda: _records_json(session), failure=ResourceError)
 
 
 def serve(memory: Memory, scope: Scope) -> None:

@@ -1,6 +1,6 @@
 """The ``files`` backend, :class:`MarkdownStore`: records are markdown files in a folder
-(:class:`~eidetic.stores.folder.RecordFolder`), searched through a derived SQLite + tantivy
-index in the cache folder (``stores.folder_index``) that catches up with hand edits on every
+(:class:`~eidetic.stores.files.folder.RecordFolder`), searched through a derived SQLite + tantivy
+index in the cache folder (``stores.files.folder_index``) that catches up with hand edits on every
 sync and can be dropped at any time."""
 
 from __future__ import annotations
@@ -11,25 +11,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .. import frontmatter
-from ..errors import user_error
-from ..locations import index_path_for, store_key
-from ..progress import Progress
-from ..ranking.access import Access
-from ..ranking.filters import Filters
-from ..records import Record
-from ..settings import Settings
-from ..usage import UsageState
-from .base import FieldsRow, IndexedRecord, RecordStore
+from ... import frontmatter
+from ...errors import user_error
+from ...locations import index_path_for, store_key
+from ...progress import Progress
+from ...ranking.access import Access
+from ...ranking.filters import Filters
+from ...records import Record
+from ...settings import Settings
+from ...usage import UsageState
+from ..base import FieldsRow, IndexedRecord, RecordStore
 from .folder import RecordFolder
 from .folder_index import FolderIndex, SyncReport
-from .indexed import IndexedStore
+from ..indexed import IndexedStore
 from .layout import layout_for
 
 
 class MarkdownStore(IndexedStore):
     """The ``files`` backend: a folder of markdown record files, laid out as eidetic's own or
-    as a coding agent's memory folder (``stores.layout``, chosen when the store opens), and
+    as a coding agent's memory folder (``stores.files.layout``, chosen when the store opens), and
     its derived index."""
 
     backend = "files"
@@ -125,7 +125,7 @@ def watch(
     A file watcher (inotify, FSEvents, ReadDirectoryChangesW through ``watchfiles``) reports
     every change, including edits in place that folder mtimes do not show; each batch is
     marked for re-checking and synced at once, so recall sees it within ~0.1 s at any size.
-    Optional: without it, recall still finds every change (see ``stores.folder_changes``).
+    Optional: without it, recall still finds every change (see ``stores.files.folder_changes``).
     ``ready`` gets the watched folders once they are synced; ``on_change`` each sync's report.
     """
     import watchfiles
@@ -162,3 +162,8 @@ def watch(
             report = store.index.sync()
             if on_change is not None:
                 on_change(store.root, report)
+
+
+def open_store(root: str | Path, usage: UsageState, settings: Settings, progress: Progress) -> MarkdownStore:
+    """The files store at the folder ``root`` (``stores.backends`` opens every backend so)."""
+    return MarkdownStore(Path(root), usage, settings, progress)

@@ -1,0 +1,69 @@
+"""The storage backends, listed once: what each is called, how it opens, what it needs.
+
+Every place that names the backends reads this table (``StoreSet``, ``Memory.open``, the CLI's
+``--backend`` and its completion, the tests' ``backend`` fixture), so a backend is added here and
+nowhere else. It imports nothing heavy: the CLI reads it before it knows which verb runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from ..progress import Progress
+    from ..settings import Settings
+    from ..usage import UsageState
+    from .base import RecordStore
+
+Opener = Callable[["str | Path", "UsageState", "Settings", "Progress"], "RecordStore"]
+
+
+class Backend(NamedTuple):  # not a dataclass: that module and what it imports cost the CLI's start
+    name: str
+    flag: str  # the CLI flag naming where its store is: a folder, a database file, a server
+    opener: str  # "module:function" opening one store at such a location (imported when used)
+    extra: str | None = None  # the pip extra its driver comes in (``eidetic[postgres]``)
+    server_hint: str | None = None  # how a user names its server when none is set
+    fixture: str | None = None  # the tests' fixture that starts a real server for it
+
+    @property
+    def install(self) -> str:
+        """How a user installs what this backend needs beyond eidetic itself."""
+        return f"pip install 'eidetic[{self.extra}]'" if self.extra else "pip install eidetic"
+
+    def open(self, location: str | Path, usage: UsageState, settings: Settings, progress: Progress) -> RecordStore:
+        """One store of this backend at ``location``; its module is imported only now."""
+        module, function = self.opener.split(":")
+        opener: Opener = getattr(import_module(module), function)
+        return opener(location, usage, settings, progress)
+
+
+BACKENDS: dict[str, Backend] = {
+    backend.name: backend
+    for backend in (
+        Backend("files", "--memory-dir", "eidetic.stores.files.store:open_store"),
+        Backend("sqlite", "--db", "eidetic.stores.sqlite:open_store"),
+        Backend(
+            "postgres",
+            "--dsn",
+            "eidetic.stores.postgres.store:open_store",
+            extra="postgres",
+            server_hint="set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
+            fixture="postgres_dsn",
+        ),
+        Backend(
+            "neo4j",
+            "--uri",
+            "eidetic.stores.graph.store:open_store",
+            extra="neo4j",
+            server_hint="set EIDETIC_NEO4J_URI or pass --uri, e.g. bolt://graph.internal:7687/eidetic",
+            fixture="graph_server",
+        ),
+    )
+}
+NAMES = tuple(BACKENDS)  # in the order people are shown them: files (the default) first
+SERVERS = {name: backend for name, backend in BACKENDS.items() if backend.server_hint}
+SPOKEN = f"{', '.join(NAMES[:-1])} or {NAMES[-1]}"  # "files, sqlite, postgres or neo4j"
