@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -67,3 +71,20 @@ def handled(event: str, payload: str, cwd: Path, mode: str = "hybrid") -> dict:
         return handle(engine, request)
     finally:
         engine.close()
+
+
+@contextmanager
+def hook_world(env: Path, monkeypatch) -> Iterator[tuple[Path, Path]]:
+    """A repository folder and a short runtime folder for the daemon's socket (unix socket paths
+    are limited), hooks given a generous timeout (a loaded test machine) and no daemon unless a
+    test starts one; the runtime folder goes afterwards."""
+    repo = env / "work"
+    (repo / ".git").mkdir()
+    runtime = Path(tempfile.mkdtemp(prefix="eh-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("EIDETIC_HOOK_TIMEOUT", "30")
+    monkeypatch.setenv("EIDETIC_HOOK_DAEMON", "0")
+    try:
+        yield repo, runtime
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,20 +23,14 @@ KEPT = "The deploy freeze starts on the first Friday of December."
 @pytest.fixture
 def ending(env, monkeypatch, tmp_path):
     """A repository with capture on, the lean hook script, and a transcript's words ready to write."""
-    repo = env / "work"
-    (repo / ".git").mkdir()
-    runtime = Path(tempfile.mkdtemp(prefix="eh-", dir="/tmp"))  # short: unix socket paths are limited
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv("EIDETIC_HOOK_TIMEOUT", "30")
-    monkeypatch.setenv("EIDETIC_HOOK_DAEMON", "0")
-    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
-    monkeypatch.setenv("EIDETIC_CAPTURE", "private")
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    script = console_script(tmp_path / "bin", "eidetic-hook", "eidetic.hooks.client:main")
-    yield repo, script
-    if list((runtime / "eidetic").glob("hook-*.sock")):
-        run_process("hooks", "stop")
-    shutil.rmtree(runtime, ignore_errors=True)
+    with payload.hook_world(env, monkeypatch) as (repo, runtime):
+        monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+        monkeypatch.setenv("EIDETIC_CAPTURE", "private")
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        script = console_script(tmp_path / "bin", "eidetic-hook", "eidetic.hooks.client:main")
+        yield repo, script
+        if list((runtime / "eidetic").glob("hook-*.sock")):
+            run_process("hooks", "stop")
 
 
 def words(repo: Path, session: str) -> str:
