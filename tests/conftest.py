@@ -253,6 +253,29 @@ def backend(request, env, monkeypatch):
     return name
 
 
+# A test needs a server when it uses one of these fixtures, or is run against a backend that is a
+# server (a parameter of the backend fixture or of a test's own backend pairs). Test files that
+# start a server or a browser themselves carry the marker on their own first lines.
+SERVER_FIXTURES = frozenset({"postgres_dsn", "graph_server"})
+SERVER_BACKENDS = frozenset({"postgres", "neo4j"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by what they use rather than by a line in each: a new test of a server backend
+    is left out of the quick loop (``-m "not server and not slow"``) without anyone remembering."""
+    for item in items:
+        if _needs_server(item):
+            item.add_marker(pytest.mark.server)
+
+
+def _needs_server(item: pytest.Item) -> bool:
+    if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return any(isinstance(value, str) and value in SERVER_BACKENDS for value in params)
+
+
 @contextmanager
 def mcp_tools() -> Iterator[Callable[[str, dict], dict]]:
     """The MCP server's tools in-process, over ``Memory.open()`` in a default/public session:

@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from eidetic import Memory
 from eidetic.timeutil import parse_ts
 
+pytestmark = pytest.mark.slow  # a property test over generated stores
+
 T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
 STEP = timedelta(hours=1)
 IDS = range(4)

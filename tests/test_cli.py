@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import rec, run_process
 
 
@@ -221,6 +222,7 @@ def test_bad_ids_and_read_only_stores(cli, store, env):
                 folder.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_an_in_place_edit_shows_in_the_next_process(store, env):
     assert run_process("remember", '{"id": "n", "text": "quokka words"}').code == 0
     path = rec(store, "n")

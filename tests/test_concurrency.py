@@ -7,7 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from eidetic import frontmatter
+
+pytestmark = pytest.mark.slow  # concurrent writer processes
 
 
 def test_eight_concurrent_writers_lose_nothing(store, env):

@@ -178,6 +178,7 @@ def test_unknown_lifecycle_states_are_refused_and_nothing_changes(memory, store)
     assert path.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_strict_time_window_reads_past_the_first_candidates(memory):
     """Keyword recall over a conversation scores the best candidates by their own words with
     their windows; when too few of them pass (here a strict time window holding only the

@@ -5,9 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from crash import crash_experiment  # noqa: E402
+
+pytestmark = pytest.mark.slow  # 100 SIGKILLed remember processes
 
 
 def test_sigkill_at_random_moments_never_corrupts_or_loses(env):

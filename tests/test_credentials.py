@@ -207,6 +207,7 @@ def test_the_python_api_names_its_own_switch(store):
     assert "allow_secrets=True" in refused.value.remediation and AWS not in str(refused.value)
 
 
+@pytest.mark.slow
 def test_the_mcp_tool_refuses_with_a_tool_error_and_warns_the_client_of_a_private_one(store, monkeypatch):
     """The SDK's own client over stdio against a real server: a public session is refused (a tool
     error naming the kind and the tool's own switch) unless it passes allow_secrets; a private

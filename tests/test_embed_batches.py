@@ -41,6 +41,7 @@ def cosines(a, b):
     return (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
+@pytest.mark.slow
 def test_a_text_gets_the_same_vector_alone_and_within_a_batch_of_mixed_lengths(model):
     import numpy as np
 
@@ -66,6 +67,7 @@ def spy_threads(monkeypatch) -> list[int]:
     return seen
 
 
+@pytest.mark.slow
 def test_many_texts_run_on_every_thread_and_a_query_on_the_calling_one(model, monkeypatch):
     seen = spy_threads(monkeypatch)
     model.threads = 2
@@ -80,6 +82,7 @@ def test_many_texts_run_on_every_thread_and_a_query_on_the_calling_one(model, mo
     assert len(seen) >= 2 and set(seen) == {threading.get_ident()}
 
 
+@pytest.mark.slow
 def test_remembering_many_records_embeds_them_on_the_threads_set(cli, store, monkeypatch):
     monkeypatch.setenv("EIDETIC_EMBED_THREADS", "2")
     monkeypatch.setenv("EIDETIC_EMBED_RUNTIME", "numpy")

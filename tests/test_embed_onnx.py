@@ -19,6 +19,8 @@ from test_embed import FIXTURE
 from test_embed_batches import TEXTS, cosines
 from test_models import write_model
 
+pytestmark = pytest.mark.slow  # builds and runs the ONNX graph of the model
+
 pytest.importorskip("onnxruntime")
 
 # Just over ONNX_TOKENS in all: 17 chunks truncated at 256 tokens.

@@ -22,6 +22,8 @@ from web_client import page, served
 
 from eidetic import Memory
 
+pytestmark = pytest.mark.slow  # 445 cases: twenty values over every surface
+
 # How each value reads: an ISO moment of the calendar ("iso"); words or a duration a date flag
 # reads, though --now takes only ISO ("words"); nothing a date can be ("bad").
 DATES = {

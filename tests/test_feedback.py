@@ -18,6 +18,7 @@ from eidetic.stores.files import folder_index
 NOTES = ndjson(*({"id": f"n{i}", "text": f"deploy note number {i} about the {i % 7} servers"} for i in range(70)))
 
 
+@pytest.mark.slow
 def test_the_first_semantic_recall_after_no_embed_shows_a_bar_on_a_terminal(cli, store, env, monkeypatch):
     assert cli("remember", "--no-embed", stdin=NOTES).code == 0
     shown = run_in_terminal("recall", "deploy servers", "--mode", "hybrid", env=dict(os.environ))

@@ -110,6 +110,7 @@ def test_hostile_front_matter_is_skipped_and_every_verb_keeps_working(cli, store
     assert ids(cli("recall", "quokka", "--mode", "exact", "--json")) == ["more", "good"]
 
 
+@pytest.mark.slow
 def test_hostile_front_matter_does_not_stop_the_mcp_server(env, store, monkeypatch):
     import anyio
     from mcp import ClientSession

@@ -14,10 +14,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eidetic.hooks import claude_settings
+
+pytestmark = pytest.mark.slow  # a property test: generated settings files
 
 OUR_EVENTS = ("SessionStart", "UserPromptSubmit", "SessionEnd")
 OTHER_EVENTS = ("PreToolUse", "PostToolUse", "Stop", "Notification")

@@ -97,6 +97,7 @@ def test_a_hostile_cwd_and_session_id_touch_nothing_outside_the_state_folder(hoo
     assert all(p.name.startswith("s-") for p in (env / "state" / "hooks" / "sessions").glob("*.json"))
 
 
+@pytest.mark.slow
 def test_the_daemon_starts_on_demand_answers_warm_and_recovers_from_a_stale_socket(hooked, monkeypatch):
     monkeypatch.setenv("EIDETIC_HOOK_DAEMON", "1")
     first = hook("prompt", payload.prompt(hooked, "deploys to production", session="d1"), hooked)

@@ -192,6 +192,7 @@ localhost_names = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)  # each name is a real DNS lookup
 @given(localhost_names)
 @example("localhost")
@@ -326,6 +327,7 @@ def test_doctor_probes_the_remote_embedder(cli, records, server, monkeypatch):
     assert checks["embedder"]["passed"] is False and "503" in checks["embedder"]["message"]
 
 
+@pytest.mark.slow
 def test_concurrent_recalls_build_one_consistent_vector_index(cli, store, server, monkeypatch):
     """Four processes recall at once on a store whose vector index is empty and due for a graph:
     each appends what is missing under the lock, one builds the graph, all agree, and the index

@@ -243,6 +243,7 @@ def test_large_stores_verify_a_bounded_slice_per_recall(cli, store, monkeypatch)
     assert ids(cli("recall", "zebra", "--mode", "keyword", "--json")) == ["r43"]
 
 
+@pytest.mark.slow
 def test_watch_indexes_in_place_edits_at_once(store, env, monkeypatch):
     """With `eidetic watch` running, an edit in place is found even when recall's own
     verification slice would not reach it for a long time."""

@@ -24,6 +24,8 @@ from eidetic import Memory
 from eidetic.locations import plan_stores
 from eidetic.usage import UsageState
 
+pytestmark = pytest.mark.slow  # a property test: generated records spread over stores
+
 VOCAB = (
     "deploy database restore backup friday editor dark mode pricing decision lunch team staging "
     "night monthly weekly snapshot standup"

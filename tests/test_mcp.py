@@ -15,6 +15,8 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+pytestmark = pytest.mark.slow  # real eidetic mcp processes over stdio
+
 RECORDS = [
     {
         "id": "pub-1",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from eidetic import Memory, frontmatter
@@ -24,6 +25,8 @@ from eidetic.ranking.access import Access
 from eidetic.clocks import Change
 from eidetic.records import Record, Scope, record_path
 from eidetic.usage import UsageState
+
+pytestmark = pytest.mark.slow  # a property test over generated scopes, every mode
 
 NAMES = ("default", "a", "b")
 WORDS = ("alpha", "beta", "gamma")

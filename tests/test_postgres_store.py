@@ -26,6 +26,8 @@ from eidetic.records import Record, Scope
 from eidetic.stores.base import IndexedRecord
 from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
 
+pytestmark = pytest.mark.server  # starts its own PostgreSQL
+
 PUBLIC = Access()
 A_PRIVATE = Access(Scope("a", "private"))
 B_PRIVATE = Access(Scope("b", "private"))

@@ -84,6 +84,7 @@ def test_the_terminal_table_reads_relevance_and_sets_unrelated_hits_apart(cli, m
     assert all(" low " not in line for line in above.splitlines())
 
 
+@pytest.mark.slow
 def test_nothing_relevant_is_said_in_words_and_the_floor_on_hides_the_rest(mixed):
     shown = on_terminal("recall", UNRELATED, "--no-record", "--depth", "0")
     assert shown.startswith(f"nothing relevant to “{UNRELATED}”; the nearest 5 hits, all below the relevance floor:")

@@ -19,6 +19,8 @@ import pytest
 from conftest import REPO
 from readme_examples import Example, shell_examples
 
+pytestmark = pytest.mark.slow  # every README example as a process
+
 EXAMPLES = shell_examples()
 BIN = Path(sys.executable).parent  # where this environment's eidetic and memory-recall are
 

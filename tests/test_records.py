@@ -186,6 +186,7 @@ _text = st.text(_no_nul, min_size=1, max_size=60).filter(str.strip)
 _safe = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     text=_text,

@@ -431,6 +431,7 @@ def in_terminal(*args: str, columns: int = 80, typed: str = "", **environ: str) 
     return run.out
 
 
+@pytest.mark.slow
 def test_terminal_output_is_a_coloured_table_that_fits(cli, notes):
     hostile = {"id": "long-" + "x" * 60, "text": "evil \x1b]0;pwned\x07 text \x1b[2J gone " + "word " * 30}
     cli("remember", json.dumps(hostile))

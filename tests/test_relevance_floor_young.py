@@ -160,6 +160,7 @@ def young(cli, store, monkeypatch):
     return remember
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", sorted(STORES))
 def test_a_young_store_keeps_the_obvious_answer_and_drops_the_unrelated(cli, young, size):
     young(*STORES[size])
@@ -302,6 +303,7 @@ def test_the_reference_is_the_median_of_the_nearest_and_stands_out_only_in_young
     assert approximate.at(relevance.YOUNG).of_best is None
 
 
+@pytest.mark.slow
 def test_the_mcp_tool_s_default_keeps_the_obvious_answer_in_a_young_store(store, monkeypatch):
     """What an agent with a young store hears through the MCP tool, its floor on by default."""
     import os

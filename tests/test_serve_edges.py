@@ -89,6 +89,7 @@ def test_the_start_up_urls_redirect_stays_on_this_server(tokened, raw_path, expe
         assert TOKEN not in answer.headers["location"]
 
 
+@pytest.mark.slow
 def test_the_frameworks_redirects_are_paths_on_this_server(served_env, tokened):
     """Starlette's trailing-slash redirects name the Host header's host: relative now, on a
     token server (which answers any host name) and on a loopback one (which checks it)."""
@@ -129,6 +130,7 @@ def test_a_token_of_only_spaces_never_opens_the_server(tokened):
         assert raw_status(tokened, f"Authorization: Bearer  {TOKEN} ") == 200  # spaces around a real one: it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("blank", ["   ", "\t"])
 def test_a_blank_configured_token_is_no_token_on_every_address(served_env, blank):
     """``EIDETIC_SERVE_TOKEN`` of only spaces counts as unset: beyond loopback (and with

@@ -26,6 +26,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from serve_process import Served, seed, serve, store_env
 
+pytestmark = pytest.mark.slow  # two eidetic serve processes per backend
+
 ALICE_PRIVATE = {"name": "alice", "visibility": "private"}
 SECRET = "zanzibar"  # a word only alice's private record holds
 UNSAID = "key rotates"  # words of that record no call here names: they can come only from the record

@@ -112,6 +112,7 @@ def test_the_wrappers_share_one_implementation():
     assert shared("recall/scripts/recall.sh") == shared("remember/scripts/remember.sh")
 
 
+@pytest.mark.slow
 def test_no_flag_remember_is_private_and_no_flag_recall_finds_it(repo):
     stored = wrapper(repo, "remember", '{"id": "mine", "text": "the lighthouse key is under the mat"}', "--json")
     assert stored.returncode == 0, stored.stderr
@@ -138,6 +139,7 @@ def test_no_flag_remember_is_private_and_no_flag_recall_finds_it(repo):
     assert [item["id"] for item in json.loads(default.stdout)["items"]] == ["shared"]
 
 
+@pytest.mark.slow
 def test_an_explicit_scope_is_forwarded_verbatim(repo):
     assert wrapper(repo, "remember", '{"id": "team", "text": "team note"}', "--scope", "team").returncode == 0
     assert (
@@ -157,6 +159,7 @@ def test_an_explicit_scope_is_forwarded_verbatim(repo):
     assert scopes == {"team": ("team", "public"), "eq": ("crew", "private"), "pub": ("lobes", "public")}
 
 
+@pytest.mark.slow
 def test_the_recall_wrapper_answers_nothing_relevant_unless_told_otherwise(repo):
     notes = "".join(f'{{"id": "l{i}", "text": "the lighthouse {word}"}}\n' for i, word in enumerate(("opens", "shuts")))
     assert wrapper(repo, "remember", stdin=notes).returncode == 0

@@ -12,8 +12,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from eidetic.memory import Memory
 from eidetic.ranking.access import Access
+
+pytestmark = pytest.mark.slow  # killed writer processes
 
 
 def _state(database) -> tuple[dict[str, str], set[str]]:

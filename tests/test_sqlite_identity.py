@@ -14,10 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_process
 
 from eidetic.index.schema import SCHEMA_VERSION
 from eidetic.memory import Memory
+
+pytestmark = pytest.mark.slow  # processes over two cache folders, and the model
 
 MODES = ("exact", "keyword", "fields")
 SEMANTIC = ("approximate", "hybrid")

@@ -29,6 +29,8 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from serve_process import Served, seed, serve, store_env
 
+pytestmark = pytest.mark.server  # a headless Chromium
+
 WINDOW = (1200, 800)  # screenshots stay small
 WAIT = 20  # seconds, for an element to appear: a wait ends as soon as it does
 
