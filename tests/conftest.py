@@ -256,8 +256,8 @@ def backend(request, env, monkeypatch):
 # A test needs a server when it uses one of these fixtures, or is run against a backend that is a
 # server (a parameter of the backend fixture or of a test's own backend pairs). Test files that
 # start a server or a browser themselves carry the marker on their own first lines.
-SERVER_FIXTURES = frozenset({"postgres_dsn", "graph_server"})
-SERVER_BACKENDS = frozenset({"postgres", "neo4j"})
+SERVER_FIXTURES = frozenset(row.fixture for row in BACKEND_TABLE.values() if row.fixture)
+SERVER_BACKENDS = frozenset(name for name, row in BACKEND_TABLE.items() if row.fixture)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
