@@ -23,7 +23,7 @@ The parts, one job each:
 - ``connection``: server sessions, reconnects, lost servers as environment errors, the writer lock
 - ``schema``: tables, schema versions and in-place migrations, advisory lock keys
 - ``scope``: partition ids and the SQL of scope, lifecycle and filters
-- ``writes``: record rows, thread neighbours' contexts, re-indexing
+- ``writes``: record rows and their keyword entries, re-indexing
 - ``postings``: the keyword index (postings, impacts, frequencies, partition totals)
 - ``keyword``: the exact BM25 top k (threshold algorithm) over that index
 - ``bm25_bounds``: its arithmetic, pure NumPy
