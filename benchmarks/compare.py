@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
 
@@ -148,7 +148,7 @@ def compare(args: argparse.Namespace) -> dict:
             "old": args.old,
             "new": args.new,
             "machine": machine(),
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         }
         for kind, column in (("p50_ms", 0), ("cpu_p50_ms", 1)):
             result[kind] = {

@@ -25,7 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -36,7 +36,6 @@ sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 from corpus import records  # noqa: E402
 from measure import ingest_no_embed, machine, use_store  # noqa: E402
 
-
 ADDED = ("again", "too", "as well")  # what each copy of a planted cluster adds to the original's text
 
 
@@ -44,11 +43,11 @@ def build(backend: str, n: int, clusters: int, work: Path) -> set[frozenset[str]
     """A store of ``n`` records at ``work`` (``clusters`` of them near-duplicate clusters), with
     every text's vector in the cache; returns the planted clusters' ids."""
     import numpy as np
-    from semantic import isotropic
 
     from eidetic.embed import local
     from eidetic.embed.cache import VectorCache
     from eidetic.records import text_hash
+    from semantic import isotropic
 
     use_store(backend, work)
     rng = np.random.default_rng(3)
@@ -124,7 +123,7 @@ def main() -> None:
             "backend": args.backend,
             "records": args.n,
             "machine": machine(),
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             **measure(planted, args.runs),
         }
     finally:

@@ -32,12 +32,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from quality import TUNING_CONVERSATIONS, locomo_samples, metrics  # noqa: E402
-
 from eidetic.index.analyzer import analyze, query_terms  # noqa: E402
+from eidetic.ranking.bm25 import K1, B, idf  # noqa: E402
 from eidetic.ranking.threads import AFTER, BEFORE  # noqa: E402
-from eidetic.ranking.bm25 import B, K1, idf  # noqa: E402
 from eidetic.timewords import read_question  # noqa: E402
+from quality import TUNING_CONVERSATIONS, locomo_samples, metrics  # noqa: E402
 
 MODELS = {
     "indexed": ("indexed", 0.0, 0.0),

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from datetime import UTC
 from pathlib import Path
 
 from eidetic import Memory, frontmatter
@@ -199,7 +200,7 @@ def crash_experiment(
 
 def main() -> None:
     import tempfile
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=200)
@@ -215,7 +216,7 @@ def main() -> None:
     doc = out.parent / "docs" / "reliability.md"
     doc.write_text(f"""# Reliability
 
-## Crash safety (`benchmarks/crash.py`, {datetime.now(timezone.utc):%Y-%m-%d})
+## Crash safety (`benchmarks/crash.py`, {datetime.now(UTC):%Y-%m-%d})
 
 A store of {result["records"]:,} records; {result["kills"]} times, an `eidetic remember` of
 {result["batch_size"]} records (half updates of existing records, half new ones) was killed with

@@ -32,11 +32,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import records  # noqa: E402
-from quality import locomo_samples, scifact_records  # noqa: E402
-
 from eidetic.credentials import kinds, record_kinds  # noqa: E402
 from eidetic.record_intake import record_from_input  # noqa: E402
 from eidetic.records import Scope  # noqa: E402
+from quality import locomo_samples, scifact_records  # noqa: E402
 
 # a remember whose check is on, or off: argv[1] says which
 SWITCHED = (

@@ -29,7 +29,7 @@ import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -283,7 +283,7 @@ def main() -> None:
         print("ONNX Runtime is not measured:", model.onnx_error, flush=True)
     runtimes = (["onnx"] if model.onnx else []) + ["numpy"]
     result = {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": machine(),
         "threads": threads,
         "rounds": args.rounds,

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -118,7 +118,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="eidetic-listing-"))
     work.mkdir(parents=True, exist_ok=True)
     result = {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
         "size": args.size,
         "command": f"python benchmarks/listing.py {' '.join(args.backends)} --size {args.size}",

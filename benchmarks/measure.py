@@ -164,11 +164,10 @@ def ingest_no_embed(chunk: list[dict], work: Path, env: dict) -> None:
 def plant_vectors(chunk: list[dict], caches: list[Path]) -> None:
     """The clustered vectors (``semantic.clustered``) of every text, put in each cache folder's
     vector store, so no model runs."""
-    from semantic import clustered
-
     from eidetic.embed import local
     from eidetic.embed.cache import VectorCache
     from eidetic.records import text_hash
+    from semantic import clustered
 
     vectors = clustered(len(chunk), seed=99)
     for cache in caches:

@@ -19,15 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import keyword_queries, records  # noqa: E402
-from report import update_doc  # noqa: E402
 from measure import installed_env, machine, summary  # noqa: E402
+from report import update_doc  # noqa: E402
 
 TYPES = ("feedback", "user", "project", "reference")
 
@@ -76,7 +76,7 @@ def main() -> None:
     result = {
         "files": args.files,
         "machine": machine(),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "first_call_ms": round(first),
         "memory_recall_ms": summary(calls),
         "audit_ms": summary(audit),

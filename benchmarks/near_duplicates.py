@@ -30,7 +30,7 @@ import re
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -38,12 +38,11 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from eidetic.ranking.particulars import Particulars, differ, differing, particulars  # noqa: E402
+from eidetic.ranking.similar import SIMILAR_COSINE  # noqa: E402
 from measure import machine  # noqa: E402
 from quality import locomo_samples, prepared  # noqa: E402
 from report import update_doc  # noqa: E402
-
-from eidetic.ranking.particulars import Particulars, differ, differing, particulars  # noqa: E402
-from eidetic.ranking.similar import SIMILAR_COSINE  # noqa: E402
 
 TUNING = ("conv-26", "conv-30", "conv-41")
 HELD_OUT = ("conv-42", "conv-43", "conv-44")
@@ -262,7 +261,7 @@ def main() -> None:
     shown = sorted({line, SIMILAR_COSINE, round(line - 0.03, 2), round(line + 0.02, 2), 0.95})
     halves = (("tuning", TUNING), ("held-out", HELD_OUT))
     result = {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": machine(),
         "embedder": embedder.name,
         "chosen": line,

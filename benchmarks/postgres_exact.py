@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -245,7 +245,7 @@ def main() -> None:
         result["load"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     finally:
         stop()
-    result["date"] = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    result["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
     print(table(result))
     saved = HERE / "results" / f"postgres-exact-{args.n}.json"
     saved.write_text(json.dumps(result, indent=2) + "\n")

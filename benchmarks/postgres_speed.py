@@ -17,7 +17,7 @@ import platform
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,10 +25,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 from corpus import exact_queries, keyword_queries, records
+from measure import summary
 from pg_server import start_postgres
 from report import update_doc
 from semantic import clustered
-from measure import summary
 
 MODEL = "synthetic-384"
 BATCH = 2000
@@ -217,7 +217,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     result = run(args.records, args.queries)
-    result["date"] = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    result["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
     print(table(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

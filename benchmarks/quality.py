@@ -31,18 +31,17 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import update_doc  # noqa: E402
-
 from eidetic import Memory  # noqa: E402
 from eidetic.embed import Embedder  # noqa: E402
 from eidetic.locations import StorePlan, plan_stores  # noqa: E402
 from eidetic.usage import UsageState  # noqa: E402
+from report import update_doc  # noqa: E402
 
 K = 25
 ALL_MODES = ("exact", "keyword", "approximate", "hybrid")
@@ -125,7 +124,7 @@ def locomo_samples(data: Path) -> tuple[dict[str, list[dict]], list[dict]]:
                 "id": turn["id"],
                 "text": text,
                 "type": "turn",
-                "created": when.replace(tzinfo=timezone.utc).isoformat(),
+                "created": when.replace(tzinfo=UTC).isoformat(),
                 "metadata": {
                     "source": "locomo",
                     "thread": turn["sample_id"],
@@ -336,7 +335,7 @@ def main() -> None:
     for layout in LAYOUTS if args.layout == "all" else (args.layout,):
         started = time.perf_counter()
         result = results[layout] = {
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             "alpha": args.alpha,
             "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
             "embedder": embedder.name if embedder else f"none ({why})",

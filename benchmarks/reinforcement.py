@@ -32,20 +32,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-
-from quality import K, locomo_samples, mean, metrics  # noqa: E402
-from report import update_doc  # noqa: E402
 
 from eidetic import Hit, Memory  # noqa: E402
 from eidetic.locations import plan_stores  # noqa: E402
 from eidetic.ranking import reinforce  # noqa: E402
 from eidetic.timeutil import format_ts, parse_ts  # noqa: E402
 from eidetic.usage import UsageState  # noqa: E402
+from quality import K, locomo_samples, mean, metrics  # noqa: E402
+from report import update_doc  # noqa: E402
 
 ASKED = 5  # the top k an agent asks for (recall's default): what a recall may reinforce
 PASSES = 2
@@ -151,7 +150,7 @@ def main() -> None:
     embedder, why = default_embedder(Settings.load())
     started = time.perf_counter()
     result = {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
         "embedder": embedder.name if embedder else f"none ({why})",
         "command": "python benchmarks/reinforcement.py --modes " + " ".join(args.modes),

@@ -58,7 +58,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
@@ -67,10 +67,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from eidetic.ranking import relevance  # noqa: E402
 from quality import locomo_samples, open_store, prepared, scifact_queries, scifact_records  # noqa: E402
 from report import update_doc  # noqa: E402
-
-from eidetic.ranking import relevance  # noqa: E402
 
 K = 10
 MODES = ("keyword", "approximate", "hybrid")
@@ -583,7 +582,7 @@ def main() -> None:
     young_runs, young_seconds = collect_young(args.data, work)
     young_chosen = young_constants(choose_young(young_runs, plain, large_before["tuning"]))
     result |= {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
         "young_chosen": young_chosen,
         "young_shipped": young_constants(shipped),

@@ -24,19 +24,18 @@ import os
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from eidetic import relevance_text  # noqa: E402
+from eidetic.ranking import relevance  # noqa: E402
 from quality import locomo_samples, open_store, prepared, scifact_queries  # noqa: E402
 from relevance_floor import HELD_OUT, MODES, TUNING, Run, _store_runs  # noqa: E402
 from report import update_doc  # noqa: E402
-
-from eidetic import relevance_text  # noqa: E402
-from eidetic.ranking import relevance  # noqa: E402
 
 STRONG_BUDGET = 0.01  # at most 1 % of unrelated queries may show a "strong" hit (tuning half)
 GRID = [round(1.0 + 0.05 * step, 2) for step in range(61)]  # 1.0 .. 4.0
@@ -197,7 +196,7 @@ def main() -> None:
         raise SystemExit(f"no embedder ({why}): the words are measured for a model")
     runs, collected = collect(args.data, work, embedder.name)
     result = {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",
         "embedder": embedder.name,
         "chosen": choose(runs, embedder.name),

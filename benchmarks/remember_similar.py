@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> dict:
         env.update(EIDETIC_BACKEND="sqlite", EIDETIC_SQLITE_PATH=str(work / "memory.sqlite"))
     elif args.backend == "postgres":
         import psycopg
+
         from pg_server import start_postgres
 
         dsn, stop = start_postgres(work)
@@ -161,7 +162,7 @@ def main() -> None:
         results.append(run(args))
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "remember-similar.json").write_text(json.dumps(results, indent=2) + "\n")
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    date = datetime.now(UTC).strftime("%Y-%m-%d")
     print(table(results, date, machine()))
     update_doc("remember-similar", table(results, date, machine()))
 

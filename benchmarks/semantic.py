@@ -19,20 +19,20 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import keyword_queries, records  # noqa: E402
-from report import update_doc  # noqa: E402
 from measure import isolated_env, machine, recall_latencies, run_cli, summary  # noqa: E402
+from report import update_doc  # noqa: E402
 
 DIM = 384
 
 
-def clustered(n: int, seed: int) -> "np.ndarray":  # noqa: F821
+def clustered(n: int, seed: int) -> np.ndarray:  # noqa: F821
     """Unit vectors shaped like sentence embeddings: 2,000 topics of log-normal sizes, each a
     small region of low intrinsic dimension (a random 16-d subspace around a centre, plus a
     little isotropic noise). Nearest neighbours sit at cosine ~0.6-0.9, as with MiniLM."""
@@ -60,7 +60,7 @@ def clustered(n: int, seed: int) -> "np.ndarray":  # noqa: F821
     return out
 
 
-def isotropic(n: int, seed: int) -> "np.ndarray":  # noqa: F821
+def isotropic(n: int, seed: int) -> np.ndarray:  # noqa: F821
     """The hard case for a graph index: 2,000 centres with isotropic noise in all 384 dimensions
     (neighbours at cosine ~0.55, all nearly equidistant)."""
     import numpy as np
@@ -219,7 +219,7 @@ def main() -> None:
     env = isolated_env(work)
     saved = args.out / "semantic.json"
     result: dict = json.loads(saved.read_text()) if saved.exists() else {}
-    result.update({"machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")})
+    result.update({"machine": machine(), "date": datetime.now(UTC).strftime("%Y-%m-%d")})
     if "embedding" in args.parts:
         print("embedding throughput ...", flush=True)
         result["embedding"] = embedding_throughput(records(2000, seed=5))

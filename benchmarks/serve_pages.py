@@ -28,7 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -152,7 +152,7 @@ def main() -> None:
             "backend": args.backend,
             "records": args.n,
             "machine": machine(),
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             "served_before": args.served,
             "pages": measure(
                 {k: v for k, v in pages(chunk, args.requests).items() if (args.pages or "") in k},

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -293,7 +293,7 @@ def measure(backend: str, n: int, args: argparse.Namespace) -> dict:
         "backend": backend,
         "records": n,
         "machine": machine(),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
     }
     try:
         first, result["ingest"] = ingest(n, work, env, args.ingest_runs)

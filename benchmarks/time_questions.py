@@ -21,10 +21,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from eidetic.timewords import window_in  # noqa: E402
 from quality import TUNING_CONVERSATIONS, locomo_samples, mean, metrics, open_store, standard_error  # noqa: E402
 from report import update_doc  # noqa: E402
-
-from eidetic.timewords import window_in  # noqa: E402
 
 MODES = ("blend", "filter", "off")
 

@@ -39,14 +39,14 @@ POOL = 100
 def signals(memory, query: str, weights: tuple[float, ...]) -> tuple[dict, dict, dict]:
     """(keyword, semantic, doc -> id) for one query under one weight setting."""
     from eidetic.embed import default_embedder
-    from eidetic.settings import Settings
     from eidetic.index import text_index
-    from eidetic.ranking import bm25
     from eidetic.index.analyzer import query_terms
     from eidetic.memory.embedding import query_vector as _query_vector
+    from eidetic.ranking import bm25
     from eidetic.ranking.access import Access
     from eidetic.ranking.filters import Filters
     from eidetic.records import DEFAULT_SCOPE
+    from eidetic.settings import Settings
 
     embedder, _ = default_embedder(Settings.load())
     store = memory.stores()[0]

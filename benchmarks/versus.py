@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,8 +31,8 @@ sys.path.insert(0, str(HERE))
 
 import versus_cli  # noqa: E402
 from corpus import exact_queries, keyword_queries, records  # noqa: E402
-from report import update_doc  # noqa: E402
 from measure import installed_env, machine, snapshot, summary  # noqa: E402
+from report import update_doc  # noqa: E402
 
 MODES = ("exact", "keyword", "hybrid", "approximate")
 # At the largest size: (what, measure, at least this many times faster). Ingest is compared
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
 
     result: dict = {
         "machine": machine(),
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "cli_version": versus_cli.installed_version(venv),
         "eidetic_version": ours_version,
         "cli_script": script_name,

@@ -284,8 +284,8 @@ def mcp_tools() -> Iterator[Callable[[str, dict], dict]]:
 
     from eidetic import Memory
     from eidetic.mcp.server import build_server
-    from eidetic.session import Session
     from eidetic.records import Scope
+    from eidetic.session import Session
 
     async def call(server, tool: str, arguments: dict) -> dict:
         result = await server.call_tool(tool, arguments)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from conftest import REPO
 
 BLOCKS = re.findall(r"^```python\n(.*?)^```$", (REPO / "docs" / "api.md").read_text(), re.DOTALL | re.MULTILINE)

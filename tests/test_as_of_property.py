@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from eidetic import Memory
 from eidetic.timeutil import parse_ts
 
 pytestmark = pytest.mark.slow  # a property test over generated stores
 
-T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
 STEP = timedelta(hours=1)
 IDS = range(4)
 EXAMPLES = iter(itertools.count())

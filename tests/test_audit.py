@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from conftest import snapshot
-
 from eidetic.audit import grade, references
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def test_references_are_repository_paths_only():
@@ -22,7 +21,7 @@ def test_references_are_repository_paths_only():
 
 
 def test_grades_and_reasons():
-    old = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    old = datetime(2025, 1, 1, tzinfo=UTC)
     assert grade(NOW, None, [], NOW, 6)[0] == "fresh"
     stale, reasons = grade(old, None, [], NOW, 6)
     assert stale == "stale" and "never recalled" in reasons[0] and "limit 6 months" in reasons[0]

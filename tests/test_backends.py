@@ -8,7 +8,6 @@ from importlib import import_module
 from pathlib import Path
 
 import conftest
-
 from eidetic.stores.backends import BACKENDS, NAMES, SERVERS
 
 ROOT = Path(__file__).resolve().parent.parent

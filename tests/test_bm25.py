@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eidetic.index.text_index import decode_counts, encode_counts, field_counts
-from eidetic.ranking.bm25 import B, FIELDS, K1, KeywordStats, Scorer, growth
+from eidetic.ranking.bm25 import FIELDS, K1, B, KeywordStats, Scorer, growth
 
 TERMS = ["otter", "dam", "beaver", "2026", "x"]
 COUNTS = st.lists(st.dictionaries(st.sampled_from(TERMS), st.integers(1, 5), max_size=4), min_size=4, max_size=4)

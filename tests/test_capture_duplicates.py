@@ -5,10 +5,8 @@ stop a capture nor are named."""
 
 from __future__ import annotations
 
-
-from conftest import ndjson
-
 import hook_payloads as payload
+from conftest import ndjson
 
 # Close in meaning for the real model (cosine ~0.95: tests/test_similar_at_write.py).
 BACKUP = "The staging database is backed up every night at 2am"

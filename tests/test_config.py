@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ids, ndjson
 from eidetic.settings import Settings
-from conftest import ndjson, ids
 
 
 @pytest.fixture

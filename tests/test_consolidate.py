@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ndjson
 
+from conftest import ndjson
 from eidetic import Memory
 from eidetic.ranking import neighbours
 from eidetic.ranking.clusters import Candidate, clusters

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import rec
 from eidetic import Memory
 from eidetic.ranking.threads import order_key, thread_of
-
-from conftest import rec
 
 WHEN = "2024-05-01T10:00:00Z"
 

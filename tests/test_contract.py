@@ -4,23 +4,22 @@ usage, run unchanged against each backend (``files``, ``sqlite``, ``postgres``, 
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
-
-import inspect
+from datetime import UTC
 
 import pytest
 
+from conftest import ids, ndjson
 from eidetic.memory import Memory
 from eidetic.stores.base import RecordStore
 from eidetic.stores.files.store import MarkdownStore
 from eidetic.stores.graph import GraphStore
 from eidetic.stores.postgres import PostgresStore
 from eidetic.stores.sqlite import SqliteStore
-from conftest import ndjson, ids
-
 
 CORPUS = (
     {"id": "nano", "text": "The Orin Nano draws 7W", "metadata": {"source": "discord", "priority": 3}},
@@ -196,9 +195,9 @@ def test_supersedes_shadows_at_once_and_sweep_archives(cli, backend):
 def test_both_clocks_are_kept_and_as_of_answers_as_the_store_stood(cli, backend):
     """The event clock and the dated history round-trip through the store; as of a moment a
     record is there once recorded, in the lifecycle it had, while valid (every backend)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    day = [datetime(2026, 3, d, tzinfo=timezone.utc) for d in range(1, 6)]
+    day = [datetime(2026, 3, d, tzinfo=UTC) for d in range(1, 6)]
     clock = {"occurred": "2026-02-20T10:00:00+00:00", "valid_from": "2026-02-20", "valid_until": "2026-03-05"}
     with Memory.open() as memory:
         memory.remember([{"id": "old", "text": "the gate code is 1234", **clock}], now=day[0])
@@ -389,10 +388,10 @@ def _listed(memory, **options):
 
 
 def test_listing_sorts_filters_and_pages_alike(backend):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     def at(day):
-        return datetime(2026, 3, day, tzinfo=timezone.utc)
+        return datetime(2026, 3, day, tzinfo=UTC)
 
     batches = [
         (
@@ -538,9 +537,9 @@ def test_conversation_context_is_read_over_every_partition_the_caller_may_read(b
     words for that caller only, and another scope's turns lend nothing. The expected scores are
     computed here from the turns' words."""
     from eidetic.index.analyzer import query_terms
-    from eidetic.ranking.threads import AFTER, BEFORE
     from eidetic.index.text_index import field_counts
     from eidetic.ranking.bm25 import KeywordStats, Scorer
+    from eidetic.ranking.threads import AFTER, BEFORE
     from eidetic.ranking.windows import summed, windowed
 
     turns = [  # in thread order

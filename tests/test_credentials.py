@@ -11,15 +11,15 @@ import re
 import sys
 import uuid
 
-import hook_payloads as payload
 import pytest
-from conftest import ndjson
-from web_client import page, served
 
+import hook_payloads as payload
+from conftest import ndjson
 from eidetic import Memory
 from eidetic.credentials import kinds
 from eidetic.errors import EideticError
 from eidetic.records import text_hash
+from web_client import page, served
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 JWT = (

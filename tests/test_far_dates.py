@@ -14,13 +14,13 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import Run
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from conftest import Run
+from eidetic import Memory
 from serve_process import seed, store_env
 from web_client import page, served
-
-from eidetic import Memory
 
 pytestmark = pytest.mark.slow  # 445 cases: twenty values over every surface
 

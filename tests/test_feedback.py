@@ -7,13 +7,12 @@ import json
 import os
 
 import pytest
-from conftest import ndjson, rec
-from terminal import run_in_terminal
 
+from conftest import ndjson, rec
 from eidetic.cli.main import build_parser
 from eidetic.index import database
 from eidetic.stores.files import folder_index
-
+from terminal import run_in_terminal
 
 NOTES = ndjson(*({"id": f"n{i}", "text": f"deploy note number {i} about the {i % 7} servers"} for i in range(70)))
 

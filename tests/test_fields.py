@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from eidetic import Memory
 from eidetic.ranking import fields
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 MONTH = timedelta(days=365.25 / 12)
 
 
@@ -95,7 +95,7 @@ def test_updated_and_history_dates_make_a_record_fresh(folder):
     assert kiln.score == pytest.approx((1 + 0.25) * (1.5 - (7 / (365.25 / 12)) / 6))
     old = recall(folder, "gateway").items[0]
     # mtime 2 years ago; the newest date in ## History is 2026-05-01 (the Notes date does not count)
-    months = (NOW - datetime(2026, 5, 1, tzinfo=timezone.utc)).days / (365.25 / 12)
+    months = (NOW - datetime(2026, 5, 1, tzinfo=UTC)).days / (365.25 / 12)
     assert old.score == pytest.approx((3 + 1 + 0.5) * (1.5 - months / 6))  # description +3, body +1
 
 

@@ -12,17 +12,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ids, ndjson, rec, run_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import ids, ndjson, rec, run_process
 from eidetic import frontmatter
 from eidetic.errors import EideticError
 from eidetic.memory import Memory
 from eidetic.record_intake import MAX_NESTING, MAX_VALUES, record_from_input
 from eidetic.records import DEFAULT_SCOPE
 from eidetic.stores.files.folder import RecordFolder
-
 
 # -- 1. a bad record file costs one record ----------------------------------------------------
 

@@ -9,7 +9,6 @@ import json
 import pytest
 
 from conftest import snapshot
-
 from eidetic.stores.backends import SERVERS
 
 

@@ -7,7 +7,6 @@ import time
 import pytest
 
 from conftest import ids, ndjson, rec
-
 from eidetic.stores.files.folder import RecordFolder
 
 

@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from test_vocabulary import assert_one_vocabulary
-
 from eidetic.cli import memory_recall
 from eidetic.cli.main import build_parser
+from test_vocabulary import assert_one_vocabulary
 
 ERROR_KEYS = {"code", "message", "remediation"}
 

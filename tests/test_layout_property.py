@@ -14,11 +14,12 @@ cache are shared by every example (``env``).
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from eidetic import Memory
 from eidetic.locations import plan_stores
@@ -30,7 +31,7 @@ VOCAB = (
     "deploy database restore backup friday editor dark mode pricing decision lunch team staging "
     "night monthly weekly snapshot standup"
 ).split()
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = T0 + timedelta(days=400)
 SCOPES = (None, ("me", "private"), ("other", "private"))  # public, the caller's private, another's
 EXAMPLES = itertools.count()

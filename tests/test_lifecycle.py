@@ -1,15 +1,14 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from conftest import rec
-
 from eidetic.frontmatter import parse
 from eidetic.lifecycle import Usage, plan_sweep
 from eidetic.records import Record, Scope
 
-NOW = datetime(2026, 6, 20, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 20, 12, tzinfo=UTC)
 RECENT = "2026-06-19T12:00:00+00:00"
 
 

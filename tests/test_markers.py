@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import REPO, SERVER_BACKENDS
 
 pytestmark = pytest.mark.slow  # collects tests in a pytest process

@@ -3,7 +3,6 @@ lifecycle, dates and usage; idempotently; and the two stores then answer recalls
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import fresh_database, ndjson

@@ -10,14 +10,14 @@ import re
 
 import numpy as np
 import pytest
-from conftest import mcp_tools, ndjson
-from template_records import FIRST, LATER, RECORDS, TEMPLATE_PAIRS, TRUE_PAIRS
 
+from conftest import mcp_tools, ndjson
 from eidetic.ranking.clusters import Candidate, clusters
 from eidetic.ranking.particulars import differing, particulars
 from eidetic.ranking.similar import SIMILAR_COSINE, near_in_meaning, same_particulars
-from eidetic.worddiff import marked
 from eidetic.worddiff import differing as word_changes
+from eidetic.worddiff import marked
+from template_records import FIRST, LATER, RECORDS, TEMPLATE_PAIRS, TRUE_PAIRS
 
 TEXTS = {record["id"]: record["text"] for record in RECORDS}
 EXPECTED = {frozenset(pair) for pair in TRUE_PAIRS.items()}

@@ -17,12 +17,13 @@ import itertools
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from eidetic import Memory, frontmatter
+from eidetic.clocks import Change
 from eidetic.locations import plan_stores
 from eidetic.ranking.access import Access
-from eidetic.clocks import Change
 from eidetic.records import Record, Scope, record_path
 from eidetic.usage import UsageState
 

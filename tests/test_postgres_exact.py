@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-from pg_store import columns, downgrade, ids, put, rec
 
 from conftest import fresh_database, ndjson
 from eidetic.docsql.searches import DocSearches
@@ -16,6 +15,7 @@ from eidetic.ranking.access import Access
 from eidetic.ranking.filters import Filters
 from eidetic.records import Record, Scope
 from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore, exact, trigrams
+from pg_store import columns, downgrade, ids, put, rec
 
 PUBLIC = Access()
 NONE = Filters()

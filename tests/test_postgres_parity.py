@@ -20,10 +20,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from conftest import fresh_database
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import fresh_database
 from eidetic.index.analyzer import query_terms
 from eidetic.memory import Memory
 from eidetic.ranking.access import Access
@@ -176,6 +176,7 @@ def test_a_version_2_store_is_upgraded_in_place_to_exact_metadata(pg_dsn: str) -
     ``pg_store``) is upgraded by the next eidetic that opens it: its rows keep the values they
     had, new writes come back exactly, and the keyword ranking is unchanged."""
     import psycopg
+
     from pg_store import downgrade
 
     terms = query_terms("deploy zanzibar")

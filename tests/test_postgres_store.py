@@ -14,8 +14,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from pg_server import start_postgres
-from pg_store import ids, put, rec
 
 from eidetic.clocks import parse_history
 from eidetic.errors import ENV_ERROR, EideticError
@@ -25,6 +23,8 @@ from eidetic.ranking.filters import Filters
 from eidetic.records import Record, Scope
 from eidetic.stores.base import IndexedRecord
 from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
+from pg_server import start_postgres
+from pg_store import ids, put, rec
 
 pytestmark = pytest.mark.server  # starts its own PostgreSQL
 
@@ -88,6 +88,7 @@ def test_an_older_schema_is_upgraded_in_place_keeping_its_records(dsn):
     upgraded by the next eidetic that opens it: same records, same keyword ranking, and the
     impact index now carries the term frequencies that keyword() reads from it."""
     import psycopg
+
     from pg_store import downgrade
 
     first = PostgresStore(dsn)

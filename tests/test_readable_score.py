@@ -11,15 +11,15 @@ import re
 import subprocess
 import sys
 
-import hook_payloads as payload
 import pytest
-from conftest import ndjson
-from terminal import run_on_terminal
-from web_client import hit_ids, page, served
 
+import hook_payloads as payload
+from conftest import ndjson
 from eidetic import Memory, RecallQuery
 from eidetic.ranking import relevance
 from eidetic.relevance_text import STRONG, below_floor, word
+from terminal import run_on_terminal
+from web_client import hit_ids, page, served
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
 MIXED = (  # the store: backups and preferences side by side

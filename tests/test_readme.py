@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 from readme_examples import Example, shell_examples
 

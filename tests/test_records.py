@@ -167,7 +167,8 @@ def test_unstorable_values_are_rejected():
         make({"text": "x", "metadata": {"v": float("nan")}})
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 _no_nul = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")  # NUL is refused
 _json_scalars = (
@@ -215,8 +216,7 @@ def test_render_parse_round_trip_property(text, rid, name, metadata, links, scop
 
 
 def test_a_changed_copy_keeps_the_text_keys_only_while_the_text_stays():
-    from eidetic.records import normal_key
-    from eidetic.records import text_hash
+    from eidetic.records import normal_key, text_hash
 
     record = Record(id="a", text="Deploys run on FRIDAYS.")
     assert (record.hash, record.norm) == (text_hash(record.text), normal_key(record.text))

@@ -11,13 +11,13 @@ import tempfile
 import textwrap
 
 import pytest
-from conftest import ids, ndjson, rec, snapshot
-from terminal import run_on_terminal
 
+from conftest import ids, ndjson, rec, snapshot
 from eidetic import Memory
 from eidetic.ranking import reinforce
 from eidetic.records import Record
 from eidetic.results import Hit
+from terminal import run_on_terminal
 
 ESC = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -108,8 +108,9 @@ def test_show_names_the_database_not_a_file_on_sqlite(cli, env, monkeypatch):
 
 
 def test_show_names_the_server_without_its_password(cli, env, monkeypatch, postgres_dsn):
-    from conftest import fresh_database
     from psycopg.conninfo import make_conninfo
+
+    from conftest import fresh_database
 
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     dsn = make_conninfo(fresh_database(postgres_dsn, "t_show_password"), password="hunter2secret")

@@ -4,8 +4,8 @@ where the floor reads a store's statistics), small stores so it stays fast."""
 from __future__ import annotations
 
 import pytest
-from conftest import ids, ndjson
 
+from conftest import ids, ndjson
 from eidetic import Memory, RecallQuery
 from eidetic.errors import EideticError
 from eidetic.ranking import relevance

@@ -6,8 +6,8 @@ of realistic agent memories written here (runbooks, decisions, preferences, peop
 from __future__ import annotations
 
 import pytest
-from conftest import ids, ndjson
 
+from conftest import ids, ndjson
 from eidetic.ranking import relevance
 
 MEMORIES = {
@@ -311,6 +311,7 @@ def test_the_mcp_tool_s_default_keeps_the_obvious_answer_in_a_young_store(store,
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
+
     from test_mcp import _call, _server
 
     monkeypatch.delenv("EIDETIC_EMBEDDER", raising=False)

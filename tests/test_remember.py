@@ -4,8 +4,8 @@ import json
 import os
 
 import pytest
-from conftest import ndjson, rec, snapshot
 
+from conftest import ndjson, rec, snapshot
 from eidetic import Memory
 from eidetic.frontmatter import parse
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_process import Served, seed, serve, store_env
 
 from eidetic import Memory
-from eidetic.session import Session
 from eidetic.records import Scope
+from eidetic.session import Session
 from eidetic.web.app import create_app
 from eidetic.web.guard import on_this_server
+from serve_process import Served, seed, serve, store_env
 
 TOKEN = "edge-token-0123456789-abcdefghij"
 BLANKS = ("", " ", "   ", "\t \t")

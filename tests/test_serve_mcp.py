@@ -18,12 +18,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import fresh_database
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+
+from conftest import fresh_database
 from serve_process import Served, seed, serve, store_env
 
 pytestmark = pytest.mark.slow  # two eidetic serve processes per backend

@@ -4,8 +4,8 @@ in the record's own scope only, on every backend."""
 from __future__ import annotations
 
 import pytest
-from conftest import mcp_tools, ndjson
 
+from conftest import mcp_tools, ndjson
 from eidetic import Memory
 
 # Close in meaning for the real model (cosine ~0.95), and a text that is not.

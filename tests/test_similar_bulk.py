@@ -9,7 +9,6 @@ import sqlite3
 from pathlib import Path
 
 from conftest import ndjson
-
 from eidetic import Memory
 from eidetic.ranking.access import Access
 from eidetic.records import normal_key

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_process
 
+from conftest import run_process
 from eidetic.index.schema import SCHEMA_VERSION
 from eidetic.memory import Memory
 

@@ -6,16 +6,16 @@ property in test_as_of_property.py.)"""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import ids, ndjson, rec
-from web_client import hit_ids, page, served
 
+from conftest import ids, ndjson, rec
 from eidetic import Memory
 from eidetic.mcp.server import _recall_signature
+from web_client import hit_ids, page, served
 
-MARCH = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
+MARCH = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CLOCKED = {
     "id": "outage",
     "text": "The payments outage lasted two hours",

@@ -4,15 +4,15 @@ ranking on every backend; queries naming no time rank exactly as before."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from web_client import hit_ids, page, served
 
 from eidetic import Memory
 from eidetic.timewords import read_question, window_in
+from web_client import hit_ids, page, served
 
-NOW = datetime(2023, 11, 22, 15, 0, tzinfo=timezone.utc)  # a Wednesday
+NOW = datetime(2023, 11, 22, 15, 0, tzinfo=UTC)  # a Wednesday
 
 
 @pytest.mark.parametrize(

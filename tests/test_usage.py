@@ -1,15 +1,15 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from conftest import snapshot
 
+from conftest import snapshot
 from eidetic import Memory
 from eidetic.ranking import freshness
 
-NOW = datetime(2026, 6, 20, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 20, 12, 0, tzinfo=UTC)
 NOW_S = "2026-06-20T12:00:00+00:00"
 
 

@@ -27,6 +27,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
+
 from serve_process import Served, seed, serve, store_env
 
 pytestmark = pytest.mark.server  # a headless Chromium

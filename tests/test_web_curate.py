@@ -5,11 +5,11 @@ locks), refused without losing what was typed, and only within the session's rea
 from __future__ import annotations
 
 import pytest
-from conftest import rec
-from web_client import ORIGIN, page, served, typed_text
 
+from conftest import rec
 from eidetic import Memory
 from eidetic.memory.editing import edit_text
+from web_client import ORIGIN, page, served, typed_text
 
 RECORDS = [
     {"id": "deploy-day", "name": "Deploy day", "text": "Deploys run on Tuesdays", "type": "lesson"},

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from starlette.testclient import TestClient
-from web_client import ORIGIN, PORT, page, served
 
 from eidetic import Memory
-from eidetic.session import Session
 from eidetic.records import Scope
+from eidetic.session import Session
 from eidetic.web.app import create_app
+from web_client import ORIGIN, PORT, page, served
 
 TOKEN = "s3cret-token-for-tests"
 

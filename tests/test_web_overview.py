@@ -7,12 +7,12 @@ from __future__ import annotations
 import threading
 
 import pytest
-from web_client import ORIGIN, page, served
 
 from eidetic import Memory
 from eidetic.records import Scope
 from eidetic.web.browse_pages import gather
 from eidetic.web.overview_report import Reports
+from web_client import ORIGIN, page, served
 
 
 @pytest.fixture

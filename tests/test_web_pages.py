@@ -5,11 +5,11 @@ as it changes (hand edits, other writers) without a restart."""
 from __future__ import annotations
 
 import pytest
-from conftest import rec
-from web_client import hit_ids, page, row_ids, served
 
+from conftest import rec
 from eidetic import Memory
 from eidetic.records import Record
+from web_client import hit_ids, page, row_ids, served
 
 RECORDS = [
     {"id": "old-day", "text": "Deploys used to run on Mondays"},

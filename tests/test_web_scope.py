@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 import pytest
-from web_client import page, served
 
 from eidetic import Memory
+from web_client import page, served
 
 PUBLIC = [
     {"id": "pub-1", "text": "Shared deploy checklist for everyone", "links": ["alice-secret-1"]},

@@ -11,8 +11,8 @@ from bs4 import BeautifulSoup
 from starlette.testclient import TestClient
 
 from eidetic import Memory
-from eidetic.session import Session
 from eidetic.records import Scope
+from eidetic.session import Session
 from eidetic.web.app import create_app
 
 PORT = 8765

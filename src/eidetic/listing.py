@@ -13,8 +13,8 @@ from typing import Any
 from .errors import option_error
 from .query import RecallQuery, access_of, filters_of, option, with_access_defaults
 from .ranking.access import Access
-from .records import LIFECYCLES
 from .ranking.filters import Filters
+from .records import LIFECYCLES
 from .settings import Settings
 
 SORTS = ("updated", "created", "recalled", "name")

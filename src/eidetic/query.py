@@ -14,9 +14,9 @@ from typing import Any
 
 from .clocks import as_of_moment
 from .errors import option_error, user_error
+from .ranking import relevance
 from .ranking.access import Access
 from .ranking.fields import DEFAULT_MIN_SCORE, DEFAULT_STALE_MONTHS
-from .ranking import relevance
 from .ranking.filters import Filters
 from .ranking.when import TIME_MODES
 from .settings import MODES, Settings

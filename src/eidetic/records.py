@@ -115,7 +115,7 @@ class Record:
             data["history"] = [change.to_dict() for change in self.history]
         return data
 
-    def with_changes(self, **changes: Any) -> "Record":
+    def with_changes(self, **changes: Any) -> Record:
         """A copy with these fields changed; the text's cached keys go along while the text
         stays (a bulk remember re-dates every record, and its norm key costs ~50 us each)."""
         changed = replace(self, **changes)
@@ -155,7 +155,7 @@ def normal_key(text: str) -> str:
 
 def derived_id(scope: Scope, text: str) -> str:
     """The id of a record given without one: stable for the same scope and text."""
-    digest = hashlib.sha256(f"{scope.name}\0{scope.visibility}\0{text}".encode("utf-8"))
+    digest = hashlib.sha256(f"{scope.name}\0{scope.visibility}\0{text}".encode())
     return "m-" + digest.hexdigest()[:20]
 
 

@@ -7,18 +7,18 @@ age-neutral in the freshness signal and never archived by age.
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 DATE_UNKNOWN = "date-unknown"
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def format_ts(moment: datetime) -> str:
     """ISO-8601 in UTC with second precision, e.g. ``2026-11-30T08:59:12+00:00``."""
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def parse_ts(value: object) -> datetime | None:
@@ -37,9 +37,9 @@ def parse_ts(value: object) -> datetime | None:
     else:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     try:
-        moment.astimezone(timezone.utc)
+        moment.astimezone(UTC)
     except OverflowError:
         return None
     return moment

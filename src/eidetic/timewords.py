@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from .timeutil import format_ts, parse_ts
@@ -99,8 +99,8 @@ _CANDIDATES = re.compile(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-FIRST = datetime.min.replace(tzinfo=timezone.utc)  # the calendar's ends, where windows are held
-LAST = datetime.max.replace(tzinfo=timezone.utc)
+FIRST = datetime.min.replace(tzinfo=UTC)  # the calendar's ends, where windows are held
+LAST = datetime.max.replace(tzinfo=UTC)
 MAX_QUERY_CHARS = 2000  # longer texts are not questions; they are searched without a time
 # a word that only ties the time to the question ("decided in May", "notes from last week"):
 # it goes with the time, so the words left read as a question of their own
@@ -177,7 +177,7 @@ def flag_moment(value: str, now: datetime, *, end: bool) -> datetime | None:
             data = _parser(now, exact=True).get_date_data(f"{count} {unit} ago")
             if data.date_obj is None:  # too many units back for dateparser
                 return FIRST
-            return data.date_obj.replace(tzinfo=timezone.utc)
+            return data.date_obj.replace(tzinfo=UTC)
         if len(value) > MAX_FLAG_CHARS:
             return None
         found = _read(value, now)
@@ -205,7 +205,7 @@ def _read(phrase: str, now: datetime) -> tuple[datetime, datetime] | None:
         if phrase.lower().endswith("ago"):  # a count dateparser cannot go back by
             raise OverflowError(phrase)
         return None
-    day = data.date_obj.replace(hour=0, minute=0, second=0, microsecond=0, tzinfo=timezone.utc)
+    day = data.date_obj.replace(hour=0, minute=0, second=0, microsecond=0, tzinfo=UTC)
     period = data.period or "day"
     if period == "week":
         start = _moved(day, -day.weekday())
@@ -232,7 +232,7 @@ def _parser(now: datetime, exact: bool = False) -> Any:
     the day of the month (3 months before the 22nd is a 22nd), else a month means its 1st."""
     from dateparser.date import DateDataParser
 
-    base = now.astimezone(timezone.utc).replace(tzinfo=None)
+    base = now.astimezone(UTC).replace(tzinfo=None)
     settings = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}
     if not exact:
         settings["PREFER_DAY_OF_MONTH"] = "first"

@@ -103,8 +103,8 @@ def add_parser(sub, add_common) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..memory import Memory
     from ..locations import plan_stores
+    from ..memory import Memory
     from ..usage import UsageState
     from .recall_output import render_text
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from ..errors import user_error
 from ..importers import FORMATS
 from ..stores.backends import SERVERS
-from .overview_doctor import access_of, scope_flags
 from .output import emit_json, emit_text, inform, report_error, warn
+from .overview_doctor import access_of, scope_flags
 from .stores import open_memory
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .overview_doctor import access_of, scope_flags
 from .output import emit_json, emit_text
+from .overview_doctor import access_of, scope_flags
 from .stores import open_memory
 
 

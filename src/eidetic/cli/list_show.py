@@ -10,8 +10,20 @@ from typing import Any
 from .clock_text import clock_facts
 from .output import emit_json, emit_text
 from .recall import add_option
-from .render import Column, Style, add_format, chosen_format, count, inert, markdown_table, no_results, one_line
-from .render import table, terminal_width, when
+from .render import (
+    Column,
+    Style,
+    add_format,
+    chosen_format,
+    count,
+    inert,
+    markdown_table,
+    no_results,
+    one_line,
+    table,
+    terminal_width,
+    when,
+)
 from .stores import open_memory
 
 

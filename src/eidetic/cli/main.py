@@ -12,13 +12,12 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import EideticError, env_error, user_error
-from .output import report_error, warn
 from ..stores.backends import NAMES
+from .output import report_error, warn
 from .stores import check_memory_dirs
 
 if TYPE_CHECKING:

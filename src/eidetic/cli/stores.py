@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 
-def open_memory(args: argparse.Namespace, *, progress: bool = True) -> "Memory":
+def open_memory(args: argparse.Namespace, *, progress: bool = True) -> Memory:
     """``Memory.open`` for ``--memory-dir``, ``--backend``, ``--db``, ``--dsn`` and ``--uri``; long runs
     show their progress on stderr (``cli.progress``) unless ``progress`` is False."""
     from ..memory import Memory  # imported here: the Python API is loaded only by verbs that use it

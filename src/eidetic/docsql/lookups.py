@@ -7,10 +7,10 @@ from typing import Any
 
 from ..ranking.access import Access
 from ..records import Scope
+from ..stores.types import Admitted, IndexedRecord, RankingFacts
 from . import Source
 from .admission import scope_sql
 from .dialect import every
-from ..stores.types import Admitted, IndexedRecord, RankingFacts
 from .rows import doc_columns, indexed
 
 

@@ -118,7 +118,7 @@ def _loop(server: socket.socket, engine: Engine, where: runtime.Paths, idle: flo
     while True:
         try:
             conn, _ = server.accept()
-        except socket.timeout:
+        except TimeoutError:
             return
         with conn:
             request = _read(conn) if _same_user(conn) else None

@@ -103,8 +103,7 @@ def _stored_as(memory: Memory, text: str, access: dict[str, str | None]) -> str 
     would rewrite it with this session's provenance), else one among the top keyword hits."""
     from ..errors import EideticError
     from ..query import RecallQuery
-    from ..records import normalised
-    from ..records import derived_id
+    from ..records import derived_id, normalised
 
     scope = memory.access(access["scope"], access["visibility"]).scope
     try:

@@ -170,10 +170,10 @@ def end_of_session(
         return "session-end: capture is off"
     if hook.transcript is None:
         return "session-end: no absolute transcript_path in the payload; nothing captured"
+    from ..timeutil import now_utc
     from .keep import keep
     from .regular import Refused
     from .transcripts import read_transcript
-    from ..timeutil import now_utc
 
     try:
         found, about = read_transcript(hook.transcript, within=payloads.transcript_folders(agent))

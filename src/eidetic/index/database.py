@@ -30,13 +30,13 @@ from ..docsql.lookups import Lookups
 from ..docsql.threads import Threads
 from ..errors import env_error
 from ..progress import Progress, no_steps
+from ..ranking.access import partition_of
+from ..ranking.threads import thread_of
 from ..records import Record
 from ..settings import DEFAULT_ANN_THRESHOLD
 from ..sqlite_db import chunks as _chunks
 from . import schema
-from ..ranking.threads import thread_of
 from .stored import RECORD_COLUMNS, stored
-from ..ranking.access import partition_of
 from .text_index import TextIndexes
 from .vectors import VectorIndexes
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..docsql.searches import DocSearches, grown, scored
-from ..ranking.access import Access
+from ..ranking.access import Access, partitions_in_reach
 from ..ranking.bm25 import KeywordStats
 from ..ranking.filters import Filters
-from ..ranking.access import partitions_in_reach
 from .text_index import MIN_CHUNKED_QUERY
 
 if TYPE_CHECKING:

@@ -10,10 +10,9 @@ from typing import Any
 
 from ..clocks import history_json
 from ..docsql.dialect import Dialect
-from ..records import normal_key
-from ..records import Record
-from ..timeutil import to_epoch
 from ..ranking.threads import order_key, thread_key, thread_of
+from ..records import Record, normal_key
+from ..timeutil import to_epoch
 
 BACKFILL_BATCH = 2000  # rows read and updated at a time when a store gains ``norm`` (an upgrade)
 

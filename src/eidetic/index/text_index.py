@@ -36,9 +36,9 @@ database, and which point of its change history, they reflect, and they catch up
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
-import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any

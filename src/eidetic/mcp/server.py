@@ -34,12 +34,12 @@ from pydantic import Field, StrictFloat, ValidationError
 from .. import __version__
 from ..errors import EideticError, env_error
 from ..listing import ListQuery
-from .errors import error_text, invalid_arguments, unknown_arguments
 from ..memory import Memory
 from ..query import MODES, RecallQuery, exposed_options
 from ..ranking.access import Access
 from ..records import Scope
 from ..session import Session
+from .errors import error_text, invalid_arguments, unknown_arguments
 
 T = TypeVar("T")
 Mode = Literal[MODES]  # type: ignore[valid-type]

@@ -26,6 +26,7 @@ from typing import Any
 from ..credentials import Screen
 from ..embed.cache import VectorCache
 from ..errors import unknown_backend, user_error
+from ..listing import ListQuery
 from ..locations import StorePlan, plan_stores
 from ..progress import Progress
 from ..query import RecallQuery
@@ -33,8 +34,6 @@ from ..ranking import fields
 from ..ranking.access import Access
 from ..ranking.similar import SIMILAR_COSINE
 from ..records import Record
-from ..settings import Settings
-from ..listing import ListQuery
 from ..results import (
     ConsolidateReport,
     DoctorReport,
@@ -45,13 +44,14 @@ from ..results import (
     StoreOverview,
     SweepReport,
 )
+from ..settings import Settings
 from ..stores.backends import BACKENDS, NAMES, SERVERS
 from ..stores.base import RecordStore
 from ..timeutil import now_utc
 from ..usage import UsageState
 from . import editing, health
 from .browse import Browse
-from .consolidation import Consolidation, ConsolidateOptions
+from .consolidation import ConsolidateOptions, Consolidation
 from .curation import Curation
 from .embedding import Embedding
 from .recall import Recall
@@ -116,7 +116,7 @@ class Memory:
         dsn: str | None = None,
         uri: str | None = None,
         settings: Settings | None = None,
-    ) -> "Memory":
+    ) -> Memory:
         """The caller's stores. ``backend`` defaults to the settings' (``EIDETIC_BACKEND``, else
         ``files``): the repository and home folders (or ``memory_dirs``); for ``sqlite``, the
         database ``db`` (default ``EIDETIC_SQLITE_PATH``, else ``~/.eidetic/memory.sqlite``); for
@@ -146,7 +146,7 @@ class Memory:
             return cls(backend=backend, location=address, settings=settings)
         return cls(backend=backend, settings=settings)  # raises: unknown backend
 
-    def twin(self) -> "Memory":
+    def twin(self) -> Memory:
         """Another ``Memory`` on the same stores, with the same settings: for a thread of its
         own (a store's connections belong to the thread that opened them)."""
         return type(self)(self.plan, backend=self.backend, location=self.location, settings=self.settings)
@@ -157,7 +157,7 @@ class Memory:
         self._stores.close()
         self.usage.close()
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:

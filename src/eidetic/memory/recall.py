@@ -22,18 +22,17 @@ from ..ranking import fields, freshness, fusion, reinforce, traverse
 from ..ranking.access import Access
 from ..ranking.bm25 import KeywordStats
 from ..ranking.filters import Filters
+from ..ranking.windows import threaded
 from ..records import Record
 from ..results import Hit, RecallResult
 from ..stores.base import IndexedRecord, RecordStore
-from ..timewords import TimeWindow
-from ..ranking.windows import threaded
 from ..timeutil import format_ts, now_utc
-from ..timewords import read_question
+from ..timewords import TimeWindow, read_question
 from . import explain, floor
 from .context import with_context
 from .embedding import Embedding
-from .floor import Evidence
 from .fields_mode import fields_hits
+from .floor import Evidence
 from .ranked import Timing, rank
 from .stores import StoreSet
 from .window_only import window_hits

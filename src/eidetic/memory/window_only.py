@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.filters import Filters
-from ..timewords import TimeWindow
 from ..results import Hit
 from ..stores.base import RecordStore
+from ..timewords import TimeWindow
 from .ranked import rank
 
 FORMULA = "raw 1 per record recorded in the window (nothing else to search), blended by freshness"

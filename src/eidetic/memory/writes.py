@@ -22,8 +22,8 @@ from ..locations import culture_nick
 from ..ranking.access import Access
 from ..record_intake import load_json, record_from_input
 from ..records import Record, Scope
-from ..settings import DEFAULT_MAX_TEXT_BYTES
 from ..results import RememberResult
+from ..settings import DEFAULT_MAX_TEXT_BYTES
 from ..stores.base import IndexedRecord, RecordStore
 from ..timeutil import format_ts
 from .embedding import Embedding

@@ -36,7 +36,7 @@ class Access:
     as_of: datetime | None = None  # the store as it stood then (``clocks``); None: as it is
 
     @classmethod
-    def of(cls, scope: str | None = None, visibility: str | None = None, **flags: Any) -> "Access":
+    def of(cls, scope: str | None = None, visibility: str | None = None, **flags: Any) -> Access:
         """The caller's access from a scope name and visibility as given (None: the defaults),
         validated."""
         return cls(check_scope(scope or DEFAULT_SCOPE.name, visibility or DEFAULT_SCOPE.visibility), **flags)

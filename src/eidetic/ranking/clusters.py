@@ -17,8 +17,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..timeutil import DATE_UNKNOWN, parse_ts
 from ..records import normalised
+from ..timeutil import DATE_UNKNOWN, parse_ts
 from .similar import same_particulars
 
 KEEPS = ("recent", "recalled")  # how the survivor is chosen: the most recent, or the most recalled

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..timeutil import days_between, parse_ts
 
@@ -65,7 +65,7 @@ def history_date(body: str) -> datetime | None:
 
 def last_touched(mtime_ns: int | None, updated: str | None, body: str) -> datetime | None:
     """The latest of the file's mtime (ns since the epoch), ``updated`` and the History date."""
-    mtime = datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc) if mtime_ns else None
+    mtime = datetime.fromtimestamp(mtime_ns / 1e9, UTC) if mtime_ns else None
     candidates = [m for m in (mtime, parse_ts(updated), history_date(body)) if m is not None]
     return max(candidates) if candidates else None
 

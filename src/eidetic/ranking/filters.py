@@ -142,7 +142,7 @@ class Filters:
         since: str | None = None,
         until: str | None = None,
         now: datetime | None = None,
-    ) -> "Filters":
+    ) -> Filters:
         """The filters of a query; ``now``: the moment "7d" or "last monday" count back from."""
         for option, values in (
             ("filters", filters or []),

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from .threads import AFTER, BEFORE
 from .bm25 import FIELD_NAMES, KeywordStats
+from .threads import AFTER, BEFORE
 
 Place = tuple[str, str, str]  # a thread member's place: (thread, order key, id)
 Member = tuple[str, str, str, int]  # (thread, order key, id, doc)

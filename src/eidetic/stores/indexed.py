@@ -14,9 +14,9 @@ from ..index.database import RecordDatabase
 from ..index.searches import RecordSearches
 from ..listing import Order
 from ..ranking.access import Access
-from ..ranking.threads import named, thread_key_of
 from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
+from ..ranking.threads import named, thread_key_of
 from ..ranking.windows import Member, Place
 from ..records import Scope
 from ..usage import UsageState

@@ -13,7 +13,6 @@ database replaced by another file, or restored from a backup, makes it start ove
 from __future__ import annotations
 
 import hashlib
-
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path

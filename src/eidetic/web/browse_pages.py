@@ -17,11 +17,11 @@ from starlette.responses import Response
 
 from ..errors import option_error
 from ..listing import SORTS, ListQuery
-from ..session import Session
 from ..memory import Memory
 from ..ranking.access import Access
 from ..records import LIFECYCLES, Scope
 from ..results import ListResult
+from ..session import Session
 from .params import options_of, scope_of
 from .respond import render, session_of
 

@@ -13,10 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..errors import EideticError, user_error
-from ..session import Session
 from ..memory.editing import edit_text
 from ..ranking.access import Access
 from ..records import Record
+from ..session import Session
 from .respond import NotFound, lookup, moved, render, session_of
 from .templating import record_url
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from ..session import Session
 from ..records import Scope
+from ..session import Session
 
 TRUE = ("1", "on", "true", "yes")
 

@@ -15,10 +15,10 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..session import Session
 from ..query import RecallQuery, exposed_options
 from ..relevance_text import below_floor, word
 from ..results import Hit, RecallResult
+from ..session import Session
 from ..settings import MODES
 from .params import options_of, scope_of
 from .respond import is_fragment, render, session_of

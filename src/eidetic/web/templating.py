@@ -11,9 +11,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.datastructures import QueryParams
 from starlette.templating import Jinja2Templates
 
-from ..timeutil import DATE_UNKNOWN
 from ..clocks import interval_text
 from ..records import Record
+from ..timeutil import DATE_UNKNOWN
 from .highlight import highlight
 from .markdown_text import to_html
 

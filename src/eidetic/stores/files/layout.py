@@ -26,8 +26,8 @@ from typing import Protocol
 from ... import frontmatter
 from ...errors import env_error, user_error
 from ...records import RESERVED_STEMS, Record, record_path
-from . import memory_md
 from ..base import IndexedRecord
+from . import memory_md
 from .folder import RecordFolder
 
 # (the stored copy or None, its file relative to the store, the new version or None when deleted)

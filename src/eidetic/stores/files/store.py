@@ -21,9 +21,9 @@ from ...records import Record
 from ...settings import Settings
 from ...usage import UsageState
 from ..base import FieldsRow, IndexedRecord, RecordStore
+from ..indexed import IndexedStore
 from .folder import RecordFolder
 from .folder_index import FolderIndex, SyncReport
-from ..indexed import IndexedStore
 from .layout import layout_for
 
 

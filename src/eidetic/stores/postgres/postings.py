@@ -17,7 +17,6 @@ from typing import Any, Protocol
 from ...index.analyzer import analyze
 from ...ranking.bm25 import FIELD_NAMES, FIELDS, K1, B
 
-
 WEIGHTS = dict(FIELDS)  # name, description, text, context
 MAX_TF = 32767  # term frequencies are stored as smallint; BM25 saturates long before this
 # Impacts are computed against a partition's *reference* field averages, re-anchored (the

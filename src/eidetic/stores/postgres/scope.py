@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ...ranking.access import partitions_in_reach
-from ...ranking.access import Access
+from ...ranking.access import Access, partitions_in_reach
 
 if TYPE_CHECKING:
     from .connection import Session

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...docsql.listing import Join, listing
 from ...docsql.lookups import Lookups
-from ...listing import Order
-from ...ranking.access import Access
 from ...docsql.threads import Threads
-from ...ranking.threads import named, thread_key_of
-from ...ranking.access import partitions_in_reach
+from ...listing import Order
+from ...ranking.access import Access, partitions_in_reach
 from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters
+from ...ranking.threads import named, thread_key_of
 from ...ranking.windows import Member, Place
 from ...records import Record, Scope
 from ..types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts

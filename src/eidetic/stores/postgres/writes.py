@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...ranking.threads import thread_of
 from ...index.stored import RECORD_COLUMNS, stored
 from ...ranking.access import partition_of
+from ...ranking.threads import thread_of
 from ...records import Record
 from . import trigrams
 from .postings import Analysed, KeywordIndex, analyse
