@@ -9,10 +9,13 @@ import bisect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..ranking.access import Access, partitions_in_reach
+from ..ranking.threads import named, thread_key_of
+from ..ranking.windows import Member, Place
 from . import Source
 from .dialect import every
 
-Member = tuple[str, str, str, int]  # (thread key, order key, id, doc)
+Row = tuple[str, str, str, int]  # a member as the docs table holds it: (thread key, order key, id, doc)
 WHOLE_THREAD = 16  # places in one thread from which the thread is read in order, once
 
 
@@ -27,9 +30,21 @@ class Threads:
         return every(self._source.dialect.served(alias), f"{alias}.lifecycle = 'active'")
 
     def places(self, docs: Iterable[int]) -> dict[int, Member]:
-        """The docs that are live thread members, each with its place."""
+        """The docs that are live thread members, each with its place (its thread by name)."""
+        return {doc: named(row) for doc, row in self._rows(docs).items()}
+
+    def around(self, places: Sequence[Place], access: Access, span: int) -> list[Member]:
+        """The live members in ``access``'s partitions up to ``span`` places before and after
+        each (thread, order key, id) place, their threads by name: one thread of one name in
+        every partition in reach."""
+        keys = partitions_in_reach(access.scope)
+        probes = [(thread_key_of(key, thread), order, rid) for thread, order, rid in places for key in keys]
+        return [named(row) for row in self._around(probes, span)]
+
+    def _rows(self, docs: Iterable[int]) -> dict[int, Row]:
+        """The docs that are live thread members, as the docs table holds them."""
         dialect, conn = self._source.dialect, self._source.conn
-        found: dict[int, Member] = {}
+        found: dict[int, Row] = {}
         for condition, params in dialect.one_of("d.doc", list(docs)):
             for tkey, order, rid, doc in conn.execute(
                 f"SELECT d.thread_key, d.thread_order, d.id, d.doc FROM {dialect.table} d "
@@ -39,7 +54,7 @@ class Threads:
                 found[doc] = (tkey, order, rid, doc)
         return found
 
-    def around(self, places: Sequence[tuple[str, str, str]], span: int) -> list[Member]:
+    def _around(self, places: Sequence[tuple[str, str, str]], span: int) -> list[Row]:
         """The live members up to ``span`` places before and ``span`` after each (thread key,
         order key, id) place, in order of (order key, id): the place need not be in this store.
         A thread asked about in many places is read once, in order; otherwise each place's
@@ -49,7 +64,7 @@ class Threads:
         by_thread: dict[str, list[tuple[str, str]]] = {}
         for tkey, order, rid in places:
             by_thread.setdefault(tkey, []).append((order, rid))
-        found: dict[int, Member] = {}
+        found: dict[int, Row] = {}
         probed: list[tuple[str, str, str]] = []
         for tkey, around in by_thread.items():
             if len(around) > WHOLE_THREAD:
@@ -65,7 +80,7 @@ class Threads:
         found.update(self._nearest(probed, span))
         return sorted(found.values(), key=lambda member: (member[1], member[2]))
 
-    def _thread(self, tkey: str) -> list[Member]:
+    def _thread(self, tkey: str) -> list[Row]:
         """A thread's live members in order of (order key, id)."""
         dialect = self._source.dialect
         rows = self._source.conn.execute(
@@ -76,7 +91,7 @@ class Threads:
         )
         return [(tkey, order, rid, doc) for tkey, order, rid, doc in rows]
 
-    def _nearest(self, places: list[tuple[str, str, str]], span: int) -> dict[int, Member]:
+    def _nearest(self, places: list[tuple[str, str, str]], span: int) -> dict[int, Row]:
         """The live members up to ``span`` before and after each place, by the thread index."""
         if not places:
             return {}
@@ -101,4 +116,4 @@ class Threads:
                 f"WITH p(tkey, ord, rid) AS (VALUES {values}) SELECT {', '.join(columns)} FROM p", params
             )
             docs.update(doc for row in rows for doc in row if doc is not None)
-        return self.places(docs)
+        return self._rows(docs)

@@ -38,7 +38,7 @@ def with_context(
         docs.setdefault(position[key], []).append(doc)
     places = {(i, doc): member for i, found in docs.items() for doc, member in stores[i].thread_places(found).items()}
     if not places:
-        return _rescored(stores, candidates, {}, terms, stats, access)
+        return _rescored(stores, position, candidates, {}, terms, stats, access)
     asked: list[Place] = sorted({member[:3] for member in places.values()})
     found = [(i, stores[i].thread_around(asked, access, SPAN)) for i in range(len(stores))]
     found += [(i, [member]) for (i, _), member in places.items()]
@@ -54,11 +54,12 @@ def with_context(
     for i, found_docs in quoting.items():
         for doc in stores[i].admit(found_docs, access, filters):
             scored[(stores[i].key, doc)] = 0.0
-    return _rescored(stores, scored, windows, terms, stats, access)
+    return _rescored(stores, position, scored, windows, terms, stats, access)
 
 
 def _rescored(
     stores: Sequence[RecordStore],
+    position: dict[str, int],
     scored: Scores,
     windows: dict[Located, list[Located]],
     terms: list[str],
@@ -66,8 +67,8 @@ def _rescored(
     access: Access,
 ) -> Scores:
     """Each candidate's BM25 with its window's words in its context, under the union's
-    statistics with the context field's as ``ranking.windows.windowed`` sums them."""
-    position = {store.key: i for i, store in enumerate(stores)}
+    statistics with the context field's as ``ranking.windows.windowed`` sums them.
+    ``position``: each store's place in ``stores``, by key."""
     wanted: dict[int, set[int]] = {}
     for key, doc in scored:
         wanted.setdefault(position[key], set()).add(doc)

@@ -16,7 +16,6 @@ from ..listing import Order
 from ..ranking.access import Access
 from ..ranking.bm25 import FieldCounts, KeywordStats
 from ..ranking.filters import Filters
-from ..ranking.threads import named, thread_key_of
 from ..ranking.windows import Member, Place
 from ..records import Scope
 from ..usage import UsageState
@@ -91,12 +90,10 @@ class IndexedStore:
         return self.index.text.counts_of(self.search.reach(access), list(docs), terms)
 
     def thread_places(self, docs: Sequence[int]) -> dict[int, Member]:
-        return {doc: named(row) for doc, row in self.index.threads.places(docs).items()}
+        return self.index.threads.places(docs)
 
     def thread_around(self, places: Sequence[Place], access: Access, span: int) -> list[Member]:
-        keys = self.search.reach(access)
-        probes = [(thread_key_of(key, thread), order, rid) for thread, order, rid in places for key in keys]
-        return [named(row) for row in self.index.threads.around(probes, span)]
+        return self.index.threads.around(places, access, span)
 
     def admit(self, docs: Sequence[int], access: Access, filters: Filters) -> set[int]:
         return self.search.admitted(list(docs), self.search.admission(access, filters))

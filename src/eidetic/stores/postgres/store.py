@@ -17,10 +17,9 @@ from ...docsql.listing import Join, listing
 from ...docsql.lookups import Lookups
 from ...docsql.threads import Threads
 from ...listing import Order
-from ...ranking.access import Access, partitions_in_reach
+from ...ranking.access import Access
 from ...ranking.bm25 import FieldCounts, KeywordStats
 from ...ranking.filters import Filters
-from ...ranking.threads import named, thread_key_of
 from ...ranking.windows import Member, Place
 from ...records import Record, Scope
 from ..types import Admitted, FieldsRow, IndexedRecord, Listed, RankingFacts
@@ -207,15 +206,13 @@ class PostgresStore:
     def thread_places(self, docs: Sequence[int]) -> dict[int, Member]:
         if not self._ready():
             return {}
-        return {doc: named(row) for doc, row in self._threads.places(docs).items()}
+        return self._threads.places(docs)
 
     @guarded
     def thread_around(self, places: Sequence[Place], access: Access, span: int) -> list[Member]:
         if not self._ready():
             return []
-        keys = partitions_in_reach(access.scope)
-        probes = [(thread_key_of(key, thread), order, rid) for thread, order, rid in places for key in keys]
-        return [named(row) for row in self._threads.around(probes, span)]
+        return self._threads.around(places, access, span)
 
     @guarded
     def admit(self, docs: Sequence[int], access: Access, filters: Filters) -> set[int]:
