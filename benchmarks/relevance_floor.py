@@ -33,8 +33,11 @@ direction they do best (or as that size does with no slope, where that is less):
 recall's 9 % for chat questions on SciFact is a failure of words alone, not a rate to aim for.
 Standing out (``relevance.STANDOUT_FLOORS``, approximate mode): each young store's recall also
 keeps the store's reference cosine for the query (``relevance.reference``, read from
-``--explain``). The slope and the standout floor of approximate mode are chosen together on the
-tuning half's slices: among the pairs that leave unrelated queries empty, at each size and each
+``--explain``), and each hit's words (``relevance.YOUNG_WORD_FLOORS``: BM25 over the query's idf
+mass, which ``--explain`` gives an approximate hit in a young store). At the slope chosen alone
+(the young line comes first: the best of fewer chances sits lower), the standout floor and the
+words floor of approximate mode are chosen together on the tuning half's slices (no words floor
+is one choice): among the pairs that leave unrelated queries empty, at each size and each
 way, as often as the large stores of the tuning half do that way (or as that size does with no
 slope, where that is less), and leave questions about another conversation (asked of each
 conversation slice: unrelated, but in the store's own register) empty as often as the slope
@@ -84,6 +87,7 @@ SLICES = 8  # slices of each size, per dataset and half
 UNRELATED_PER_SLICE = 40  # the other dataset's queries asked of each slice
 SLOPES = [round(float(slope), 4) for slope in np.arange(0.0, 0.1001, 0.0025)]
 STANDOUTS = [round(float(g), 3) for g in np.arange(0.60, 0.149, -0.01)]  # highest first: approximate's, with its slope
+WORDS = [round(float(k), 3) for k in np.arange(4.0, 0.249, -0.05)]  # highest first: a young store's words floor
 SEED = 30
 
 Run = dict  # {"kind", "half", "key", "cluster", "mode", "relevant", "hits": [[id, cosine, words]], "reference"}
@@ -419,15 +423,13 @@ def choose_young(runs: list[Run], floors: Floors, large: dict) -> Floors:
             each_way = {
                 key: min(_empty(floor, group), large[mode][f"empty {key[1]}"][0]) for key, group in groups.items()
             }
-            best = _pair(runs, mode, floor, best, each_way)
+            best = _standout_and_words(runs, mode, best, each_way)
         chosen[mode] = best
     return chosen
 
 
-def _pair(
-    runs: list[Run], mode: str, floor: relevance.Calibration, alone: relevance.Calibration, need: dict
-) -> relevance.Calibration:
-    """The slope and standout floor of ``mode`` (module docstring), from the slope chosen
+def _standout_and_words(runs: list[Run], mode: str, alone: relevance.Calibration, need: dict) -> relevance.Calibration:
+    """The standout floor and words floor of ``mode`` (module docstring) at the slope chosen
     ``alone``: judged on arrays as ``relevance`` judges a young store (``_judged``), since the
     grid is large; ``figures`` then judges what ships with the module itself."""
     tuning = [r for r in runs if r["half"] == "tuning" and r["mode"] == mode]
@@ -444,9 +446,9 @@ def _pair(
     before = _judged(arrays, alone)
     in_register = {size: empty(before, rows) for size, rows in nearby.items()}  # no more let through
     best, best_score = alone, _recall_arrays(arrays, before, matching)
-    for slope in SLOPES:
+    for words in (None, *WORDS) if mode in relevance.YOUNG_WORD_FLOORS else (None,):
         for standout in STANDOUTS:
-            candidate = replace(floor, young=slope, standout=standout)
+            candidate = replace(alone, standout=standout, young_words=words)
             kept = _judged(arrays, candidate)
             if any(empty(kept, rows) < need[key] - 1e-9 for key, rows in groups.items()) or any(
                 empty(kept, rows) < in_register[size] - 1e-9 for size, rows in nearby.items()
@@ -459,22 +461,26 @@ def _pair(
 
 
 def _young_arrays(runs: list[Run]) -> dict[str, np.ndarray]:
-    """Young runs of one semantic mode as arrays: cosines (NaN: no hit), reference, records, and
-    which hits are relevant."""
+    """Young runs of one semantic mode as arrays: cosines (NaN: no hit), words, reference,
+    records, and which hits are relevant."""
     cos = np.full((len(runs), K), np.nan)
+    words = np.zeros((len(runs), K))
     relevant = np.zeros((len(runs), K), dtype=bool)
     for i, r in enumerate(runs):
-        for j, (rid, cosine, _) in enumerate(r["hits"]):
+        for j, (rid, cosine, found) in enumerate(r["hits"]):
             cos[i, j] = np.nan if cosine is None else cosine
+            words[i, j] = found or 0.0
             relevant[i, j] = rid in set(r["relevant"])
     reference = np.array([np.nan if r.get("reference") is None else r["reference"] for r in runs])
     counts = np.array([max(1, len(r["relevant"])) for r in runs], dtype=float)
     records = np.array([r["records"] for r in runs], dtype=float)
-    return {"cos": cos, "reference": reference, "records": records, "relevant": relevant, "counts": counts}
+    arrays = {"cos": cos, "words": words, "reference": reference, "records": records, "relevant": relevant}
+    return arrays | {"counts": counts}
 
 
 def _judged(a: dict[str, np.ndarray], floor: relevance.Calibration) -> np.ndarray:
-    """Which hits ``floor`` keeps, as ``relevance.relevance`` and ``kept`` judge cosines alone."""
+    """Which hits ``floor`` keeps, as ``relevance.relevance`` and ``kept`` judge a mode with no
+    keyword floor of its own: cosines, and in a young store standing out and words."""
     young = a["records"] < relevance.YOUNG
     scale = np.where(young, 1.0 - floor.young * np.log(relevance.YOUNG / np.maximum(a["records"], 1.0)), 1.0)
     present = ~np.isnan(a["cos"])
@@ -484,6 +490,8 @@ def _judged(a: dict[str, np.ndarray], floor: relevance.Calibration) -> np.ndarra
         stands = young & ~np.isnan(a["reference"])
         out = (cos - np.nan_to_num(a["reference"], nan=0.0)[:, None]) / floor.standout
         value = np.where(stands[:, None], np.maximum(value, out), value)
+    if floor.young_words is not None:
+        value = np.where(young[:, None], np.maximum(value, a["words"] / floor.young_words), value)
     value = np.where(present, value, -np.inf)
     best = value.max(axis=1)
     each = np.where(young, np.minimum(floor.share / scale, floor.share * best), floor.share)
@@ -508,7 +516,9 @@ def _empty(floor: relevance.Calibration, runs: list[Run]) -> float:
 def young_constants(floors: Floors) -> str:
     """Young stores' floors as ``ranking/relevance.py`` spells them."""
     standouts = {mode: f.standout for mode, f in floors.items() if f.standout is not None}
-    return f"YOUNG_SLOPES = { {mode: f.young for mode, f in floors.items()} }; STANDOUT_FLOORS = {standouts}"
+    words = {mode: f.young_words for mode, f in floors.items() if f.young_words is not None}
+    slopes = {mode: f.young for mode, f in floors.items()}
+    return f"YOUNG_SLOPES = {slopes}; STANDOUT_FLOORS = {standouts}; YOUNG_WORD_FLOORS = {words}"
 
 
 def young_table(result: dict) -> str:
@@ -517,7 +527,7 @@ def young_table(result: dict) -> str:
         f"{result['young_seconds']} s; `python benchmarks/relevance_floor.py --young-only --work /tmp/floor`.",
         "",
         f"Chosen on the tuning half's slices: `{result['young_chosen']}`. Shipped: `{result['young_shipped']}` "
-        "(before: the same slopes, no standing out, and each hit but the best judged by its share of the large "
+        "(before: the same slopes, no standing out, no words, and each hit but the best judged by its share of the large "
         "stores' line only; 350 records and more are judged as before).",
         "",
         "| half | records | mode | empty: SciFact claims on LoCoMo, before -> after | empty: LoCoMo questions on "
@@ -573,8 +583,8 @@ def main() -> None:
     else:
         result, large_runs = large(args.data, work, embedder.name, shipped, started)
         shipped = {mode: replace(floor, young=shipped[mode].young) for mode, floor in result.pop("floors").items()}
-    plain = {mode: replace(floor, young=0.0, standout=None) for mode, floor in shipped.items()}  # large stores'
-    before = {mode: replace(floor, standout=None) for mode, floor in shipped.items()}  # slopes alone
+    plain = {mode: replace(floor, young=0.0, standout=None, young_words=None) for mode, floor in shipped.items()}
+    before = {mode: replace(floor, standout=None, young_words=None) for mode, floor in shipped.items()}  # slopes
     large_before = {half: _merged(result[half], figures(large_runs, half, plain)) for half in HALVES}
     for half in HALVES:
         result[half] = _merged(result[half], figures(large_runs, half, shipped))

@@ -100,7 +100,9 @@ def test_explain_shows_how_each_hit_was_judged(cli, notes):
     assert judged["keyword_floor"] == pytest.approx(young.keyword)
     assert judged["hit_share"] == pytest.approx(young.share)
     meaning = cli("recall", "deploy tuesdays", "--mode", "approximate", *AUTO, "--explain").json["items"][0]["explain"]
-    assert (meaning["store_records"], meaning["query_idf"]) == (len(NOTES), 0.0)  # counted, though words are not judged
+    assert meaning["store_records"] == len(NOTES) and meaning["query_idf"] == pytest.approx(judged["query_idf"])
+    assert meaning["keyword_floor"] == pytest.approx(relevance.YOUNG_WORD_FLOORS["approximate"])  # a young store's
+    assert meaning["bm25"] == pytest.approx(judged["bm25"], rel=1e-6)  # its words, as keyword recall scores them
     expected = max(
         judged["cosine"] / judged["cosine_floor"], judged["bm25"] / judged["query_idf"] / judged["keyword_floor"]
     )

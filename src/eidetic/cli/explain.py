@@ -139,9 +139,10 @@ lower than the best of five hundred), so its obvious answers are kept; where the
 the large stores' line, each other hit needs only its mode's share of the best (an answer just
 below a first hit that answers too stays). In approximate mode a young store also keeps a hit
 that stands out: its cosine well above the store's reference for the query (the median cosine of
-the 100 nearest records), which a real answer reaches and an unrelated query's best does not.
-`--explain` shows the floors as drawn, `store_records`, and `cosine_reference` and
-`standout_floor` where standing out was judged.
+the 100 nearest records), which a real answer reaches and an unrelated query's best does not,
+or whose words match (BM25 as keyword recall scores it, over the query's idf mass): meaning
+still ranks, words only keep. `--explain` shows the floors as drawn, `store_records`, and
+`cosine_reference`, `standout_floor` and `bm25` where standing out and words were judged.
 Defaults: off for `eidetic recall` and the Python API (people exploring want neighbours), auto
 for the MCP `recall` tool and the recall skill (an agent's context is better empty than noisy).
 `--json` adds `relevance_floor` (the line) and `below_floor` (hits dropped, all of them records

@@ -57,6 +57,22 @@ def with_context(
     return _rescored(stores, position, scored, windows, terms, stats, access)
 
 
+def keyword_scores(
+    stores: Sequence[RecordStore],
+    records: Sequence[tuple[str, int]],
+    terms: list[str],
+    stats: KeywordStats,
+    access: Access,
+    filters: Filters,
+) -> Scores:
+    """BM25 of ``records`` ((store key, doc)) as keyword recall scores them under ``stats``:
+    their own words, with their conversation context where they have one. What a young store's
+    floor judges an approximate hit's words by (``memory.floor``)."""
+    position = {store.key: i for i, store in enumerate(stores)}
+    own = _rescored(stores, position, dict.fromkeys(records, 0.0), {}, terms, stats, access)
+    return {key: score for key, score in with_context(stores, own, terms, stats, access, filters).items() if key in own}
+
+
 def _rescored(
     stores: Sequence[RecordStore],
     position: dict[str, int],

@@ -8,7 +8,7 @@ from the cosines of the recall's candidates, pooled over the same union."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..ranking import relevance
@@ -17,6 +17,7 @@ from ..results import Hit
 from ..stores.base import RecordStore
 
 Evidence = dict[tuple[str, str], tuple[float | None, float | None]]  # (store, id) -> (cosine, bm25)
+Words = Callable[[list[Hit]], dict[tuple[str, str], float]]  # hits -> (store, id) -> BM25 as keyword scores it
 
 
 @dataclass
@@ -37,17 +38,27 @@ def judge(
     access: Access,
     ranked: tuple[str, str | None],
     cosines: Sequence[float] = (),
+    words_of: Words | None = None,
 ) -> Judged:
     """Keep the hits the floor lets through (``relevance.kept``: the best must reach ``line``,
     then each its share of it), each hit marked with its ``relevance`` and whether it is
     ``relevant``. ``ranked``: the mode as it ran and the embedder that ranked (None: keyword
     ranking); a model with no calibration leaves its hits unjudged, and says so. ``cosines``:
-    the query's cosine with each candidate of the semantic pool (the store's reference)."""
+    the query's cosine with each candidate of the semantic pool (the store's reference).
+    ``words_of``: the hits' BM25, for a ranking that saw none, asked only where a young store
+    judges its hits by their words too (``relevance.YOUNG_WORD_FLOORS``)."""
     mode, model = ranked
     calibration = relevance.Calibration.of(mode, model)
     words = calibration.keyword is not None and any(bm25 for _, bm25 in evidence.values())
     records, mass = _statistics(terms if words else [], stores, access)
     calibration = calibration.at(records)
+    if not words and calibration.keyword is not None and words_of is not None and terms and hits:
+        found = words_of(hits)
+        evidence = {key: (cosine, found.get(key, 0.0)) for key, (cosine, _) in evidence.items()}
+        records, mass = _statistics(terms, stores, access)
+        for hit in hits:
+            if hit.explain is not None:
+                hit.explain["bm25"] = found.get((hit.store, hit.record.id), 0.0)
     reference = relevance.reference(cosines) if calibration.standout is not None else None
     for hit in hits:
         cosine, bm25 = evidence.get((hit.store, hit.record.id), (None, None))

@@ -29,7 +29,7 @@ from ..stores.base import IndexedRecord, RecordStore
 from ..timeutil import format_ts, now_utc
 from ..timewords import TimeWindow, read_question
 from . import explain, floor
-from .context import with_context
+from .context import keyword_scores, with_context
 from .embedding import Embedding
 from .fields_mode import fields_hits
 from .floor import Evidence
@@ -51,6 +51,7 @@ class _Run:
     query_vector: Any = None  # a Future of the query's vector
     evidence: Evidence = field(default_factory=dict)  # each ranked hit's raw cosine and BM25
     cosines: list[float] = field(default_factory=list)  # the semantic pool's: the floor's reference
+    docs: dict[tuple[str, str], int] = field(default_factory=dict)  # each semantic hit's doc in its store
     window: TimeWindow | None = None  # the time the query names, unless time_words is off
     words: str = ""  # what keyword and semantic search see: the text less its time words
 
@@ -171,14 +172,33 @@ class Recall:
         if run.query.mode in ("exact", "fields"):
             return hits
         ranked = (run.query.mode, run.embedder.name) if semantic and run.embedder is not None else ("keyword", None)
+        words = partial(self._words_of, run) if semantic and run.query.mode == "approximate" else None
         judged = floor.judge(
-            hits, run.evidence, AUTO if line is None else line, run.terms, run.stores, run.access, ranked, run.cosines
+            hits,
+            run.evidence,
+            AUTO if line is None else line,
+            run.terms,
+            run.stores,
+            run.access,
+            ranked,
+            run.cosines,
+            words,
         )
         if line is None:  # nothing asked of the floor: a hit it cannot judge just reads as unjudged
             return hits
         result.relevance_floor, result.below_floor = line, judged.below
         result.warnings.extend(judged.warnings)
         return judged.kept
+
+    @staticmethod
+    def _words_of(run: _Run, hits: list[Hit]) -> dict[tuple[str, str], float]:
+        """The BM25 of approximate hits, as keyword recall would score them over the union:
+        the words a young store's floor also judges them by (``memory.floor``)."""
+        located = {(hit.store, run.docs[(hit.store, hit.record.id)]): hit.record.id for hit in hits}
+        scores = keyword_scores(
+            run.stores, list(located), run.terms, _union_stats(run, run.terms), run.access, run.filters
+        )
+        return {(store, located[(store, doc)]): score for (store, doc), score in scores.items()}
 
     def _lexical(self, run: _Run) -> list[Hit]:
         """exact (substring, shortest text first) or keyword (BM25 under the union's
@@ -262,6 +282,7 @@ class Recall:
         for hit, raw, doc in hits:
             key = (hit.store, doc)
             found = run.evidence[(hit.store, hit.record.id)] = (semantic.get(key), keyword.get(key))
+            run.docs[(hit.store, hit.record.id)] = doc
             if q.explain:
                 hit.explain = explain.semantic(q.mode, embedder.name, raw, hit, found, scale, q.alpha)
         return [hit for hit, _, _ in hits]
