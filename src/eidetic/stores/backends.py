@@ -1,8 +1,8 @@
 """The storage backends, listed once: what each is called, how it opens, what it needs.
 
 Every place that names the backends reads this table (``StoreSet``, ``Memory.open``, the CLI's
-``--backend`` and its completion, the tests' ``backend`` fixture), so a backend is added here and
-nowhere else. It imports nothing heavy: the CLI reads it before it knows which verb runs.
+``--backend``, its flags and its completion, the tests' ``backend`` fixture, the benchmarks), so a
+backend is added here and nowhere else. It imports nothing heavy: the CLI reads it before it knows which verb runs.
 """
 
 from __future__ import annotations
