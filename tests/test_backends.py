@@ -7,6 +7,7 @@ import inspect
 import tomllib
 from dataclasses import fields
 from importlib import import_module
+from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,11 @@ def test_each_row_names_what_exists():
         assert backend.extra is None or backend.extra in extras, backend.extra
         assert backend.fixture is None or callable(getattr(conftest, backend.fixture, None)), backend.fixture
     assert set(SERVERS) == {name for name, backend in BACKENDS.items() if backend.fixture}  # a server is tested on one
+    spec = spec_from_file_location("measure", ROOT / "benchmarks" / "measure.py")
+    assert spec is not None and spec.loader is not None
+    benchmarks = module_from_spec(spec)
+    spec.loader.exec_module(benchmarks)
+    assert {backend.fixture for backend in SERVERS.values()} <= set(benchmarks.START)  # and benchmarked on it
     assert NAMES[0] == "files"  # the default comes first wherever the names are listed
 
 
