@@ -3,6 +3,7 @@
     python benchmarks/compare.py files 100000 --old e924a5b            # old commit vs HEAD
     python benchmarks/compare.py sqlite 100000 --old e924a5b --new HEAD
     python benchmarks/compare.py postgres 100000 --old e924a5b         # starts its own PostgreSQL
+    python benchmarks/compare.py neo4j 10000 --old e924a5b             # starts its own graph server
 
 Why interleaved: this machine is shared and its load changes by the minute, so two runs an hour
 apart differ by more than most changes do. Here one store is built once (``remember --no-embed``
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
@@ -33,10 +35,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import keyword_queries, records  # noqa: E402
-from measure import ingest_no_embed, machine, plant_vectors  # noqa: E402
+from eidetic.stores.backends import NAMES  # noqa: E402
+from measure import backend_store, ingest_no_embed, machine, plant_vectors  # noqa: E402
 
 MODES = ("keyword", "hybrid")
 BATCH = 10
@@ -111,14 +113,8 @@ def compare(args: argparse.Namespace) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EIDETIC_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"EIDETIC_DATA_DIR": str(work / "store"), "EIDETIC_STATE_DIR": str(work / "state")})
     env["HOME"] = str(work / "home")
-    stop = None
-    if args.backend == "sqlite":
-        env.update({"EIDETIC_BACKEND": "sqlite", "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite")})
-    elif args.backend == "postgres":
-        from pg_server import start_postgres
-
-        dsn, stop = start_postgres(work)
-        env.update({"EIDETIC_BACKEND": "postgres", "EIDETIC_PG_DSN": dsn})
+    server = ExitStack()  # a server the backend needs, stopped at the end
+    env.update(server.enter_context(backend_store(args.backend, work)).env)
     workers: dict[str, subprocess.Popen] = {}
     try:
         trees = {name: export_tree(rev, work / name) for name, rev in (("old", args.old), ("new", args.new))}
@@ -162,14 +158,13 @@ def compare(args: argparse.Namespace) -> dict:
     finally:
         for proc in workers.values():
             proc.kill()
-        if stop is not None:
-            stop()
+        server.close()
         shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", choices=("files", "sqlite", "postgres"))
+    parser.add_argument("backend", choices=NAMES)
     parser.add_argument("n", type=int)
     parser.add_argument("--old", required=True, help="the commit to compare against")
     parser.add_argument("--new", default="HEAD", help="the commit measured (default HEAD)")

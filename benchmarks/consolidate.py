@@ -3,6 +3,7 @@
     python benchmarks/consolidate.py sqlite 100000
     python benchmarks/consolidate.py files 100000
     python benchmarks/consolidate.py postgres 100000     # starts its own PostgreSQL
+    python benchmarks/consolidate.py neo4j 10000         # starts its own graph server
 
 The store is built as ``serve_pages.py`` builds it (``remember --no-embed``, vectors planted in
 the embedding cache under the real model's name, so no model runs), with ``--clusters``
@@ -25,21 +26,22 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import records  # noqa: E402
-from measure import ingest_no_embed, machine, use_store  # noqa: E402
+from eidetic.stores.backends import NAMES  # noqa: E402
+from measure import Store, backend_store, ingest_no_embed, machine, use_store  # noqa: E402
 
 ADDED = ("again", "too", "as well")  # what each copy of a planted cluster adds to the original's text
 
 
-def build(backend: str, n: int, clusters: int, work: Path) -> set[frozenset[str]]:
+def build(store: Store, n: int, clusters: int, work: Path) -> set[frozenset[str]]:
     """A store of ``n`` records at ``work`` (``clusters`` of them near-duplicate clusters), with
     every text's vector in the cache; returns the planted clusters' ids."""
     import numpy as np
@@ -49,7 +51,7 @@ def build(backend: str, n: int, clusters: int, work: Path) -> set[frozenset[str]
     from eidetic.records import text_hash
     from semantic import isotropic
 
-    use_store(backend, work)
+    use_store(store, work)
     rng = np.random.default_rng(3)
     sizes = rng.integers(2, 5, clusters)
     chunk = records(n - int(sizes.sum() - clusters), seed=7)
@@ -102,22 +104,18 @@ def measure(planted: set[frozenset[str]], runs: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", choices=("files", "sqlite", "postgres"))
+    parser.add_argument("backend", choices=NAMES)
     parser.add_argument("n", type=int)
     parser.add_argument("--clusters", type=int, default=200, help="near-duplicate clusters planted (default 200)")
     parser.add_argument("--runs", type=int, default=3, help="dry runs after the first (default 3)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="eidetic-consolidate-"))
-    stop = None
-    if args.backend == "postgres":
-        from pg_server import start_postgres
-
-        dsn, stop = start_postgres(work)
-        os.environ["EIDETIC_PG_DSN"] = dsn
+    server = ExitStack()  # a server the backend needs, stopped at the end
     try:
+        store = server.enter_context(backend_store(args.backend, work))
         print(f"building a {args.backend} store of {args.n:,} records", flush=True)
         started = time.perf_counter()
-        planted = build(args.backend, args.n, args.clusters, work)
+        planted = build(store, args.n, args.clusters, work)
         print(f"built in {time.perf_counter() - started:.0f} s; consolidating", flush=True)
         result = {
             "backend": args.backend,
@@ -127,8 +125,7 @@ def main() -> None:
             **measure(planted, args.runs),
         }
     finally:
-        if stop is not None:
-            stop()
+        server.close()
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(result, indent=2))
     saved = HERE / "results" / f"consolidate-{args.backend}-{args.n}.json"

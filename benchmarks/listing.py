@@ -1,11 +1,12 @@
 """Listing speed: ``eidetic list`` and ``eidetic show`` on a large store of each backend.
 
-    python benchmarks/listing.py [files sqlite postgres] [--size 100000] [--work DIR]
+    python benchmarks/listing.py [files sqlite postgres neo4j] [--size 100000] [--work DIR]
 
 Builds a store of ``--size`` synthetic records (``corpus.py``; a third named, some linked) per
-backend, then times, best of five in one process (``Memory.list_records``, ``Memory.show``): the
-first page in each order, a type filter, a metadata facet, a deep page, and ``show``; and
-``eidetic list`` as a new process (best of three, wall time). Writes
+backend (every backend unless some are named; a server is started for the run), then times,
+best of five in one process (``Memory.list_records``, ``Memory.show``): the first page in each
+order, a type filter, a metadata facet, a deep page, and ``show``; and ``eidetic list`` as a
+new process (best of three, wall time). Writes
 ``benchmarks/results/listing.json`` and a table in docs/benchmarks.md.
 """
 
@@ -23,9 +24,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
 
 from corpus import records  # noqa: E402
+from eidetic.stores.backends import NAMES  # noqa: E402
+from measure import backend_store  # noqa: E402
 from report import update_doc  # noqa: E402
 
 CASES = {
@@ -62,18 +64,10 @@ def measure(backend: str, size: int, work: Path) -> dict:
     from eidetic import Memory
 
     env = dict(os.environ, EIDETIC_CACHE_DIR=str(work / "cache"), EIDETIC_STATE_DIR=str(work / "state"))
-    env.update(EIDETIC_EMBEDDER="none", EIDETIC_BACKEND=backend)
-    stop = None
-    if backend == "files":
-        env["EIDETIC_DATA_DIR"] = str(work / f"files-{size}")
-    elif backend == "sqlite":
-        env["EIDETIC_SQLITE_PATH"] = str(work / f"sqlite-{size}.sqlite")
-    else:
-        from pg_server import start_postgres
-
-        env["EIDETIC_PG_DSN"], stop = start_postgres(work)
-    os.environ.update(env)
-    try:
+    env["EIDETIC_EMBEDDER"] = "none"
+    with backend_store(backend, work / f"{backend}-{size}") as store:
+        env.update(store.env)
+        os.environ.update(env)
         with Memory.open() as memory:
             if not memory.list_records(limit=1).total:
                 started = time.perf_counter()
@@ -91,9 +85,6 @@ def measure(backend: str, size: int, work: Path) -> dict:
             lambda: subprocess.run(command, env=env, check=True, capture_output=True), runs=3
         )
         return result
-    finally:
-        if stop is not None:
-            stop()
 
 
 def table(result: dict) -> str:
@@ -111,7 +102,7 @@ def table(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("backends", nargs="*", default=["files", "sqlite", "postgres"])
+    parser.add_argument("backends", nargs="*", default=list(NAMES), help=f"some of {' '.join(NAMES)} (default: all)")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--work", type=Path, help="keep the stores here (reruns reuse them)")
     args = parser.parse_args()

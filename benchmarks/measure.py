@@ -1,5 +1,6 @@
 """Measuring tools shared by the benchmark scripts: latency summaries, isolated environments
-for a run's store and caches, CLI processes timed with their peak memory, the machine's name."""
+for a run's store and caches, a store of any backend (its server started for the run), CLI
+processes timed with their peak memory, the machine's name."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, NamedTuple
+
+TESTS = Path(__file__).resolve().parent.parent / "tests"  # the throwaway servers the tests start
 
 
 def pct(values: list[float], q: float) -> float:
@@ -57,17 +63,85 @@ def isolated_env(work: Path) -> dict:
     return installed_env(env)
 
 
-def use_store(backend: str, work: Path) -> None:
-    """Point this process (and the CLI processes it starts) at a store of ``backend`` under
-    ``work``, HOME included, as a user's shell would configure it."""
+class Store(NamedTuple):
+    """A store of one backend for a run: the variables that name it, and its server (None: none)."""
+
+    env: dict[str, str]  # EIDETIC_BACKEND and the variable of the backend's setting, and a server's login
+    server: Any = None  # a postgres server's DSN (no database named), or the running graph server
+
+
+Started = tuple[str, dict[str, str], Any, Callable[[], None]]  # (location, more variables, server, stop)
+
+
+def _postgres(work: Path, keep: bool) -> Started:
+    sys.path.insert(0, str(TESTS))
+    from pg_server import start_postgres
+
+    dsn, stop = start_postgres(work, keep=keep)
+    return dsn, {}, dsn, stop
+
+
+def _graph(work: Path, keep: bool) -> Started:
+    sys.path.insert(0, str(TESTS))
+    from graph_server import start_graph_server
+
+    if keep:
+        raise SystemExit("a graph server's files are not kept between runs: run without --keep")
+    server = start_graph_server(heap="2g")
+    login = {"EIDETIC_NEO4J_USER": server.user, "EIDETIC_NEO4J_PASSWORD": server.password}
+    return server.database("eidetic"), login, server, server.stop
+
+
+# how a benchmark starts each server the tests start, by the name of the tests' fixture (a row's ``fixture``)
+START = {"postgres_dsn": _postgres, "graph_server": _graph}
+
+
+def variable(setting: str) -> str:
+    """The environment variable of a ``Settings`` field (``pg_dsn``: ``EIDETIC_PG_DSN``)."""
+    from dataclasses import fields
+
+    from eidetic.settings import Settings  # imported when used: speed.py may import a copy of eidetic first
+
+    return next(spec.metadata["env"] for spec in fields(Settings) if spec.name == setting)
+
+
+@contextmanager
+def backend_store(backend: str, work: Path, *, keep: bool = False) -> Iterator[Store]:
+    """An empty store of ``backend`` under ``work``, named as a user's environment names it (the
+    table of backends says which setting): the files backend's folder ``work/store``, a database
+    file in ``work``, or a throwaway server started for the run (the one the tests' fixture for
+    that backend starts) and stopped after it. ``keep``: a server's files stay in ``work`` for a
+    later run with the same folder."""
+    from eidetic.stores.backends import BACKENDS
+
+    if backend not in BACKENDS:
+        raise SystemExit(f"no backend {backend!r}: one of {', '.join(BACKENDS)}")
+    row = BACKENDS[backend]
+    env = {"EIDETIC_BACKEND": backend, "EIDETIC_DATA_DIR": str(work / "store")}
+    location, server, stop = "", None, None
+    if row.fixture is not None:
+        location, more, server, stop = START[row.fixture](work, keep)
+        env.update(more)
+    elif row.default is not None:
+        location = str(work / Path(row.default).name)
+    if row.setting is not None:
+        env[variable(row.setting)] = location
+    try:
+        yield Store(env, server)
+    finally:
+        if stop is not None:
+            stop()
+
+
+def use_store(store: Store, work: Path) -> None:
+    """Point this process (and the CLI processes it starts) at ``store``, with caches, state and
+    HOME under ``work``, as a user's shell would configure it."""
     os.environ.update(
         {
             "HOME": str(work / "home"),
-            "EIDETIC_DATA_DIR": str(work / "store"),
             "EIDETIC_CACHE_DIR": str(work / "cache"),
             "EIDETIC_STATE_DIR": str(work / "state"),
-            "EIDETIC_BACKEND": backend,
-            "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite"),
+            **store.env,
         }
     )
 

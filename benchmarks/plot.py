@@ -10,6 +10,8 @@ import json
 import re
 from pathlib import Path
 
+from eidetic.stores.backends import NAMES
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 MODES = ("keyword", "exact", "hybrid", "approximate")
@@ -19,7 +21,7 @@ def points() -> dict[tuple[str, str], dict[int, float]]:
     """(backend, mode) -> {records: p50 ms}."""
     found: dict[tuple[str, str], dict[int, float]] = {}
     for path in RESULTS.glob("speed-*.json"):
-        match = re.fullmatch(r"speed-(files|sqlite|postgres)-(\d+)\.json", path.name)
+        match = re.fullmatch(rf"speed-({'|'.join(NAMES)})-(\d+)\.json", path.name)
         if match:
             in_process = json.loads(path.read_text())["in_process"]
             for mode in MODES:
@@ -36,7 +38,7 @@ def plot(found: dict[tuple[str, str], dict[int, float]], out: Path) -> None:
 
     fig, axes = plt.subplots(1, len(MODES), figsize=(15, 4), sharey=True)
     for ax, mode in zip(axes, MODES):
-        for backend in ("files", "sqlite", "postgres"):
+        for backend in NAMES:
             series = found.get((backend, mode), {})
             if series:
                 sizes = sorted(series)

@@ -36,11 +36,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from compare import export_tree  # noqa: E402
 from corpus import exact_queries, records  # noqa: E402
-from measure import ingest_no_embed, machine, summary  # noqa: E402
+from measure import backend_store, ingest_no_embed, machine, summary  # noqa: E402
 from report import update_doc  # noqa: E402
 
 PAGE = 50  # what a top-10 recall asks of a store first (``first_page``)
@@ -226,11 +225,9 @@ def main() -> None:
     parser.add_argument("--ingest", type=int, default=10_000, help="records per timed ingest (default 10,000)")
     parser.add_argument("--runs", type=int, default=3, help="timed ingests per version (default 3)")
     args = parser.parse_args()
-    from pg_server import start_postgres
-
     work = Path(tempfile.mkdtemp(prefix="eidetic-pg-exact-"))
-    server, stop = start_postgres(work)
-    try:
+    with backend_store("postgres", work) as store:
+        server = store.server
         old = export_tree(args.old, work / "old")
         result: dict = {"records": args.n, "old": args.old, "ingest_records": args.ingest, "machine": machine()}
         result["ingest"] = ingests(server, old, args.ingest, args.runs, work)
@@ -243,8 +240,6 @@ def main() -> None:
         result["recall_after"] = recalls(HERE.parent / "src", dsn, speed, work)
         result["routes"] = routes(dsn, chunk)
         result["load"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    finally:
-        stop()
     result["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
     print(table(result))
     saved = HERE / "results" / f"postgres-exact-{args.n}.json"

@@ -22,11 +22,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
 
 from corpus import exact_queries, keyword_queries, records
-from measure import summary
-from pg_server import start_postgres
+from measure import backend_store, summary
 from report import update_doc
 from semantic import clustered
 
@@ -140,9 +138,8 @@ def run(n: int, queries: int) -> dict:
     from eidetic.stores.postgres import PostgresStore
 
     work = Path(tempfile.mkdtemp(prefix="eidetic-pgbench-"))
-    dsn, stop = start_postgres(work)
-    try:
-        store = PostgresStore(dsn)
+    with backend_store("postgres", work) as throwaway:
+        store = PostgresStore(throwaway.server)
         raw = records(n)
         recs = to_records(raw)
         print(f"ingesting {n} records", flush=True)
@@ -168,8 +165,6 @@ def run(n: int, queries: int) -> dict:
         result["database_mb"] = round(size / 1e6, 1)
         store.close()
         return result
-    finally:
-        stop()
 
 
 def table(r: dict) -> str:

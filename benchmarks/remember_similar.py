@@ -22,17 +22,20 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from compare import export_tree  # noqa: E402
 from corpus import records  # noqa: E402
-from measure import ingest_no_embed, machine, plant_vectors  # noqa: E402
+from eidetic.stores.backends import NAMES  # noqa: E402
+from measure import backend_store, ingest_no_embed, machine, plant_vectors  # noqa: E402
 from report import update_doc  # noqa: E402
+
+COPIED = tuple(name for name in NAMES if name != "neo4j")  # every store but a graph database is copied afresh
 
 WORKER = """
 import json, sys, time
@@ -81,20 +84,17 @@ def run(args: argparse.Namespace) -> dict:
     work = Path(tempfile.mkdtemp(prefix="eidetic-remember-similar-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("EIDETIC_")}
     env.update(HOME=str(work / "home"), EIDETIC_STATE_DIR=str(work / "state"), EIDETIC_DATA_DIR=str(work / "store"))
-    stop, dsn = None, None
-    if args.backend == "sqlite":
-        env.update(EIDETIC_BACKEND="sqlite", EIDETIC_SQLITE_PATH=str(work / "memory.sqlite"))
-    elif args.backend == "postgres":
+    server = ExitStack()  # a server the backend needs, stopped at the end
+    store = server.enter_context(backend_store(args.backend, work))
+    env.update(store.env)
+    dsn = store.server  # a postgres server's: the base store is a database of its own, each copy's template
+    if dsn is not None:
         import psycopg
-
-        from pg_server import start_postgres
-
-        dsn, stop = start_postgres(work)
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute('CREATE DATABASE "base"')
         from psycopg.conninfo import make_conninfo
 
-        env.update(EIDETIC_BACKEND="postgres", EIDETIC_PG_DSN=make_conninfo(dsn, dbname="base"))
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute('CREATE DATABASE "base"')
+        env.update(EIDETIC_PG_DSN=make_conninfo(dsn, dbname="base"))
     try:
         trees = {name: export_tree(rev, work / name) for name, rev in (("old", args.old), ("new", args.new))}
         chunk = records(args.n + args.batch, seed=7)
@@ -113,8 +113,7 @@ def run(args: argparse.Namespace) -> dict:
                     spent[how][name].append(timed(trees[name], copy, batch, how))
                     print(how, name, round(spent[how][name][-1], 2), flush=True)
     finally:
-        if stop is not None:
-            stop()
+        server.close()
         shutil.rmtree(work, ignore_errors=True)
     rates = {
         how: {name: round(args.batch / statistics.median(runs), 1) for name, runs in versions.items()}
@@ -149,7 +148,7 @@ def table(results: list[dict], date: str, where: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("backends", nargs="+", choices=("files", "sqlite", "postgres"))
+    parser.add_argument("backends", nargs="+", choices=COPIED)
     parser.add_argument("--old", required=True, help="a git revision before the change")
     parser.add_argument("--new", default="HEAD")
     parser.add_argument("--n", type=int, default=10_000)

@@ -4,6 +4,7 @@
     python benchmarks/serve_pages.py files 100000 --requests 100
     python benchmarks/serve_pages.py postgres 100000          # starts its own PostgreSQL
     python benchmarks/serve_pages.py postgres 100000 --keep /tmp/pages   # build once, measure again
+    python benchmarks/serve_pages.py neo4j 10000              # starts its own graph server (no --keep)
 
 The store is built once (``remember --no-embed``, vectors planted as in ``speed.py``; one record in
 ten links to the one before it, so record pages have links both ways), then opened the way
@@ -28,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -35,19 +37,20 @@ from urllib.parse import quote
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import keyword_queries, records  # noqa: E402
-from measure import ingest_no_embed, machine, plant_vectors, use_store  # noqa: E402
+from eidetic.stores.backends import NAMES  # noqa: E402
+from measure import Store, backend_store, ingest_no_embed, machine, plant_vectors, use_store  # noqa: E402
 
 PORT = 8000  # the Host the test client sends; nothing listens on it
 
 
-def build(backend: str, n: int, work: Path) -> list[dict]:
+def build(store: Store, n: int, work: Path) -> list[dict]:
     """A store of ``n`` records at ``work``, configured through the environment (as a user's
     shell would), with the vectors of every text in the cache; built once per ``work`` folder
     (a second run with ``--keep`` measures the same store again)."""
-    use_store(backend, work)
+    use_store(store, work)
+    backend = store.env["EIDETIC_BACKEND"]
     chunk = records(n, seed=7)
     for i, record in enumerate(chunk):
         if i % 10 == 9:
@@ -125,7 +128,7 @@ def measure(urls: dict[str, list[str]], served: list[str]) -> dict[str, dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", choices=("files", "sqlite", "postgres"))
+    parser.add_argument("backend", choices=NAMES)
     parser.add_argument("n", type=int)
     parser.add_argument("--requests", type=int, default=50, help="requests per page (default 50)")
     parser.add_argument("--pages", help="only the pages whose names contain this (e.g. search)")
@@ -139,15 +142,11 @@ def main() -> None:
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="eidetic-serve-pages-"))
     work.mkdir(parents=True, exist_ok=True)
-    stop = None
-    if args.backend == "postgres":
-        from pg_server import start_postgres
-
-        dsn, stop = start_postgres(work, keep=args.keep is not None)
-        os.environ["EIDETIC_PG_DSN"] = dsn
+    server = ExitStack()  # a server the backend needs, stopped at the end
     try:
+        store = server.enter_context(backend_store(args.backend, work, keep=args.keep is not None))
         print(f"building a {args.backend} store of {args.n:,} records", flush=True)
-        chunk = build(args.backend, args.n, work)
+        chunk = build(store, args.n, work)
         result = {
             "backend": args.backend,
             "records": args.n,
@@ -160,8 +159,7 @@ def main() -> None:
             ),
         }
     finally:
-        if stop is not None:
-            stop()
+        server.close()
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
     part = f"-{args.pages.replace(' ', '-')}" if args.pages else ""  # a part of the pages: saved apart

@@ -33,21 +33,33 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))  # pg_server: a throwaway PostgreSQL
 
 from corpus import exact_queries, keyword_queries, records  # noqa: E402
-from measure import folder_bytes, isolated_env, machine, recall_latencies, run_cli, snapshot, summary, timed_cli  # noqa: E402
+from eidetic.stores.backends import NAMES  # noqa: E402  (the copy measured is imported after: main)
+from measure import (  # noqa: E402
+    backend_store,
+    folder_bytes,
+    isolated_env,
+    machine,
+    recall_latencies,
+    run_cli,
+    snapshot,
+    summary,
+    timed_cli,
+)
 from report import update_doc  # noqa: E402
 
 RESULTS = HERE / "results"
 MODES = ("keyword", "exact", "hybrid", "approximate")
 CHUNK = 100_000  # records per `remember` process (and generated at a time: bounded memory)
-SIZES = {"files": 100_000, "sqlite": 1_000_000, "postgres": 100_000, "neo4j": 100_000}  # the largest each is meant for
+LARGEST = {"sqlite": 1_000_000}  # the largest store a backend is meant for, where not 100k
 
 
 def query_sets(first: list[dict], n: int) -> dict[str, list[str]]:
@@ -230,7 +242,7 @@ def hand_edits(store: Path, first: list[dict], env: dict) -> dict:
     return out
 
 
-def disk(backend: str, work: Path, env: dict) -> dict:
+def disk(backend: str, work: Path, env: dict, server: Any) -> dict:
     """MB on disk; the embedding model's prepared weights (cache/models, ~90 MB once per
     machine) and the embedding cache are the model's, not the store's, and are left out."""
     if backend == "files":
@@ -251,7 +263,7 @@ def disk(backend: str, work: Path, env: dict) -> dict:
         }
     if backend == "neo4j":
         return {
-            "graph server (all its files)": round(folder_bytes(Path(env["GRAPH_SERVER_ROOT"])) / 1e6),
+            "graph server (all its files)": round(folder_bytes(server.root) / 1e6),
             "derived (copy, keyword index, vectors)": round(folder_bytes(work / "cache" / "neo4j") / 1e6),
         }
     import psycopg
@@ -265,30 +277,12 @@ def measure(backend: str, n: int, args: argparse.Namespace) -> dict:
     print(f"\n== {backend}, {n:,} records", flush=True)
     work = Path(tempfile.mkdtemp(prefix=f"eidetic-speed-{backend}-"))
     env = isolated_env(work)
-    settings: dict[str, str] = {}
-    stop = None
-    if backend == "sqlite":
-        settings = {"EIDETIC_BACKEND": "sqlite", "EIDETIC_SQLITE_PATH": str(work / "memory.sqlite")}
-    elif backend == "postgres":
-        from pg_server import start_postgres
-
-        dsn, stop = start_postgres(work)
-        settings = {"EIDETIC_BACKEND": "postgres", "EIDETIC_PG_DSN": dsn}
-    elif backend == "neo4j":
-        from graph_server import start_graph_server
-
-        server = start_graph_server(heap="2g")
-        stop = server.stop
-        warm_up(server, work)
-        settings = {
-            "EIDETIC_BACKEND": "neo4j",
-            "EIDETIC_NEO4J_URI": server.database("speed"),
-            "EIDETIC_NEO4J_USER": server.user,
-            "EIDETIC_NEO4J_PASSWORD": server.password,
-            "GRAPH_SERVER_ROOT": str(server.root),
-        }
-    os.environ.update(settings)
-    env.update(settings)
+    server = ExitStack()  # a server the backend needs, stopped at the end
+    store = server.enter_context(backend_store(backend, work))
+    if backend == "neo4j":
+        warm_up(store.server, work)
+    os.environ.update(store.env)
+    env.update(store.env)
     result: dict = {
         "backend": backend,
         "records": n,
@@ -328,10 +322,9 @@ def measure(backend: str, n: int, args: argparse.Namespace) -> dict:
         print(f"  remember with the embedding model: {result['ingest_embedded']}", flush=True)
         if backend == "files":
             result["hand_edit"] = hand_edits(work / "store", first, env)
-        result["disk_mb"] = disk(backend, work, env)
+        result["disk_mb"] = disk(backend, work, env, store.server)
     finally:
-        if stop is not None:
-            stop()
+        server.close()
         shutil.rmtree(work, ignore_errors=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     saved = RESULTS / f"speed-{backend}-{n}.json"
@@ -619,9 +612,9 @@ def report() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
-    for backend in SIZES:
+    for backend in NAMES:
         one = sub.add_parser(
-            backend, help=f"measure the {backend} backend (meant for up to {SIZES[backend]:,} records)"
+            backend, help=f"measure the {backend} backend (meant for up to {LARGEST.get(backend, 100_000):,} records)"
         )
         one.add_argument("sizes", type=int, nargs="+")
         one.add_argument("--queries", type=int, default=200, help="in-process recalls per mode")
@@ -632,10 +625,12 @@ def main() -> None:
     versus.add_argument("rest", nargs=argparse.REMAINDER, help="sizes, then any versus.py options")
     sub.add_parser("report", help="the plot and every speed target, from the saved results")
     args = parser.parse_args()
-    if args.what in SIZES:  # measure eidetic as it is now, whatever is edited during the run
+    if args.what in NAMES:  # measure eidetic as it is now, whatever is edited during the run
         source = snapshot(Path(tempfile.mkdtemp(prefix="eidetic-speed-source-")))
         sys.path.insert(0, str(source))
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))
+        for module in [name for name in sys.modules if name.partition(".")[0] == "eidetic"]:
+            del sys.modules[module]  # the table of backends came from the working tree; the rest comes from the copy
     if args.what == "versus":
         import versus as side_by_side
 

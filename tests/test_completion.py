@@ -13,6 +13,7 @@ import pytest
 
 from eidetic.cli.main import build_parser
 from eidetic.query import MODES, exposed_options, flag_of
+from eidetic.stores.backends import NAMES
 
 # Completes each line's words (the last one is the word under the cursor, maybe empty) with the
 # function the script registered for the command, as bash does on TAB; prints a marker after each.
@@ -89,7 +90,7 @@ def test_bash_completes_verbs_flags_and_choices(cli, env):
     assert answers[0] == ["recall"]
     assert answers[1] == ["--mode"]
     assert answers[2] == sorted(MODES)
-    assert answers[3] == answers[5] == ["files", "neo4j", "postgres", "sqlite"]
+    assert answers[3] == answers[5] == sorted(NAMES)
     assert answers[4] == ["private", "public"]
     assert answers[6] == ["bash", "fish", "zsh"]
     assert answers[7] == verbs and {"recall", "remember", "completion", "explain", "skills"} <= set(verbs)
@@ -136,7 +137,7 @@ def test_fish_completes_verbs_flags_and_choices(cli, env):
     )
     assert proc.returncode == 0, proc.stderr
     answers = [sorted(line.split("\t")[0] for line in part.splitlines()) for part in proc.stdout.split("<end>\n")]
-    assert answers[:4] == [["recall"], ["--mode"], sorted(MODES), ["files", "neo4j", "postgres", "sqlite"]]
+    assert answers[:4] == [["recall"], ["--mode"], sorted(MODES), sorted(NAMES)]
 
 
 def test_completion_refuses_an_unknown_shell(cli):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import fresh_database, ndjson
+from eidetic.stores.backends import BACKENDS
 
 PAIRS = [
     ("files", "sqlite"),
@@ -33,8 +34,7 @@ def _location(kind: str, env, request, tag: str) -> list[str]:
 
 
 def _select(kind: str, where: list[str]) -> list[str]:
-    flag = {"files": "--memory-dir", "sqlite": "--db", "postgres": "--dsn", "neo4j": "--uri"}[kind]
-    return ["--backend", kind, flag, where[1]]
+    return ["--backend", kind, BACKENDS[kind].flag, where[1]]
 
 
 QUERIES = [

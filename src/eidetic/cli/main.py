@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import EideticError, env_error, user_error
-from ..stores.backends import NAMES
+from ..stores.backends import BACKENDS, NAMES
 from .output import report_error, warn
 from .stores import check_memory_dirs
 
@@ -131,12 +131,10 @@ def check_backend(name: str) -> None:
         raise unknown_backend(name, NAMES)
 
 
-# flag (argparse dest) -> (setting, how a user spells the flag)
+# flag (argparse dest) -> (setting, how a user spells the flag); a store's place as the table says
 FLAG_SETTINGS = {
     "backend": ("backend", "--backend"),
-    "db": ("sqlite_path", "--db"),
-    "dsn": ("pg_dsn", "--dsn"),
-    "uri": ("neo4j_uri", "--uri"),
+    **{row.option: (row.setting, row.flag) for row in BACKENDS.values() if row.setting is not None},
     "user": ("neo4j_user", "--user"),
     "password": ("neo4j_password", "--password"),
     "scope": ("scope", "--scope"),

@@ -134,17 +134,16 @@ class Memory:
                 if backend in BACKENDS
                 else "",
             )
-        if backend == "sqlite":
-            database = (
-                Path(db).expanduser() if db else settings.sqlite_path or Path.home() / ".eidetic" / "memory.sqlite"
-            )
-            return cls(backend=backend, location=database, settings=settings)
-        if backend in SERVERS:
-            address = {"postgres": dsn or settings.pg_dsn, "neo4j": uri or settings.neo4j_uri}[backend]
-            if not address:
-                raise user_error(f"the {backend} backend needs a server address", SERVERS[backend].server_hint or "")
-            return cls(backend=backend, location=address, settings=settings)
-        return cls(backend=backend, settings=settings)  # raises: unknown backend
+        row = BACKENDS.get(backend)
+        if row is None or row.setting is None:  # files (one setting names no plan of folders) was above
+            return cls(backend=backend, settings=settings)  # raises: unknown backend
+        # the keyword named as the backend's flag (``--db``: db), else its setting, else its default
+        location = {"db": db, "dsn": dsn, "uri": uri}[row.option] or getattr(settings, row.setting) or row.default
+        if not location:
+            raise user_error(f"the {backend} backend needs a server address", row.server_hint or "")
+        if backend not in SERVERS:  # a file: a path, ``~`` expanded
+            location = Path(location).expanduser()
+        return cls(backend=backend, location=location, settings=settings)
 
     def twin(self) -> Memory:
         """Another ``Memory`` on the same stores, with the same settings: for a thread of its

@@ -1,8 +1,8 @@
 """The storage backends, listed once: what each is called, how it opens, what it needs.
 
 Every place that names the backends reads this table (``StoreSet``, ``Memory.open``, the CLI's
-``--backend`` and its completion, the tests' ``backend`` fixture), so a backend is added here and
-nowhere else. It imports nothing heavy: the CLI reads it before it knows which verb runs.
+``--backend``, its flags and its completion, the tests' ``backend`` fixture, the benchmarks), so a
+backend is added here and nowhere else. It imports nothing heavy: the CLI reads it before it knows which verb runs.
 """
 
 from __future__ import annotations
@@ -25,9 +25,16 @@ class Backend(NamedTuple):  # not a dataclass: that module and what it imports c
     name: str
     flag: str  # the CLI flag naming where its store is: a folder, a database file, a server
     opener: str  # "module:function" opening one store at such a location (imported when used)
+    setting: str | None = None  # the ``Settings`` field naming that place when no flag does (files: a plan)
+    default: str | None = None  # where its store is when neither names it (``~`` is the home folder)
     extra: str | None = None  # the pip extra its driver comes in (``eidetic[postgres]``)
     server_hint: str | None = None  # how a user names its server when none is set
     fixture: str | None = None  # the tests' fixture that starts a real server for it
+
+    @property
+    def option(self) -> str:
+        """The flag as a name: the parsed flag's attribute and ``Memory.open``'s keyword for it."""
+        return self.flag.removeprefix("--").replace("-", "_")
 
     @property
     def install(self) -> str:
@@ -45,11 +52,14 @@ BACKENDS: dict[str, Backend] = {
     backend.name: backend
     for backend in (
         Backend("files", "--memory-dir", "eidetic.stores.files.store:open_store"),
-        Backend("sqlite", "--db", "eidetic.stores.sqlite:open_store"),
+        Backend(
+            "sqlite", "--db", "eidetic.stores.sqlite:open_store", "sqlite_path", default="~/.eidetic/memory.sqlite"
+        ),
         Backend(
             "postgres",
             "--dsn",
             "eidetic.stores.postgres.store:open_store",
+            "pg_dsn",
             extra="postgres",
             server_hint="set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
             fixture="postgres_dsn",
@@ -58,6 +68,7 @@ BACKENDS: dict[str, Backend] = {
             "neo4j",
             "--uri",
             "eidetic.stores.graph.store:open_store",
+            "neo4j_uri",
             extra="neo4j",
             server_hint="set EIDETIC_NEO4J_URI or pass --uri, e.g. bolt://graph.internal:7687/eidetic",
             fixture="graph_server",
