@@ -81,19 +81,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--backend",
         help=f"storage backend: {NAMES[0]} (default; EIDETIC_BACKEND), {', '.join(NAMES[1:-1])} or {NAMES[-1]}",
     )
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="sqlite backend: the database file (default: EIDETIC_SQLITE_PATH, else ~/.eidetic/memory.sqlite)",
-    )
-    parser.add_argument(
-        "--dsn",
-        help="postgres backend: the server (default: EIDETIC_PG_DSN), e.g. postgresql://eidetic@db.internal/eidetic",
-    )
-    parser.add_argument(
-        "--uri",
-        help="neo4j backend: the graph server (default: EIDETIC_NEO4J_URI), e.g. bolt://graph.internal:7687/eidetic",
-    )
+    for row in BACKENDS.values():
+        if row.setting is not None:  # files: --memory-dir above
+            parser.add_argument(row.flag, metavar=row.metavar, help=row.help)
     parser.add_argument("--user", help="neo4j backend: the user (default: EIDETIC_NEO4J_USER, else neo4j)")
     parser.add_argument(
         "--password",
