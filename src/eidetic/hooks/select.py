@@ -154,7 +154,7 @@ def _framed(record: Record, score: float | None, path: str | None, left: int) ->
     fields = {
         "id": record.id,
         "type": record.type,
-        "date": (record.occurred or record.updated or record.created or "")[:10],
+        "date": _date(record),
         "source": _source(record),
         "scope": f"{record.scope.name}/{record.scope.visibility}",
     }
@@ -189,6 +189,18 @@ def _framed(record: Record, score: float | None, path: str | None, left: int) ->
         path,
     )
     return item, whole
+
+
+def _date(record: Record) -> str:
+    """The day a record tells of: when it happened (``occurred``), else when it was created; never
+    ``updated``, which an import or an edit sets to its own day. Empty when neither is a date
+    (``date-unknown``): the header then has no date rather than a cut-off word."""
+    from ..timeutil import parse_ts
+
+    for stamp in (record.occurred, record.created):
+        if stamp and parse_ts(stamp) is not None:
+            return stamp.strip()[:10]
+    return ""
 
 
 def _source(record: Record) -> str:
