@@ -193,3 +193,18 @@ def test_a_records_date_is_when_it_was_created_never_the_import_day_nor_cut_off(
     assert "unkno" not in context and "2025-06-10" not in context
     header = next(line for line in context.splitlines() if line.startswith("- id: d-undated"))
     assert "| date:" not in header
+
+
+def test_a_prompt_gets_only_hits_near_the_best_on_the_floors_scale():
+    """Recall keeps a hit at half the line (a search shows what is near its best); the hook gives
+    only hits within ``PROMPT_OF_BEST`` of the best hit's relevance, and never drops an unjudged one."""
+    from eidetic.hooks.select import PROMPT_OF_BEST, strong
+    from eidetic.records import Record
+
+    def hit(name: str, relevance: float | None) -> tuple:
+        return (Record(id=name, text=name), 1.0, None, relevance)
+
+    found = [hit("best", 2.0), hit("close", 2.0 * PROMPT_OF_BEST + 0.01), hit("far", 1.0), hit("exact", None)]
+    assert [each[0].id for each in strong(found, PROMPT_OF_BEST)] == ["best", "close", "exact"]
+    assert [each[0].id for each in strong(found, 0.0)] == ["best", "close", "far", "exact"]
+    assert strong([], PROMPT_OF_BEST) == []
