@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from contextlib import suppress
 
 from .stores import open_memory
 
@@ -30,6 +32,20 @@ def run(args: argparse.Namespace) -> int:
     from ..ranking.access import Access
 
     scope = Access.of(args.scope, args.visibility).scope
-    with open_memory(args, progress=False) as memory:  # its client hears warnings as MCP log messages
-        serve(memory, scope)
+    if sys.stdin is not None and sys.stdin.isatty():
+        _announce(f"{scope.name}/{scope.visibility}")
+    # Ctrl-C on a terminal is the server's normal end, not a failure
+    with suppress(KeyboardInterrupt), open_memory(args, progress=False) as memory:
+        serve(memory, scope)  # its client hears warnings as MCP log messages
     return 0
+
+
+def _announce(scope: str) -> None:
+    """Started by a person rather than by an agent: say what this is, on stderr (stdout is the
+    protocol's), since it otherwise waits silently for JSON-RPC."""
+    sys.stderr.write(
+        f"eidetic mcp: a Model Context Protocol server for {scope}, waiting for an agent's JSON-RPC on stdin.\n"
+        "An agent starts it itself: register it with `claude mcp add eidetic -- eidetic mcp` "
+        "(or your client's mcpServers configuration). Ctrl-C stops it.\n"
+    )
+    sys.stderr.flush()
