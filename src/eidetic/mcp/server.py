@@ -90,9 +90,12 @@ def _scope_args(session: Session, writes: bool) -> tuple[Any, Any]:
     name, visibility = session.scope.name, session.scope.visibility
     if writes:
         about_scope = f"scope to write into; default: this session's, {name}"
-        about_visibility = (
-            f"public: every scope's sessions may read it; private: only {name}/private sessions; default: {visibility}"
+        private = (
+            f"private: only {name}/private sessions may read it"
+            if visibility == "private"
+            else f"private is refused (this session is {name}/public)"
         )
+        about_visibility = f"public: every session may read it; {private}; default: {visibility}"
     else:
         about_scope = f"scope to read as; default: this session's, {name}"
         reach = (
