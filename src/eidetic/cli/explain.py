@@ -326,6 +326,9 @@ resources (`eidetic://record/{id}`, `eidetic://records`). Start it for one sessi
 of the session's own scope, and `remember` writes only into scopes the session may read. A public
 record holding what looks like a credential is a tool error naming the kind (`"allow_secrets":
 true` writes it knowingly); a private one is written and the client's log hears a warning.
+`recall` answers compact hits (id, text, type, created, scope, score and the fields that are set;
+`"detail": "full"` gives `eidetic recall --json`'s); its schema lists the options agents need and
+takes the other recall options by name. Started on a terminal it says what it is; Ctrl-C stops it.
 Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
     "serve": """# eidetic serve
 A web viewer for people and MCP over streamable HTTP (at `/mcp`) for agents, from one warm process,
