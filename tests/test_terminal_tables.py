@@ -30,6 +30,7 @@ RECORDS = (
     {"id": "backup-runbook", "type": "reference", "text": LONG},
     {"id": "guide-install", "type": "doc", "name": "docs/guide.md › Install", "text": CHUNK},
     {"id": "standup", "type": "note", "text": "Daily standup moved to 09:30 CET so the Montreal team can join."},
+    {"id": "wide", "type": "note", "text": "每日站会改到九点半" * 12},  # two cells a character
 )
 
 
@@ -114,6 +115,8 @@ def test_list_on_a_terminal_wraps_and_dates_by_the_order(cli, notes):
             ["NAME", "/", "TEXT"] if columns >= 200 else []
         )
         assert "docs/guide.md › Install — Install eidetic" in squeezed(shown) and LONG[:100] in squeezed(shown)
+        wide = [line.strip() for line in lines if "站会" in line]
+        assert len(wide) == 2 and width_of(wide[0]) >= columns - 12  # the first line fills the width, in cells
     created = on_terminal("list", "--sort", "created", columns=80).splitlines()[0]
     assert "CREATED" in created and "UPDATED" not in created
     piped = cli("list", "--sort", "created").out.splitlines()[0]
