@@ -104,8 +104,9 @@ counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `-
 (repeatable) lists only records in that state (then, with `--as-of`).
 `--sort updated|created|recalled|name` (`--reverse` flips it; name sorts
 A to Z by the name, else the text), `--limit N` (default 50), `--offset N`.
-Output: a table on a terminal (id, type, name or first words, updated, recalls), `--format
-markdown`, or `--json`: `{"items": [...], "total": N}`, each item the record with recall_count,
+Output: a table on a terminal (id, type, scope, the date the order goes by: updated, or created
+with `--sort created`, recalls, and the name and first lines of the text wrapped to the width;
+in a pipe one line a record with the name or the text's start), `--format markdown`, or `--json`: `{"items": [...], "total": N}`, each item the record with recall_count,
 last_recall and path (its file on the files backend). Stores are merged in sort order; an id in
 an earlier store hides later copies you may see.""",
     "show": """# eidetic show ID
@@ -168,9 +169,11 @@ relevant to …" is said in words. `context` and the prompt hook never give a hi
 - `--no-record` (MCP: `record: false`) counts nothing.
 docs/benchmarks.md has the measurements behind the rule.""",
     "formats": """# Output formats
-`recall` and `list` take `--format`: `table` (the default on a terminal: columns fit its width,
-long cells end in an ellipsis), `text` (recall's default in a pipe: every field in full),
-`markdown`, `json` (the same as `--json`). Colour only on a terminal, never in a pipe, and not
+`recall` and `list` take `--format`: `table` (the default on a terminal: each record's scope,
+date, and its name and the first lines of its text wrapped to the terminal's width, as a last
+column on a wide terminal and under its row on a narrow one, where the recall count gives way;
+in a pipe one line a record, every cell whole), `text` (recall's default in a pipe: every field
+in full), `markdown`, `json` (the same as `--json`; indented on a terminal, one line in a pipe). Colour only on a terminal, never in a pipe, and not
 when `NO_COLOR` is set or `TERM=dumb`. Control characters in a record are shown as escapes, so a
 record can never drive your terminal.""",
     "modes": """# Recall modes
@@ -216,7 +219,8 @@ Grades every memory you may see, read-only:
 - stale: neither touched (file mtime, `updated`, `## History` date) nor recalled within
   `--stale-months` (default 6);
 - fresh: otherwise. Both at once: dead-reference, with both reasons.
-Output: one line per memory with its reasons and a summary; `--json`:
+Output: the problems first, dead references then stale memories, each with its reasons, then
+the counts (fresh memories are counted, not listed); `--json` lists every memory:
 `{"repo_root", "stale_months", "now", "summary": {"fresh", "stale", "dead-reference"}, "count",
 "items": [{"id", "name", "path", "grade", "reasons", "references", "missing",
 "months_since_touched", "recall_count", "last_recall"}]}`.""",
@@ -410,7 +414,8 @@ input never writes anything. A `--memory-dir` that does not exist is an error fo
 `remember` and `import`, which create it.""",
     "demo": """# eidetic demo
 Remembers a dozen sample memories in a temporary store, recalls them in each mode, and removes
-everything afterwards.""",
+everything afterwards. On a terminal each recall is shown as recall's table; in a pipe as its
+text (every field).""",
 }
 
 
