@@ -12,7 +12,7 @@ an error a caller may override knowingly (:func:`overridable`): its hint names t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 USER_ERROR = 1
@@ -91,3 +91,20 @@ def _about(
     error = user_error(f"{name} {problem}", ", ".join(part for part in (advice, shown) if part))
     error.option, error._parts = option, (problem, advice, value)
     return error
+
+
+def close_matches(word: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """The known words ``word`` is most likely a typo of, best first (difflib's ratio, 0.6 or
+    more, case aside): what a "did you mean" offers."""
+    import difflib  # only on the way to an error: keeps the CLI's start fast
+
+    by_lower: dict[str, str] = {}
+    for item in known:
+        by_lower.setdefault(item.lower(), item)
+    return [by_lower[m] for m in difflib.get_close_matches(word.lower(), by_lower, n=n)]
+
+
+def did_you_mean(word: str, known: Iterable[str], spell: Callable[[str], str] = repr) -> str:
+    """``did you mean 'recall'?`` (or ``'a' or 'b'``) for the close matches of ``word``; "" for none."""
+    near = close_matches(word, known)
+    return f"did you mean {' or '.join(spell(m) for m in near)}?" if near else ""

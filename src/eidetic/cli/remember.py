@@ -5,11 +5,13 @@ and where it lives."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
 from ..errors import user_error
-from .output import emit_json, emit_text, warn
+from ..records import DEFAULT_SCOPE_NAME
+from .output import emit_json, emit_text, inform, warn
 from .record_input import add_record_flags, given_records
 from .stores import open_memory
 
@@ -79,11 +81,32 @@ def run(args: argparse.Namespace) -> int:
             result = memory.remember_ndjson(sys.stdin, **options)
     for message in result.warnings:
         warn(message, args.json)
+    if private := out_of_plain_reach(args, records, result.ids):
+        inform(private, args.json)
     if args.json:
         emit_json(result.to_dict())
     else:
         emit_text(render_text(result.items))
     return 0
+
+
+def out_of_plain_reach(args: argparse.Namespace, records: list[dict[str, Any]] | None, ids: list[str]) -> str:
+    """A note when the record just written as private is out of reach of the same commands
+    without scope flags (``eidetic show ID``): the flags that reach it, and the config file lines
+    that make them the default. Empty when it is in reach, names its own scope or came on stdin."""
+    if args.visibility != "private" or not records or any("scope" in raw for raw in records):
+        return ""
+    scope = args.scope or DEFAULT_SCOPE_NAME
+    name, visibility = args.reads_as
+    if (name or DEFAULT_SCOPE_NAME, visibility) == (scope, "private"):
+        return ""
+    flags = f"--scope {shlex.quote(scope)} --visibility private"
+    read = f"eidetic show {shlex.quote(ids[0])} {flags}" if len(ids) == 1 else f"eidetic list {flags}"
+    return (
+        f"private to scope {scope}: only commands given {flags} see it, e.g. {read}\n"
+        f'(or put scope = "{scope}" and visibility = "private" in your config file, which \'eidetic config\' '
+        "names, to see your private records without flags: 'eidetic explain scope')"
+    )
 
 
 def render_text(records: list[dict[str, Any]]) -> str:
