@@ -12,6 +12,7 @@ import pytest
 
 from eidetic.cli.explain import TOPICS
 from eidetic.cli.main import FOREIGN_VERBS, VERB_NAMES, build_parser, verbs
+from eidetic.errors import close_matches
 from terminal import run_in_terminal
 
 
@@ -34,6 +35,14 @@ def test_a_mistyped_verb_names_the_closest_and_the_command_that_works(cli, store
     assert fixed.code == 0 and [item["id"] for item in fixed.json["items"]] == ["deploy-day"]
     nothing = cli("zzqx")
     assert nothing.code == 1 and "did you mean" not in nothing.err and "eidetic --help" in nothing.err
+
+
+def test_close_matches_narrow_a_large_pool_and_take_a_start():
+    pool = [f"note-{number}" for number in range(5000)]
+    assert close_matches("note-4x21", pool)[0] in ("note-421", "note-4121", "note-4821")
+    assert close_matches("NOTE-4999", pool, n=1) == ["note-4999"]  # case aside
+    assert close_matches("note-499", pool)[:2] == ["note-4990", "note-4991"]  # those it begins first
+    assert close_matches("zzzz", pool) == [] and close_matches("recal", ["recall", "remember"]) == ["recall"]
 
 
 def test_every_verb_name_is_a_verb_the_parser_has():
@@ -102,6 +111,9 @@ def test_a_mistyped_id_suggests_close_ids_in_reach(cli, backend):
         assert run.code == 1 and run.err_json["message"] == "no record 'deploy-dya' in reach of scope default/public"
         assert "did you mean 'deploy-day'?" in run.err_json["remediation"]
         assert "deploy-dax" not in run.err  # alice's private id is not in reach
+    derived = cli("remember", "Backups run nightly", "--no-embed", "--json").json["ids"][0]
+    cut_short = cli("show", derived[:8], "--json")  # a derived id, copied in part
+    assert cut_short.code == 1 and f"did you mean {derived!r}?" in cut_short.err_json["remediation"]
     mine = cli("show", "deploy-dya", "--scope", "alice", "--visibility", "private", "--json")
     assert "'deploy-day' or 'deploy-dax'" in mine.err_json["remediation"]
     for scope in (("--scope", "bob", "--visibility", "private"), ("--scope", "alice")):

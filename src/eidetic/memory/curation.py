@@ -20,7 +20,7 @@ from . import folding
 from .stores import StoreSet
 from .writes import Writes
 
-SUGGEST_IDS = 100_000  # the most ids a mistyped one is matched against (about half a second)
+SUGGEST_IDS = 20_000  # the most ids a mistyped one is matched against (~0.3 s here; 100,000: ~1.7 s)
 
 
 class Curation:
@@ -45,9 +45,11 @@ class Curation:
         (none past ``SUGGEST_IDS`` records: the matching would take longer than the answer is worth)."""
         everything = Access(access.scope, states=LIFECYCLES)
         ids: list[str] = []
+        counted = 0
         for store in self.stores.synced():
             rows, total = store.listing(everything, Filters(), Order("name", False), SUGGEST_IDS)
-            if total > SUGGEST_IDS:
+            counted += total
+            if counted > SUGGEST_IDS:
                 return []
             ids += [rid for _, rid, _ in rows]
         return ids

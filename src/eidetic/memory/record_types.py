@@ -20,14 +20,15 @@ SHOWN = 12  # the most known types a warning lists
 def unknown(stores: StoreSet, types: Iterable[str], access: Access) -> list[str]:
     """The types among ``types`` that are neither common nor held by a record ``access`` may see
     (in any lifecycle): one count per type and store, no record read."""
-    everything = Access(access.scope, states=LIFECYCLES)
-    found = []
-    for kind in dict.fromkeys(types):
-        if kind in COMMON_TYPES:
-            continue
-        if not any(store.listing(everything, Filters(types=(kind,)), Order(), 0)[1] for store in stores.synced()):
-            found.append(kind)
-    return found
+    asked = [kind for kind in dict.fromkeys(types) if kind not in COMMON_TYPES]
+    if not asked:
+        return []
+    everything, synced = Access(access.scope, states=LIFECYCLES), stores.synced()
+    return [
+        kind
+        for kind in asked
+        if not any(store.listing(everything, Filters(types=(kind,)), Order(), 0)[1] for store in synced)
+    ]
 
 
 def known(stores: StoreSet, access: Access) -> list[str]:
