@@ -13,7 +13,7 @@ import pytest
 from eidetic.cli.explain import TOPICS
 from eidetic.cli.main import FOREIGN_VERBS, VERB_NAMES, build_parser, verbs
 from eidetic.errors import close_matches
-from terminal import run_in_terminal
+from terminal import run_in_terminal, run_on_terminal
 
 
 def rewritten(hint: str) -> list[str]:
@@ -166,8 +166,8 @@ def test_a_private_type_is_named_only_to_its_scope(cli, store):
 
 def test_a_private_record_says_how_to_read_it_back(cli, store, env):
     run = cli("remember", "My plan for the offsite", "--id", "pv1", "--visibility", "private", "--no-embed")
-    assert run.code == 0 and "private to scope default" in run.err
-    command = next(line for line in run.err.splitlines() if "e.g. " in line).split("e.g. ", 1)[1]
+    assert run.code == 0 and "pv1 is private to scope default" in run.err
+    command = next(line for line in run.err.splitlines() if "read it back with: " in line).split("with: ")[1]
     assert command == "eidetic show pv1 --scope default --visibility private"
     shown = cli(*shlex.split(command)[1:])
     assert shown.code == 0 and "My plan for the offsite" in shown.out
@@ -201,3 +201,11 @@ def test_a_typo_on_a_terminal(env):
     assert "error: unknown verb 'recal'" in run.err
     assert "hint: did you mean 'recall'? run: eidetic recall 'deploy day'" in run.err
     assert "Traceback" not in run.err
+
+
+def test_a_private_record_on_a_terminal(env):
+    environment = {**os.environ, "HOME": str(env / "home"), "XDG_CONFIG_HOME": str(env / "home" / ".config")}
+    environment |= {"EIDETIC_DATA_DIR": str(env / "store"), "EIDETIC_EMBEDDER": "none"}
+    run = run_on_terminal("remember", "My plan", "--id", "pv1", "--visibility", "private", env=environment, columns=80)
+    assert run.code == 0
+    assert run.out.index("new        pv1") < run.out.index("pv1 is private to scope default; read it back with:")

@@ -179,18 +179,19 @@ def unknown_verb(argv: list[str]) -> EideticError:
 
     word = argv[0]
     ours = FOREIGN_VERBS.get(word.lower())
-    near = [ours] if ours else close_matches(word, VERB_NAMES)
     if ours:
+        undo = " (it archives: 'eidetic restore' undoes it; --purge deletes)" if ours == "forget" else ""
         return user_error(
-            f"eidetic has no verb {word!r}; its verb for that is {ours!r}",
+            f"eidetic has no verb {word!r}; its verb for that is {ours!r}{undo}",
             f"run: {shlex.join(['eidetic', ours, *argv[1:]])}",
         )
+    near = close_matches(word, VERB_NAMES)
     if len(near) == 1:
         return user_error(
             f"unknown verb {word!r}",
             f"did you mean {near[0]!r}? run: {shlex.join(['eidetic', near[0], *argv[1:]])} ('eidetic --help' lists every verb)",
         )
-    lead = f"did you mean {' or '.join(near)}? " if near else ""
+    lead = f"did you mean {' or '.join(map(repr, near))}? " if near else ""
     return user_error(f"unknown verb {word!r}", f"{lead}'eidetic --help' lists every verb")
 
 

@@ -81,12 +81,13 @@ def run(args: argparse.Namespace) -> int:
             result = memory.remember_ndjson(sys.stdin, **options)
     for message in result.warnings:
         warn(message, args.json)
-    if private := out_of_plain_reach(args, records, result.ids):
-        inform(private, args.json)
     if args.json:
         emit_json(result.to_dict())
     else:
         emit_text(render_text(result.items))
+    if private := out_of_plain_reach(args, records, result.ids):
+        sys.stdout.flush()  # on a terminal, the note comes after the line it is about
+        inform(private, args.json)
     return 0
 
 
@@ -101,11 +102,14 @@ def out_of_plain_reach(args: argparse.Namespace, records: list[dict[str, Any]] |
     if (name or DEFAULT_SCOPE_NAME, visibility) == (scope, "private"):
         return ""
     flags = f"--scope {shlex.quote(scope)} --visibility private"
-    read = f"eidetic show {shlex.quote(ids[0])} {flags}" if len(ids) == 1 else f"eidetic list {flags}"
+    if len(ids) == 1:
+        what, read = f"{ids[0]} is", f"read it back with: eidetic show {shlex.quote(ids[0])} {flags}"
+    else:
+        what, read = "these are", f"list them with: eidetic list {flags}"
     return (
-        f"private to scope {scope}: only commands given {flags} see it, e.g. {read}\n"
-        f'(or put scope = "{scope}" and visibility = "private" in your config file, which \'eidetic config\' '
-        "names, to see your private records without flags: 'eidetic explain scope')"
+        f"{what} private to scope {scope}; {read}\n"
+        f'to read your private records without flags, set scope = "{scope}" and visibility = "private" '
+        "in your config file ('eidetic config' names it)"
     )
 
 
