@@ -5,6 +5,8 @@ may see: another scope's private records show through neither as an id nor as a 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shlex
 
@@ -83,6 +85,15 @@ def test_a_mistyped_flag_is_named_with_the_closest_and_the_command_rewritten(cli
     assert cli(*rewritten(equals.err)).code == 0
     stray = cli("recall", "tuesdays", "standup")  # a second word is no flag: nothing to suggest
     assert stray.code == 1 and "did you mean" not in stray.err
+
+
+def test_memory_recall_names_the_flag_too(env):
+    from eidetic.cli.memory_recall import main as memory_recall
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = memory_recall(["deploy", "--limt", "3"])
+    assert code == 1 and "did you mean --limit? run: memory-recall deploy --limit 3" in err.getvalue()
 
 
 def test_a_mistyped_choice_is_named_with_the_closest(cli, store):

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import __version__
 from ..errors import EideticError, close_matches, did_you_mean, env_error, user_error
@@ -88,6 +88,14 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise user_error(message, f"run '{self.prog} --help' to see valid arguments")
 
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        """As argparse's, but a misspelt flag is named with the flag it is closest to."""
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(argv, namespace)
+        if extras:
+            raise self.unrecognized(extras, argv)
+        return parsed
+
     def _check_value(self, action: argparse.Action, value: object) -> None:
         """A value not among an option's choices is named with the choices it is closest to."""
         choices = action.choices
@@ -111,7 +119,8 @@ class _Parser(argparse.ArgumentParser):
             if extra.startswith("--") and (near := close_matches(extra.split("=")[0], flags, n=1))
         }
         fixed = [fixes[word] + word[len(word.split("=")[0]) :] if word in fixes else word for word in argv]
-        lead = f"did you mean {' and '.join(fixes.values())}? run: {shlex.join(['eidetic', *fixed])}; " if fixes else ""
+        command = self.prog.split()[0]  # eidetic, or memory-recall
+        lead = f"did you mean {' and '.join(fixes.values())}? run: {shlex.join([command, *fixed])}; " if fixes else ""
         return user_error(
             f"unrecognized arguments: {' '.join(extras)}", f"{lead}run '{self.prog} --help' to see valid arguments"
         )

@@ -20,7 +20,7 @@ from . import folding
 from .stores import StoreSet
 from .writes import Writes
 
-SUGGEST_IDS = 20_000  # the most ids a mistyped one is matched against (~0.3 s here; 100,000: ~1.7 s)
+SUGGEST_IDS = 20_000  # the most ids a mistyped one is matched against (~0.4 s here; docs/benchmarks.md)
 
 
 class Curation:
