@@ -222,10 +222,12 @@ def test_a_verb_builds_only_its_own_parser(store):
         "hooks",
         "consolidate",
     }
-    for args, expected in ((["show", "x", "--bogus"], "unrecognized arguments: --bogus"), (["shoe"], "invalid choice")):
-        run = run_process(*args)  # errors read as before: the verb's own, or the list of every verb
+    for args, expected in ((["show", "x", "--bogus"], "unrecognized arguments: --bogus"), (["shoe"], "unknown verb")):
+        run = run_process(*args)  # errors read as before: the verb's own, or the verb it is closest to
         assert run.code == 1 and expected in run.err
-    assert "recall" in run_process("shoe").err and "usage: eidetic show" in run_process("show", "--help").out
+    assert (
+        "did you mean 'show'" in run_process("shoe").err and "usage: eidetic show" in run_process("show", "--help").out
+    )
 
 
 def test_bad_ids_and_read_only_stores(cli, store, env):

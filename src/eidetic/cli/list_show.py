@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from .clock_text import clock_facts
-from .output import emit_json, emit_text
+from .output import emit_json, emit_text, warn
 from .recall import add_option
 from .render import (
     Column,
@@ -63,6 +63,9 @@ def run_list(args: argparse.Namespace) -> int:
     query = ListQuery(**{option.name: getattr(args, option.name) for option in list_options()})
     with open_memory(args) as memory:
         result = memory.list_records(query).to_dict()
+        typos = memory.type_warnings(query.types, query.with_access_defaults(args.settings).access())
+    for message in typos:
+        warn(message, args.json)
     if shape == "json":
         emit_json(result)
         return 0

@@ -225,8 +225,17 @@ class Memory:
         default_scope = self.access(scope, visibility).scope
         screen = Screen(allow_secrets)
         batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes, screen)
+        from . import record_types
+
+        typos = [
+            message
+            for scope in {record.scope for record, _ in batch}
+            for message in record_types.warnings(
+                self._stores, (record.type for record, _ in batch if record.scope == scope), Access(scope), new=True
+            )
+        ]
         result = self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar, writer=writer)
-        result.warnings[:0] = screen.warnings()
+        result.warnings[:0] = [*screen.warnings(), *typos]
         return result
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
@@ -250,7 +259,10 @@ class Memory:
             query = RecallQuery(query, **options)
         elif options:
             raise TypeError("give options in the RecallQuery, not beside it")
-        return self._recall.run(query.with_access_defaults(self.settings))
+        query = query.with_access_defaults(self.settings)
+        result = self._recall.run(query)
+        result.warnings += self.type_warnings(query.types, query.access())
+        return result
 
     # -- browsing and editing (never counted as recalls) -----------------------------------
 
@@ -263,6 +275,13 @@ class Memory:
         elif options:
             raise TypeError("give options in the ListQuery, not beside it")
         return self._browse.listing(query.with_access_defaults(self.settings))
+
+    def type_warnings(self, types: Iterable[str], access: Access) -> list[str]:
+        """A warning for each type of a filter that no record ``access`` may see has (a typo such
+        as ``decisoin``, or ``decisions``), naming the close ones and the known types."""
+        from . import record_types
+
+        return record_types.warnings(self._stores, types, access, new=False)
 
     def show(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> RecordView:
         """One record with its usage, where it lives and its connections both ways; a missing
