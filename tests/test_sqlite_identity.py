@@ -195,7 +195,7 @@ def racing_write(self, items):
     deadline = time.monotonic() + 3
     while not theirs.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
-    write(self, items)
+    return write(self, items)
 
 sqlite.SqliteStore.write = racing_write
 sys.exit(main(sys.argv[3:]))

@@ -13,6 +13,8 @@ import pytest
 from conftest import ids, ndjson, rec
 from eidetic import Memory
 from eidetic.mcp.server import _recall_signature
+from eidetic.records import Scope
+from eidetic.session import Session
 from web_client import hit_ids, page, served
 
 MARCH = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -229,7 +231,8 @@ def test_import_and_export_carry_both_clocks_to_another_backend(cli, quiet, env)
 
 
 def test_every_interface_offers_as_of(cli, quiet):
-    assert "as_of" in _recall_signature().parameters
+    with Memory.open() as memory:
+        assert "as_of" in _recall_signature(Session(memory, Scope("default", "public"))).parameters
     assert "--as-of" in cli("recall", "--help").out and "--as-of" in cli("list", "--help").out
     explained = cli("explain", "time")
     assert explained.code == 0 and "valid_until" in explained.out and "--as-of" in explained.out
