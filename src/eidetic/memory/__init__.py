@@ -49,7 +49,7 @@ from ..stores.backends import BACKENDS, NAMES, SERVERS
 from ..stores.base import RecordStore
 from ..timeutil import now_utc
 from ..usage import UsageState
-from . import editing, health
+from . import editing, health, thread_view
 from .browse import Browse
 from .consolidation import ConsolidateOptions, Consolidation
 from .curation import Curation
@@ -241,6 +241,16 @@ class Memory:
         """One record with its usage, where it lives and its connections both ways; a missing
         and an out-of-scope id give the same error."""
         return self._browse.show(rid, self.access(scope, visibility))
+
+    def thread(
+        self, rid: str, *, scope: str | None = None, visibility: str | None = None, span: int = thread_view.SPAN
+    ) -> thread_view.ThreadView | None:
+        """The record's conversation around it: up to ``span`` members of its thread before and
+        after it that the caller may read (None when it is in no thread; a missing and an
+        out-of-scope id give the same error as ``show``). Not a recall."""
+        access = self.access(scope, visibility)
+        _, item = self._curation.visible(rid, access)
+        return thread_view.thread_view(self._stores.synced(), item.record, access, span)
 
     def save_edit(
         self,
