@@ -41,6 +41,10 @@ async def search(request: Request) -> Response:
         home = await session.call(lambda: home_page.gather(session))
     fragment = is_fragment(request)
     snapshot = await report_of(request) if home is not None or not fragment else None  # counts, choices
+    if home is not None and snapshot is not None and snapshot.report is not None:
+        if snapshot.report["states"]["active"] != home.active:  # written elsewhere since: count again
+            request.app.state.reports.changed()
+            snapshot = await report_of(request)
     clear, apart = sections(result.items if result else [])
     return render(
         request,
