@@ -35,7 +35,7 @@ async def search(request: Request) -> Response:
     session = session_of(request)
     params = request.query_params
     query, result, home = None, None, None
-    if params.get("q", "").strip() or [value for value in params.getlist("types") if value.strip()]:
+    if asks_search(params):
         query, result = await session.call(lambda: recall(session, params))
     if result is None:
         home = await session.call(lambda: home_page.gather(session))
@@ -62,6 +62,13 @@ async def search(request: Request) -> Response:
         modes=MODES,
         mode=query.mode if query else params.get("mode") or session.memory.settings.mode or "hybrid",
     )
+
+
+def asks_search(params: QueryParams) -> bool:
+    """Words to recall, or (in fields mode, which ranks without words) a type to list. A type or
+    scope picked before any words leaves the home page up, with a link to browse them."""
+    picked = [value for value in params.getlist("types") if value.strip()]
+    return bool(params.get("q", "").strip() or (picked and params.get("mode") == "fields"))
 
 
 def recall(session: Session, params: QueryParams) -> tuple[RecallQuery, RecallResult]:
