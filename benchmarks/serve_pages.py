@@ -74,6 +74,7 @@ def pages(chunk: list[dict], count: int) -> dict[str, list[str]]:
     ids = [quote(chunk[rng.randrange(len(chunk))]["id"]) for _ in range(count)]
     types = ["lesson", "decision", "note", "reference"]
     return {
+        "home": ["/"] * count,
         "search keyword": [f"/?q={quote(q)}&mode=keyword" for q in words],
         "search hybrid": [f"/?q={quote(q)}&mode=hybrid" for q in other],
         "search exact": [f"/?q={quote(q)}&mode=exact" for q in exact],

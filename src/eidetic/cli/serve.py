@@ -115,9 +115,10 @@ def _listen(host: str, port: int) -> socket.socket:
 
         listener.close()
         if exc.errno == errno.EADDRINUSE:
+            where = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
             raise env_error(
                 f"port {port} on {host} is taken: another program listens there "
-                "(perhaps an eidetic serve already running: open its address)",
+                f"(perhaps an eidetic serve already running: open {where})",
                 f"stop that program, or choose another port: --port {port + 1} (--port 0 picks a free one)",
             ) from None
         raise env_error(

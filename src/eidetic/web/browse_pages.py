@@ -37,7 +37,7 @@ async def browse(request: Request) -> Response:
     session = session_of(request)
     params = request.query_params
     query, result = await session.call(lambda: listing(session, params))
-    choices = choices_of((await report_of(request)).report, params)
+    choices = choices_of((await report_of(request, refresh=False)).report, params)
     return render(request, "browse.html", params=params, query=query, result=result, sorts=SORTS, choices=choices)
 
 
@@ -66,15 +66,16 @@ async def overview(request: Request) -> Response:
     return render(request, "overview.html", snapshot=snapshot, **(snapshot.report or {}))
 
 
-async def report_of(request: Request) -> Snapshot:
+async def report_of(request: Request, refresh: bool = True) -> Snapshot:
     """The latest overview report (counts by type and scope: the overview, the home page and
-    the filters' choices read it). A first one, or one made again after a change through the
-    server, is waited for briefly (a small store's is ready by then); else the one before."""
-    snapshot, running = request.app.state.reports.latest()
+    the filters' choices read it; ``refresh``: ``Reports.latest``). A first one, or one made
+    again after a change through the server, is waited for briefly (a small store's is ready by
+    then); else the one before."""
+    snapshot, running = request.app.state.reports.latest(refresh)
     if running is not None and (snapshot.report is None or snapshot.behind):
         with suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(running)), timeout=WAIT)
-        snapshot, _ = request.app.state.reports.latest()
+        snapshot, _ = request.app.state.reports.latest(refresh)
     return snapshot
 
 

@@ -40,7 +40,7 @@ async def search(request: Request) -> Response:
     if result is None:
         home = await session.call(lambda: home_page.gather(session))
     fragment = is_fragment(request)
-    snapshot = await report_of(request) if home is not None or not fragment else None  # counts, choices
+    snapshot = await report_of(request, refresh=home is not None) if home is not None or not fragment else None
     if home is not None and snapshot is not None and snapshot.report is not None:
         if snapshot.report["states"]["active"] != home.active:  # written elsewhere since: count again
             request.app.state.reports.changed()
