@@ -99,6 +99,9 @@ def gather(memory: Memory, scope: Scope) -> dict[str, Any]:
         "audit": audit,
         "graded": [item for item in audit["items"] if item["grade"] != "fresh"][: TOP * 2],
         "recent": top(sort="updated", lifecycle=LIFECYCLES),  # a forgotten record changed too
+        # the active records as a listing counts them (an id in two folders once): the home page
+        # compares its own live count with it to see that the report is behind
+        "listed_active": memory.list_records(ListQuery(scope=scope.name, visibility=scope.visibility, limit=1)).total,
     }
 
 

@@ -42,7 +42,7 @@ async def search(request: Request) -> Response:
     fragment = is_fragment(request)
     snapshot = await report_of(request, refresh=home is not None) if home is not None or not fragment else None
     if home is not None and snapshot is not None and snapshot.report is not None:
-        if snapshot.report["states"]["active"] != home.active:  # written elsewhere since: count again
+        if snapshot.report["listed_active"] != home.active:  # written elsewhere since: count again
             request.app.state.reports.changed()
             snapshot = await report_of(request)
     clear, apart = sections(result.items if result else [])
