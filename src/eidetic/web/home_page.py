@@ -18,9 +18,10 @@ SHOWN = 6  # records in each of the home page's lists; the overview and browse h
 
 @dataclass(frozen=True)
 class Home:
-    recent: list[ListedRecord]
+    recent: list[ListedRecord]  # the report's lists are cut to as many (``shown``)
     active: int  # active records the session sees
     hidden: dict[str, int]  # when none is active: how many archived or shadowed there are
+    shown: int = SHOWN
 
 
 def gather(session: Session) -> Home:
