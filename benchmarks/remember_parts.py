@@ -40,7 +40,8 @@ PARTS = (
     ("eidetic.index.text_index", "field_counts"),  # each record's term counts per field
     ("eidetic.index.text_index", "TextIndex.add"),  # the keyword entries (term counts included)
     ("eidetic.index.database", "RecordDatabase._insert_rows"),  # the docs table's rows
-    ("eidetic.stores.folder_index", "FolderIndex.apply_writes"),  # files and their index, in all
+    ("eidetic.stores.folder_index", "FolderIndex.apply_writes"),  # files and their index, in all (old place)
+    ("eidetic.stores.files.folder_index", "FolderIndex.apply_writes"),  # the same, where it is now
     ("eidetic.memory.writes", "Writes._placed"),  # where each record lives, for the answer
     ("eidetic.memory.writes", "Writes._hash_owners"),  # exact duplicates in the stores
     ("eidetic.memory.writes", "Writes._near_duplicates"),

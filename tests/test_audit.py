@@ -59,5 +59,9 @@ def test_audit_command(cli, env):
     assert report["items"][0]["id"] == "dead" and report["items"][0]["missing"] == ["src/gone.py"]
     text = cli("audit", "--memory-dir", str(folder), "--stale-months", "24")
     assert "4 memories: 3 fresh, 0 stale, 1 dead-reference" in text.out
+    shown = cli("audit", "--memory-dir", str(folder)).out  # the problems first, the fresh ones counted
+    named = [line.split()[1] for line in shown.splitlines() if line and not line.startswith(" ")]
+    assert named[:2] == ["dead", "old"] and "alive" not in named and "used" not in named
+    assert "src/gone.py" in shown and "the 2 fresh ones are not listed (--json lists all)" in shown.splitlines()[-1]
     assert cli("audit", "--memory-dir", str(folder), "--stale-months", "0").code == 1
     assert snapshot(folder) == before  # read-only

@@ -141,6 +141,30 @@ def test_help_and_keyword_and_exact_recall_do_not_import_heavy_modules(store):
         assert json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"')) == []
 
 
+def test_a_recall_process_imports_none_of_memorys_write_side(store):
+    """``Memory`` makes its parts other than recall when first used, so a process that only
+    recalls does not import them (~15 modules, ~14 ms a process: docs/benchmarks.md); a
+    remember does."""
+    assert run_process("remember", '{"id": "a", "text": "quokka"}', "--no-embed").code == 0
+    parts = [f"eidetic.memory.{p}" for p in ("writes", "curation", "browse", "consolidation", "health", "editing")]
+    code = (
+        "import sys; from eidetic.cli.main import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as exit:\n    assert not exit.code\n"
+        f"print(sorted(m for m in {[*parts, 'eidetic.credentials']!r} if m in sys.modules))"
+    )
+
+    def imported(*args: str) -> list[str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=os.environ.copy()
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1].replace("'", '"'))
+
+    assert imported("recall", "quokka", "--mode", "keyword", "--json") == []
+    wrote = imported("remember", "--no-embed", "--json", '{"id": "b", "text": "wombat"}')
+    assert "eidetic.memory.writes" in wrote and "eidetic.credentials" in wrote
+
+
 def test_each_verb_module_registers_the_verbs_the_command_line_looks_for():
     import argparse
     from importlib import import_module
@@ -198,10 +222,12 @@ def test_a_verb_builds_only_its_own_parser(store):
         "hooks",
         "consolidate",
     }
-    for args, expected in ((["show", "x", "--bogus"], "unrecognized arguments: --bogus"), (["shoe"], "invalid choice")):
-        run = run_process(*args)  # errors read as before: the verb's own, or the list of every verb
+    for args, expected in ((["show", "x", "--bogus"], "unrecognized arguments: --bogus"), (["shoe"], "unknown verb")):
+        run = run_process(*args)  # errors read as before: the verb's own, or the verb it is closest to
         assert run.code == 1 and expected in run.err
-    assert "recall" in run_process("shoe").err and "usage: eidetic show" in run_process("show", "--help").out
+    assert (
+        "did you mean 'show'" in run_process("shoe").err and "usage: eidetic show" in run_process("show", "--help").out
+    )
 
 
 def test_bad_ids_and_read_only_stores(cli, store, env):

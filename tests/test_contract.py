@@ -102,6 +102,40 @@ def test_upsert_replaces_and_an_unchanged_remember_writes_nothing(cli, backend):
         assert sum(1 for _ in memory.iter_records(_public())) == 1
 
 
+def test_a_write_names_each_records_file_as_file_of_does(cli, backend):
+    """``RecordStore.write`` returns where each record it wrote lives, so remember's answer needs
+    no read-back: the same as ``file_of`` of the stored copy (a file on the files backend,
+    None elsewhere), for new records and rewritten ones; and remember's answer says the same."""
+    from eidetic.records import Record, Scope
+
+    with Memory.open() as memory:
+        store = memory._stores.write_target(Scope())
+        with store.lock():
+            written = store.write([(None, Record(id=rid, text=f"where {rid} lives", scope=Scope())) for rid in "pq"])
+        stored = store.by_ids(["p", "q"])
+        assert written == {rid: store.file_of(stored[rid]) for rid in "pq"}
+        assert (written["p"] is not None) == (backend == "files")
+        with store.lock():
+            again = store.write([(stored["p"], stored["p"].record.with_changes(text="where p lives now"))])
+        assert again == {"p": store.file_of(store.by_ids(["p"])["p"])} and again["p"] == written["p"]
+        answer = memory.remember(
+            [
+                {"id": "p", "text": "where p lives now"},  # unchanged
+                {"id": "q", "text": "q moved on"},  # updated
+                {"id": "r", "text": "a new one"},
+                {"id": "s", "text": "a new one"},  # a duplicate of r
+            ]
+        )
+    stored = store.by_ids(["p", "q", "r"])
+    placed = {entry["id"]: (entry["status"], entry["path"], entry["store"]) for entry in answer.items}
+    assert placed == {
+        "p": ("unchanged", store.file_of(stored["p"]), store.location),
+        "q": ("updated", store.file_of(stored["q"]), store.location),
+        "r": ("new", store.file_of(stored["r"]), store.location),
+        "s": ("duplicate", store.file_of(stored["r"]), store.location),
+    }
+
+
 def test_duplicates_are_per_scope_and_scope_never_moves(cli, backend):
     first = cli(
         "remember", "--json", stdin=ndjson({"id": "a", "text": "same words"}, {"id": "b", "text": "same words"})

@@ -61,6 +61,43 @@ PLAIN = [
 ]
 
 
+def gate_texts() -> list[str]:
+    """Texts around every keyword of detect-secrets' keyword plugin: each as the plugin's list
+    writes it, upper-cased, with and without its underscore, inside words, next to letters whose
+    lower case is longer (``İ``), at the edges of a text, and random mixes of the keywords' parts."""
+    import random
+
+    from detect_secrets.plugins import keyword as kw
+
+    words = [w.replace("_?", sep) for w in kw.DENYLIST for sep in ("", "_")]
+    texts = [t for t, _, _ in SECRETS] + PLAIN
+    for word in words:
+        texts += [word, word.upper(), f"my{word}s = Xy12345!", f"İİİ {word.upper()}: İ", f"{word[:-1]} {word[-1]}"]
+    rng = random.Random(32)
+    parts = ["key", "pass", "pwd", "secret", "api", "db", "_", "database", "contraseña", "İ", " ", "word", "\n"]
+    texts += ["".join(rng.choice(parts) for _ in range(rng.randint(1, 30))) for _ in range(2000)]
+    return texts
+
+
+def test_the_cheap_checks_skip_only_texts_the_full_search_would_not_match():
+    """The literal every shaped pattern's match holds, and the keyword gate searched only around
+    its words, find whatever searching each pattern over the whole text finds."""
+    from eidetic import credentials
+
+    detector = credentials._detector()
+    outcomes = []
+    for text in gate_texts():
+        lowered = text.lower()
+        outcomes.append(detector.keyword_gate.search(lowered) is not None)
+        assert credentials._gated(detector, lowered) == outcomes[-1], text
+        for _, regex, literal in detector.cased:
+            assert literal in text or not regex.search(text)
+        for _, regex, literal in detector.folded:
+            assert literal in lowered or not regex.search(text)
+    assert outcomes.count(True) > 100 and outcomes.count(False) > 100  # both sides were tried
+    assert {"key", "pass"} <= set(detector.gate_words)
+
+
 def leaked(secret: str, *shown: str) -> bool:
     return any(secret in text for text in shown)
 

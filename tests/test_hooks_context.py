@@ -152,3 +152,59 @@ def test_a_hostile_session_id_only_names_a_hashed_file(env):
     with opened(state, "../../../etc/passwd\x00") as session:
         assert not session.seen("a")
     assert json.loads(files[0].read_text())["injected"] == []
+
+
+def test_a_records_date_is_when_it_was_created_never_the_import_day_nor_cut_off(cli, keyword_only, env):
+    """An import writes today's files; the header names the day the record tells of (``occurred``,
+    else ``created``), and a record of unknown date has no date rather than "date-unkno"."""
+    rows = [
+        {
+            "id": "d-old",
+            "type": "lesson",
+            "text": "Backups of the billing database run at 02:00",
+            "created": "2025-03-01",
+        },
+        {
+            "id": "d-event",
+            "type": "decision",
+            "text": "Backups of the billing database move to the new bucket",
+            "created": "2025-06-10T09:00:00+00:00",
+            "occurred": "2025-06-02T15:30:00+00:00",
+        },
+        {
+            "id": "d-undated",
+            "type": "lesson",
+            "text": "Backups of the billing database are encrypted",
+            "created": "date-unknown",
+        },
+    ]
+    source = env / "work" / "old.ndjson"
+    source.write_text(ndjson(*rows))
+    assert cli("import", str(source)).code == 0
+    rewritten = {"id": "d-old", "type": "lesson", "text": "Backups of the billing database run at 02:30"}
+    assert cli("remember", "--json", stdin=ndjson(rewritten)).code == 0  # updated today, created kept
+    assert cli("show", "d-old", "--json").json["updated"] is not None
+    run = cli("context", "--start", "--format", "json")
+    assert run.code == 0, run.err
+    dates = {item["id"]: item["date"] for item in run.json["items"]}
+    assert dates == {"d-old": "2025-03-01", "d-event": "2025-06-02", "d-undated": ""}
+    context = run.json["context"]
+    assert "date: 2025-03-01" in context and "date: 2025-06-02" in context
+    assert "unkno" not in context and "2025-06-10" not in context
+    header = next(line for line in context.splitlines() if line.startswith("- id: d-undated"))
+    assert "| date:" not in header
+
+
+def test_a_prompt_gets_only_hits_near_the_best_on_the_floors_scale():
+    """Recall keeps a hit at half the line (a search shows what is near its best); the hook gives
+    only hits within ``PROMPT_OF_BEST`` of the best hit's relevance, and never drops an unjudged one."""
+    from eidetic.hooks.select import PROMPT_OF_BEST, strong
+    from eidetic.records import Record
+
+    def hit(name: str, relevance: float | None) -> tuple:
+        return (Record(id=name, text=name), 1.0, None, relevance)
+
+    found = [hit("best", 2.0), hit("close", 2.0 * PROMPT_OF_BEST + 0.01), hit("far", 1.0), hit("exact", None)]
+    assert [each[0].id for each in strong(found, PROMPT_OF_BEST)] == ["best", "close", "exact"]
+    assert [each[0].id for each in strong(found, 0.0)] == ["best", "close", "far", "exact"]
+    assert strong([], PROMPT_OF_BEST) == []

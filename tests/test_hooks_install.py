@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -27,10 +28,26 @@ SETTINGS = [
 
 
 @pytest.fixture
-def project(env):
+def project(env, on_path):
+    """A repository's shared settings file, on a machine where eidetic-hook is on PATH (README, Install)."""
     root = env / "work"
     (root / ".git").mkdir()
     return root / ".claude" / "settings.json"
+
+
+@pytest.fixture
+def on_path(env, monkeypatch):
+    """``eidetic-hook`` on PATH, as README.md's Install puts it there."""
+    bin_dir = env / "bin"
+    console_script(bin_dir, "eidetic-hook", "eidetic.hooks.client:main")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+@pytest.fixture
+def off_path(monkeypatch):
+    """A PATH without ``eidetic-hook`` (a virtual environment never put on it)."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
 
 
 @pytest.mark.parametrize("original", SETTINGS)
@@ -209,9 +226,6 @@ def test_install_moves_an_earlier_installs_commands_to_eidetic_hook(cli, project
     earlier = claude_settings.with_hooks(original, "eidetic hook")  # what the earlier install wrote
     project.write_text(earlier)
     claude_settings.remember_install(env / "state", project, original, earlier)
-    bin_dir = env / "bin"
-    console_script(bin_dir, "eidetic-hook", "eidetic.hooks.client:main")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     run = cli("hooks", "install", "claude", "--json")
     assert run.code == 0 and run.json["added"] == []
     assert run.json["updated"] == ["SessionEnd", "SessionStart", "UserPromptSubmit"]
@@ -229,3 +243,110 @@ def _shell(command: str, stdin: str, project: Path) -> subprocess.CompletedProce
     return subprocess.run(
         ["/bin/sh", "-c", command], input=stdin, capture_output=True, text=True, cwd=project.parent.parent, timeout=90
     )
+
+
+def _commands(path: Path) -> set[str]:
+    return {command for found in claude_settings.installed(path.read_text()).values() for command in found}
+
+
+def test_a_shared_settings_file_never_gets_a_path_of_this_machine(cli, env, off_path):
+    """A teammate's machine has no /this/venv/bin/eidetic-hook: without the script on PATH, the
+    team's file is refused, with the reason and both ways out; yours alone gets the path."""
+    (env / "work" / ".git").mkdir()
+    shared = env / "work" / ".claude" / "settings.json"
+    run = cli("hooks", "install", "claude")
+    assert run.code == 1 and "not on PATH" in run.err and "shared with the team" in run.err
+    assert "--local" in run.err and "ln -sf" in run.err and "nothing was written" in run.err
+    assert not shared.exists() and not shared.parent.exists()
+    assert cli("hooks", "install", "claude", "--local").code == 0  # settings.local.json: one person's
+    local = shared.with_name("settings.local.json")
+    assert all(command.startswith("/") for command in _commands(local))
+    status = cli("hooks", "status", "claude", "--json").json
+    assert all(item["problems"] == [] for item in status["files"])  # the path runs here
+
+
+def test_status_says_when_a_command_cannot_run_here_and_install_makes_it_portable(cli, env, monkeypatch, off_path):
+    (env / "work" / ".git").mkdir()
+    shared = env / "work" / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    here = claude_settings.with_hooks('{"model": "opus"}\n', "/opt/venv-of-a-teammate/bin/eidetic-hook")
+    shared.write_text(here)  # what an earlier install on a teammate's machine committed
+    status = cli("hooks", "status", "claude")
+    assert status.code == 0 and "/opt/venv-of-a-teammate/bin/eidetic-hook is no program on this machine" in status.out
+    assert (
+        "SessionEnd, SessionStart, UserPromptSubmit:" in status.out and "hint: put eidetic-hook on PATH" in status.out
+    )
+    bare = here.replace("/opt/venv-of-a-teammate/bin/eidetic-hook", "eidetic-hook")
+    shared.write_text(bare)
+    problems = cli("hooks", "status", "claude", "--json").json["files"][0]["problems"]
+    assert problems == [
+        "SessionEnd, SessionStart, UserPromptSubmit: 'eidetic-hook' is not on PATH here, so the hook does nothing"
+    ]
+    real = Path(sys.executable).parent / "eidetic-hook"
+    shared.write_text(here.replace("/opt/venv-of-a-teammate/bin/eidetic-hook", str(real)))
+    problems = cli("hooks", "status", "claude", "--json").json["files"][0]["problems"]
+    assert len(problems) == 1 and "a path of this machine: on a teammate's the hook does nothing" in problems[0]
+    bin_dir = env / "bin"
+    console_script(bin_dir, "eidetic-hook", "eidetic.hooks.client:main")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin:/bin")
+    run = cli("hooks", "install", "claude", "--json")
+    assert run.code == 0 and run.json["updated"] == ["SessionEnd", "SessionStart", "UserPromptSubmit"]
+    assert shared.read_text() == bare  # only the commands' strings changed
+    assert cli("hooks", "status", "claude", "--json").json["files"][0]["problems"] == []
+
+
+def test_a_user_settings_file_linked_into_a_dotfiles_repository_is_shared(cli, env, off_path):
+    dotfiles = env / "dotfiles"
+    (dotfiles / ".git").mkdir(parents=True)
+    (dotfiles / "claude.json").write_text("{}\n")
+    user = env / "home" / ".claude" / "settings.json"
+    user.parent.mkdir()
+    user.symlink_to(dotfiles / "claude.json")
+    run = cli("hooks", "install", "claude", "--user")
+    assert run.code == 1 and "shared with the team" in run.err
+    assert (dotfiles / "claude.json").read_text() == "{}\n" and user.is_symlink()
+    (dotfiles / ".git").rmdir()  # a link to a file of this machine alone: the path is fine there
+    assert cli("hooks", "install", "claude", "--user").code == 0 and user.is_symlink()
+    assert len(_commands(dotfiles / "claude.json")) == 3
+
+
+def test_settings_with_comments_are_refused_with_the_reason(cli, project):
+    commented = '{\n  // the team\'s model\n  "model": "opus",\n  "hooks": {"Stop": []}\n}\n'
+    project.parent.mkdir()
+    project.write_text(commented)
+    run = cli("hooks", "install", "claude")
+    assert run.code == 1 and "has a comment at line 2 column 3" in run.err
+    assert "Claude Code ignores a settings file with comments" in run.err and "nothing was written" in run.err
+    assert project.read_text() == commented
+    text = '{"model": "opus // not a comment"}\n'  # inside a string it is text
+    project.write_text(text)
+    assert cli("hooks", "install", "claude").code == 0
+    assert json.loads(project.read_text())["model"] == "opus // not a comment"
+
+
+def test_a_read_only_settings_file_is_never_written(cli, project):
+    """Read-only on purpose: neither install nor uninstall replaces it (not even as root)."""
+    project.parent.mkdir()
+    project.write_text('{"model": "opus"}\n')
+    project.chmod(0o444)
+    run = cli("hooks", "install", "claude")
+    assert run.code == 1 and "is read-only (mode 444)" in run.err and "nothing was written" in run.err
+    assert project.read_text() == '{"model": "opus"}\n' and project.stat().st_mode & 0o777 == 0o444
+    project.chmod(0o644)
+    assert cli("hooks", "install", "claude").code == 0
+    installed = project.read_text()
+    project.chmod(0o444)
+    run = cli("hooks", "uninstall", "claude")
+    assert run.code == 1 and "is read-only" in run.err and project.read_text() == installed
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs Linux's sysfs")
+def test_a_folder_without_write_permission_is_an_error_not_a_traceback(cli, env):
+    """sysfs makes no new file for anyone, root included: as a folder a user may not write in."""
+    path = Path("/sys/kernel/claude-settings.json")
+    for action in ("install", "uninstall"):
+        run = cli("hooks", action, "claude", "--file", str(path))
+        assert run.code == (1 if action == "install" else 0), run.err
+        assert "Traceback" not in run.err and not path.exists()
+    run = cli("hooks", "install", "claude", "--file", str(path))
+    assert "cannot write in /sys/kernel: permission denied" in run.err and "nothing was written" in run.err

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import console_script
 from eidetic.hooks import claude_settings
 
 pytestmark = pytest.mark.slow  # a property test: generated settings files
@@ -62,7 +64,9 @@ def written(data: dict, layout: dict) -> str:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=objects, layout=layouts)
-def test_install_then_uninstall_gives_back_any_settings_file_byte_for_byte(cli, env, data, layout):
+def test_install_then_uninstall_gives_back_any_settings_file_byte_for_byte(cli, env, monkeypatch, data, layout):
+    console_script(env / "bin", "eidetic-hook", "eidetic.hooks.client:main")  # on PATH (README, Install)
+    monkeypatch.setenv("PATH", f"{env / 'bin'}{os.pathsep}/usr/bin:/bin")
     original = written(data, layout)
     path = Path(tempfile.mkdtemp(dir=env)) / ".claude" / "settings.json"
     path.parent.mkdir()

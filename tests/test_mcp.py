@@ -75,9 +75,9 @@ def test_mcp_server_over_stdio(server_env, cli):
             await session.initialize()
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             assert set(tools) == {"remember", "recall", "sweep", "overview"}
-            assert {"query", "top_k", "scope", "visibility", "filters", "record"} <= set(
-                tools["recall"].input_schema["properties"]
-            )
+            listed = set(tools["recall"].input_schema["properties"])
+            assert {"query", "top_k", "scope", "visibility", "filters", "detail"} <= listed
+            assert "record" not in listed  # taken (below), not listed: agents rarely need it
 
             stored = await _call(session, "remember", records=RECORDS)
             assert (stored["upserted"], stored["ids"], stored["duplicates"]) == (3, ["pub-1", "priv-1", "old-1"], [])
@@ -92,7 +92,9 @@ def test_mcp_server_over_stdio(server_env, cli):
             assert again["items"][0]["status"] == "unchanged"
             assert (await _call(session, "remember", records={"id": "priv-2", "text": "Tuesday"}))["ids"] == ["priv-2"]
 
-            bundle = await _call(session, "recall", query="tuesday deploy", mode="keyword", top_k=1, record=False)
+            bundle = await _call(
+                session, "recall", query="tuesday deploy", mode="keyword", top_k=1, record=False, detail="full"
+            )
             cli_bundle = cli(
                 "recall",
                 "tuesday deploy",
@@ -116,10 +118,18 @@ def test_mcp_server_over_stdio(server_env, cli):
             primary, *linked = bundle["items"]
             assert primary["tier"] == "primary" and primary["score"] > 0 and primary["scope"]["name"] == "a"
             assert [(i["tier"], i["via"], i["parent"]) for i in linked] in ([], [("traversal", "links", "pub-1")])
+            # by default the same hits come compact: the fields that are set, the scope as one string
+            compact = await _call(session, "recall", query="tuesday deploy", mode="keyword", top_k=1, record=False)
+            assert [(i["id"], i.get("tier", "primary")) for i in compact["items"]] == [
+                (i["id"], i["tier"]) for i in bundle["items"]
+            ]
+            assert compact["items"][0]["scope"] == f"a/{primary['scope']['visibility']}"
+            assert compact["items"][0]["score"] == pytest.approx(primary["score"], abs=1e-3)
+            assert not {"hash", "path", "signal", "recall_count"} & set(compact["items"][0])
 
             # The relevance floor is on by default: a query about nothing stored returns nothing, and says so.
             schema = tools["recall"].input_schema["properties"]["relevance_floor"]
-            assert schema["default"] == "auto" and "(default auto)" in schema["description"]
+            assert schema["default"] == "auto" and "auto (default)" in schema["description"]
             unrelated = await _call(session, "recall", query="tuesday yeast protein assays", record=False)
             assert (unrelated["items"], unrelated["relevance_floor"], unrelated["below_floor"]) == ([], 1.0, 4)
             everything = await _call(
@@ -144,7 +154,9 @@ def test_mcp_server_over_stdio(server_env, cli):
             listed = await _read(session, "eidetic://records")
             assert {r["id"] for r in listed["items"]} == {"pub-1", "priv-1", "old-1", "priv-2"}
             # reading a record, or the list, is not a recall: no usage counted
-            unread = await _call(session, "recall", query="rotates monthly", mode="keyword", depth=0, record=False)
+            unread = await _call(
+                session, "recall", query="rotates monthly", mode="keyword", depth=0, record=False, detail="full"
+            )
             assert [(i["id"], i["recall_count"]) for i in unread["items"]] == [("priv-1", 0)]
 
             assert "top_k must be an integer >= 1" in await _error(session, "recall", query="tuesday", top_k=0)

@@ -196,3 +196,22 @@ def test_ci_runs_the_readme_set_up():
             for part in example.command.split(" && "):
                 assert part.strip() in ci, f"{part!r} of README line {example.line} is not in .ci/run"
     assert "readme_examples.py Install" in ci
+
+
+def test_the_install_puts_every_console_script_on_path(tmp_path):
+    """The Install's link line, run as written over a virtual environment's bin folder, puts each of
+    pyproject's console scripts in ~/.local/bin: ``eidetic-hook`` too, the command a team's agent
+    hooks run by name (docs/hooks.md)."""
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    venv_bin = tmp_path / ".local" / "share" / "eidetic" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    for name in scripts:
+        (venv_bin / name).write_text("#!/bin/sh\n")
+        (venv_bin / name).chmod(0o755)
+    link = next(e.command for e in EXAMPLES if e.section == "Install" and "ln -sf" in e.command)
+    run = subprocess.run(["bash", "-euo", "pipefail", "-c", link], env={**os.environ, "HOME": str(tmp_path)})
+    assert run.returncode == 0
+    linked = {path.name: path.resolve() for path in (tmp_path / ".local" / "bin").iterdir()}
+    assert linked == {name: venv_bin / name for name in scripts}

@@ -79,8 +79,11 @@ async def _mcp(folder) -> tuple[dict, dict, dict]:
     async with stdio_client(params) as streams, ClientSession(*streams) as session:
         await session.initialize()
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        called = await session.call_tool("recall", {"query": "deploy", "mode": "fields", "record": False})
+        asked = {"query": "deploy", "mode": "fields", "record": False}
+        called = await session.call_tool("recall", {**asked, "detail": "full"})
         assert not called.is_error, called.content
+        compact = (await session.call_tool("recall", asked)).structured_content
+        assert_one_vocabulary(compact, "mcp recall, compact")  # fewer names, the same ones
         listed = json.loads((await session.read_resource("eidetic://records")).contents[0].text)
         return tools["recall"].input_schema, called.structured_content, listed
 

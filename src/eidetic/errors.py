@@ -12,7 +12,7 @@ an error a caller may override knowingly (:func:`overridable`): its hint names t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 USER_ERROR = 1
@@ -91,3 +91,37 @@ def _about(
     error = user_error(f"{name} {problem}", ", ".join(part for part in (advice, shown) if part))
     error.option, error._parts = option, (problem, advice, value)
     return error
+
+
+def close_matches(word: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """The known words ``word`` is most likely a typo or a shortening of, best first, case
+    aside: those it begins (``m-6e13``, a hash cut short), then difflib's closest (a ratio of 0.6
+    or more). What a "did you mean" offers."""
+    import difflib  # only on the way to an error: keeps the CLI's start fast
+    import heapq
+
+    by_lower: dict[str, str] = {}
+    for item in known:
+        by_lower.setdefault(item.lower(), item)
+    lower = word.lower()
+    begun = sorted(k for k in by_lower if k.startswith(lower) and k != lower) if len(lower) >= MIN_PREFIX else []
+    pool = list(by_lower)
+    if len(pool) > NARROWED:  # difflib compares every word in full: first keep those sharing most letter pairs
+        pairs = _pairs(lower)
+        pool = heapq.nlargest(NARROWED, pool, key=lambda known_word: len(pairs & _pairs(known_word)))
+    near = difflib.get_close_matches(lower, pool, n=n)
+    return [by_lower[m] for m in dict.fromkeys([*begun[:n], *near])][:n]
+
+
+MIN_PREFIX = 4  # the shortest word taken as the start of a longer one
+NARROWED = 200  # the most words difflib compares (~0.1 ms each: 20,000 would take 2 s)
+
+
+def _pairs(text: str) -> set[str]:
+    return {text[i : i + 2] for i in range(len(text) - 1)}
+
+
+def did_you_mean(word: str, known: Iterable[str], spell: Callable[[str], str] = repr) -> str:
+    """``did you mean 'recall'?`` (or ``'a' or 'b'``) for the close matches of ``word``; "" for none."""
+    near = close_matches(word, known)
+    return f"did you mean {' or '.join(spell(m) for m in near)}?" if near else ""

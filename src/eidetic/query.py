@@ -31,12 +31,22 @@ def option(
     metavar: str | None = None,
     exposed: bool = True,
     choices: tuple[str, ...] | None = None,
+    for_agents: bool = True,
 ) -> Any:
     """A query field with what an interface needs to offer it: help text, the CLI flag (default
-    ``--`` plus the field name with dashes), whether interfaces show it at all, its choices."""
+    ``--`` plus the field name with dashes), whether interfaces show it at all, its choices, and
+    whether the MCP tool's schema lists it (``for_agents``: every schema an agent reads costs it
+    context on every turn, so options agents rarely need are taken but not listed)."""
     return field(
         default=default,
-        metadata={"help": help, "flag": flag, "metavar": metavar, "exposed": exposed, "choices": choices},
+        metadata={
+            "help": help,
+            "flag": flag,
+            "metavar": metavar,
+            "exposed": exposed,
+            "choices": choices,
+            "for_agents": for_agents,
+        },
     )
 
 
@@ -51,12 +61,12 @@ class RecallQuery:
         "transparent fields ranking of markdown memory folders",
     )
     top_k: int = option(5, "number of primary hits, >= 1 (default 5)")
-    alpha: float = option(0.5, "hybrid weight of the semantic signal, 0..1 (default 0.5)")
-    case_sensitive: bool = option(False, "exact mode: match case")
+    alpha: float = option(0.5, "hybrid weight of the semantic signal, 0..1 (default 0.5)", for_agents=False)
+    case_sensitive: bool = option(False, "exact mode: match case", for_agents=False)
     filters: tuple[str, ...] = option(
         (), "metadata facet KEY=VALUE (typed), KEY>=V, KEY<=V (repeatable)", flag="--filter", metavar="KEY=VALUE"
     )
-    source: str | None = option(None, "only records whose metadata.source is this")
+    source: str | None = option(None, "only records whose metadata.source is this", for_agents=False)
     types: tuple[str, ...] = option((), "only records of this type (repeatable)", flag="--type", metavar="TYPE")
     since: str | None = option(
         None, "only records created on or after this: an ISO date, 7d / 12h / 2w / 3mo / 1y back, or 'last monday'"
@@ -66,16 +76,18 @@ class RecallQuery:
     )
     scope: str | None = option(None, "query scope name (default: default)")
     visibility: str | None = option(None, "public (default) or private: private also sees that scope's private records")
-    scope_only: bool = option(False, "only records whose scope name is the query's")
-    include_shadowed: bool = option(False, "include superseded records")
-    include_archived: bool = option(False, "include archived records")
+    scope_only: bool = option(False, "only records whose scope name is the query's", for_agents=False)
+    include_shadowed: bool = option(False, "include superseded records", for_agents=False)
+    include_archived: bool = option(False, "include archived records", for_agents=False)
     as_of: str | None = option(
         None,
         "answer as the store stood then: an ISO date (the end of that day, UTC), date-time, a duration "
         "back (30d) or words ('last month': its end); records recorded and valid then, in the lifecycle they had then",
         metavar="DATE",
     )
-    min_score: float | None = option(None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})")
+    min_score: float | None = option(
+        None, f"drop hits scoring below this (fields mode: default {DEFAULT_MIN_SCORE})", for_agents=False
+    )
     relevance_floor: str | float = option(
         "off",
         "keyword, approximate, hybrid: no hits unless the best one's raw evidence (cosine; BM25 per unit of "
@@ -90,25 +102,30 @@ class RecallQuery:
         exposed=False,
     )
     depth: int = option(1, "follow links/supersedes from the hits this many hops (default 1, 0 = none)")
-    max_nodes: int = option(20, "at most this many linked records (default 20)")
+    max_nodes: int = option(20, "at most this many linked records (default 20)", for_agents=False)
     stale_months: float = option(
         DEFAULT_STALE_MONTHS,
         f"fields mode: months over which the recency factor falls from 1.5 to 0.5 (default {DEFAULT_STALE_MONTHS:g})",
+        for_agents=False,
     )
-    explain: bool = option(False, "show how each score was computed")
+    explain: bool = option(False, "show how each score was computed", for_agents=False)
     record: bool = option(
         True,
         "count this recall in the records' usage (one asked at another now, or as of a moment, counts nothing)",
         flag="--no-record",
+        for_agents=False,
     )
     time_words: str = option(
         "blend",
         "a time the query names ('last week', 'in March 2023'): rank records of that time higher "
         "(blend, default), keep only them (filter), or ignore it (off)",
         choices=TIME_MODES,
+        for_agents=False,
     )
     now: datetime | None = option(
-        None, "the moment the query is asked at, ISO (default: now): freshness and 'last week' count from it"
+        None,
+        "the moment the query is asked at, ISO (default: now): freshness and 'last week' count from it",
+        for_agents=False,
     )
 
     def __post_init__(self) -> None:

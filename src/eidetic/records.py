@@ -21,6 +21,9 @@ from .timeutil import DATE_UNKNOWN
 VISIBILITIES = ("public", "private")
 LIFECYCLES = clocks.STATES
 DEFAULT_TYPE = "note"
+# types are free text; these are the ones eidetic itself names (the hooks' start context reads
+# decisions, lessons and feedback), offered when a type looks mistyped
+COMMON_TYPES = (DEFAULT_TYPE, "decision", "lesson", "feedback")
 DEFAULT_SCOPE_NAME = "default"
 MAX_ID_CHARS = 256
 MAX_SCOPE_CHARS = 128

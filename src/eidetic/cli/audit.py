@@ -1,12 +1,15 @@
-"""``eidetic audit``: grade every memory fresh, stale or dead-reference, with reasons. Read-only."""
+"""``eidetic audit``: grade every memory fresh, stale or dead-reference, with reasons. Read-only.
+People see the problems first; the fresh records are counted, not listed."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ..ranking.fields import DEFAULT_STALE_MONTHS
 from .output import emit_json, emit_text
+from .render import Style, one_line
 from .stores import open_memory
 
 
@@ -47,16 +50,32 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
         return 0
+    emit_text(render(report, Style.for_stdout(args.settings)))
+    return 0
+
+
+def render(report: dict[str, Any], style: Style) -> str:
+    """The problems (dead references, then stale records; the report's order) with their
+    reasons, then the counts: fresh records are only counted (``--json`` lists every one)."""
+    problems = [item for item in report["items"] if item["grade"] != "fresh"]
     lines = []
-    for item in report["items"]:
-        lines.append(f"{item['grade']:<15} {item['name'] or item['id']}  ({item['path']})")
-        lines += [f"                  - {reason}" for reason in item["reasons"]]
-    summary = report["summary"]
+    for item in problems:
+        where = f"  ({item['path']})" if item.get("path") else ""
+        grade = style(f"{item['grade']:<15}", "yellow" if item["grade"] == "stale" else "bold")
+        lines.append(f"{grade} {style(one_line(item['name'] or item['id']), 'cyan')}{where}")
+        lines += [f"                  - {one_line(reason)}" for reason in item["reasons"]]
+    summary, fresh = report["summary"], report["summary"]["fresh"]
+    if not problems and report["count"]:
+        lines.append("no stale or dead-reference memories")
     lines += [
         "",
-        f"{report['count']} memories: {summary['fresh']} fresh, {summary['stale']} stale, "
+        f"{report['count']} memories: {fresh} fresh, {summary['stale']} stale, "
         f"{summary['dead-reference']} dead-reference (repository {report['repo_root']}, "
-        f"stale after {report['stale_months']:g} months)",
+        f"stale after {report['stale_months']:g} months)"
+        + (
+            f"; {'the fresh one is' if fresh == 1 else f'the {fresh} fresh ones are'} not listed (--json lists all)"
+            if fresh
+            else ""
+        ),
     ]
-    emit_text("\n".join(lines).strip("\n"))
-    return 0
+    return "\n".join(lines).strip("\n")

@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     from ..locations import plan_stores
     from ..memory import Memory
     from ..usage import UsageState
-    from .recall_output import render_text
+    from .recall_output import render_table, render_text
+    from .render import Style, terminal_width
 
     with tempfile.TemporaryDirectory(prefix="eidetic-demo-") as tmp:
         base = Path(tmp)
@@ -118,11 +119,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"remembered": remembered.to_dict(), "recalls": [b.to_dict() for b in bundles]})
         return 0
+    width, style = terminal_width(), Style.for_stdout(args.settings)  # a terminal gets recall's table
     out = [f"Remembered {remembered.upserted} sample memories in a temporary store.", ""]
     for bundle in bundles:
-        out.append(f"$ eidetic recall {bundle.query!r} --mode {bundle.mode} --top-k 3")
+        out.append(style(f"$ eidetic recall {bundle.query!r} --mode {bundle.mode} --top-k 3", "bold"))
         out.extend(f"  note: {w}" for w in bundle.warnings)
-        out.append(render_text(bundle.to_dict()))
+        out.append(render_text(bundle.to_dict()) if width is None else render_table(bundle.to_dict(), style, width))
         out.append("")
     emit_text("\n".join(out))
     return 0

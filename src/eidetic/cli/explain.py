@@ -61,7 +61,10 @@ case, punctuation and spacing are set aside, or a cosine of 0.88 or more with th
 ids, dates and names: `eidetic explain consolidate`; without vectors, `--no-embed`, by text
 alone; a bulk batch is checked as fully as one record, with the vectors computed before
 anything is written); `--on-similar write` (default) writes it, `skip` leaves it out (status
-similar), `supersede` writes it superseding the closest. Each record is reported: new,
+similar), `supersede` writes it superseding the closest. A type no record in reach has
+yet that is close to a known one (`--type decisoin`) is written with a warning naming the known
+types. A private record out of reach of commands without scope flags is written with a note
+saying which flags read it (see scope). Each record is reported: new,
 updated, unchanged, duplicate (of which) or similar, with its file (files backend) or its backend
 and database.
 Credentials: a public record (shared: every scope reads it, and in a repository it is committed)
@@ -82,7 +85,8 @@ Flags: `--mode exact|keyword|approximate|hybrid` (default hybrid), `--top-k N` (
 `--scope-only`, `--include-shadowed`, `--include-archived`, `--as-of DATE` (the store as it stood
 then: see time), `--min-score S`, `--relevance-floor auto|off|N` (default off here; on, auto, in the
 MCP tool and the recall skill: see relevance), `--depth N`, `--max-nodes N`, `--explain`, `--no-record`,
-`--format table|text|markdown|json`, `--json`.
+`--format table|text|markdown|json`, `--json`. A `--type` no record in reach has is warned about
+(it matches nothing), with the close and the known types.
 Output: `{"query", "mode", "truncated", "embedder": {"model", "online"}, "items": [...]}`; every
 item has all record fields plus recall_count, last_recall, score, signal, tier, depth, path (the
 record's file on the files backend, else null) (and via, parent for linked records). `--explain`
@@ -101,11 +105,13 @@ The records your scope may see, newest write first, a page at a time; not a reca
 counted). Filters as recall's: `--type T` (repeatable), `--filter KEY=VALUE`, `--source`,
 `--since`, `--until`, `--scope`, `--visibility`, `--scope-only`, `--include-archived`,
 `--include-shadowed`, `--as-of DATE` (as the store stood then: see time); `--lifecycle archived`
-(repeatable) lists only records in that state (then, with `--as-of`).
+(repeatable) lists only records in that state (then, with `--as-of`). A `--type` no record in
+reach has (`decisions`) is warned about on stderr, with the close and the known types.
 `--sort updated|created|recalled|name` (`--reverse` flips it; name sorts
 A to Z by the name, else the text), `--limit N` (default 50), `--offset N`.
-Output: a table on a terminal (id, type, name or first words, updated, recalls), `--format
-markdown`, or `--json`: `{"items": [...], "total": N}`, each item the record with recall_count,
+Output: a table on a terminal (id, type, scope, the date the order goes by: updated, or created
+with `--sort created`, recalls, and the name and first lines of the text wrapped to the width;
+in a pipe one line a record with the name or the text's start), `--format markdown`, or `--json`: `{"items": [...], "total": N}`, each item the record with recall_count,
 last_recall and path (its file on the files backend). Stores are merged in sort order; an id in
 an earlier store hides later copies you may see.""",
     "show": """# eidetic show ID
@@ -113,7 +119,7 @@ One record in full: every field and its whole text, its file (files backend) or 
 database file; the server, without a password), its usage, the records it links to and that link
 to it, what it supersedes and what supersedes (and shadows) it. A link to a record you may not see
 reads `not found`, like a missing one; a missing id and one out of your scope give the same
-error. Not a recall. `--json` gives one object: the record, `recall_count`, `last_recall`,
+error, with the ids in reach closest to it ("did you mean"). Not a recall. `--json` gives one object: the record, `recall_count`, `last_recall`,
 `path`, `store` `{"backend", "location"}` and `connections` `{"links_out", "links_in",
 "supersedes", "superseded_by"}`.""",
     "edit": """# eidetic edit ID
@@ -168,9 +174,11 @@ relevant to …" is said in words. `context` and the prompt hook never give a hi
 - `--no-record` (MCP: `record: false`) counts nothing.
 docs/benchmarks.md has the measurements behind the rule.""",
     "formats": """# Output formats
-`recall` and `list` take `--format`: `table` (the default on a terminal: columns fit its width,
-long cells end in an ellipsis), `text` (recall's default in a pipe: every field in full),
-`markdown`, `json` (the same as `--json`). Colour only on a terminal, never in a pipe, and not
+`recall` and `list` take `--format`: `table` (the default on a terminal: each record's scope,
+date, and its name and the first lines of its text wrapped to the terminal's width, as a last
+column on a wide terminal and under its row on a narrow one, where the recall count gives way;
+in a pipe one line a record, every cell whole), `text` (recall's default in a pipe: every field
+in full), `markdown`, `json` (the same as `--json`; indented on a terminal, one line in a pipe). Colour only on a terminal, never in a pipe, and not
 when `NO_COLOR` is set or `TERM=dumb`. Control characters in a record are shown as escapes, so a
 record can never drive your terminal.""",
     "modes": """# Recall modes
@@ -216,7 +224,8 @@ Grades every memory you may see, read-only:
 - stale: neither touched (file mtime, `updated`, `## History` date) nor recalled within
   `--stale-months` (default 6);
 - fresh: otherwise. Both at once: dead-reference, with both reasons.
-Output: one line per memory with its reasons and a summary; `--json`:
+Output: the problems first, dead references then stale memories, each with its reasons, then
+the counts (fresh memories are counted, not listed); `--json` lists every memory:
 `{"repo_root", "stale_months", "now", "summary": {"fresh", "stale", "dead-reference"}, "count",
 "items": [{"id", "name", "path", "grade", "reasons", "references", "missing",
 "months_since_touched", "recall_count", "last_recall"}]}`.""",
@@ -234,7 +243,13 @@ never); links do not (recall already returns linked records as traversal items).
 Every record has a scope: a name and `public` or `private`. A public record is served to every
 query; a private record only to a query with the same `--scope` and `--visibility private`.
 `--scope-only` keeps only records of the query's own scope name. The rule holds on every read:
-recall (both tiers), overview, export, forget/restore. Default query scope: default/public.""",
+recall (both tiers), overview, export, forget/restore. Default query scope: default/public.
+So a record remembered `--visibility private` is out of reach of a command without flags:
+remember says so on stderr, with the command that reads it back (`eidetic show ID --scope NAME
+--visibility private`). To read your own private records without flags (and write new records
+private), put `scope = "NAME"` and `visibility = "private"` in your config file (`eidetic config`
+names it); scripts that give their flags are unaffected. An id out of reach gives the same error
+as a missing one, and its "did you mean" names only ids in reach.""",
     "lifecycle": """# Lifecycle
 `active`, `shadowed` (superseded by a record of the same scope) or `archived` (stale). Recall
 hides shadowed and archived records unless `--include-shadowed` / `--include-archived`. Each
@@ -326,6 +341,9 @@ resources (`eidetic://record/{id}`, `eidetic://records`). Start it for one sessi
 of the session's own scope, and `remember` writes only into scopes the session may read. A public
 record holding what looks like a credential is a tool error naming the kind (`"allow_secrets":
 true` writes it knowingly); a private one is written and the client's log hears a warning.
+`recall` answers compact hits (id, text, type, created, scope, score and the fields that are set;
+`"detail": "full"` gives `eidetic recall --json`'s); its schema lists the options agents need and
+takes the other recall options by name. Started on a terminal it says what it is; Ctrl-C stops it.
 Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
     "serve": """# eidetic serve
 A web viewer for people and MCP over streamable HTTP (at `/mcp`) for agents, from one warm process,
@@ -406,11 +424,15 @@ Results on stdout, diagnostics on stderr. Exit 0 success, 1 bad input, 2 environ
 permissions, missing model or server). With `--json` stdout holds only JSON and stderr one JSON
 object a line: a warning is `{"warning"}`, a note (what an export wrote or left out) `{"info"}`,
 a long run's start `{"progress", "total"}`, an error `{"code", "message", "remediation"}`. Bad
-input never writes anything. A `--memory-dir` that does not exist is an error for every verb but
+input never writes anything. A mistyped verb, flag, choice or id is answered with the closest
+ones ("did you mean", and the command rewritten), and a verb of another tool with eidetic's:
+search, find, grep and query are `recall`; ls `list`; add, save and write `remember`; rm, delete
+and remove `forget`; cat, get, view and read `show`; help `explain`. A `--memory-dir` that does not exist is an error for every verb but
 `remember` and `import`, which create it.""",
     "demo": """# eidetic demo
 Remembers a dozen sample memories in a temporary store, recalls them in each mode, and removes
-everything afterwards.""",
+everything afterwards. On a terminal each recall is shown as recall's table; in a pipe as its
+text (every field).""",
 }
 
 

@@ -14,12 +14,17 @@ within a token budget (`context-start-tokens` 400, `context-prompt-tokens` 300,
 `context-session-tokens` 3000), each record at most once per session. Every other byte of the
 file is kept; a malformed file is an error and is not written (not JSON, nested too deeply, a
 key repeated in `hooks` or `hooks` itself repeated: Claude Code reads only the last; a FIFO, a
-device, a symlink to nothing). `uninstall` removes exactly eidetic's hooks (the file's earlier
+device, a symlink to nothing, comments: Claude Code ignores such a file; a read-only file).
+The shared `.claude/settings.json` (or any settings file in a git work tree but
+`settings.local.json`) names the hook only as `eidetic-hook`, on PATH (README, Install): a path
+of this machine would run on no teammate's, so without it on PATH install writes nothing and
+says so (`--local` keeps the hooks to yourself, by path). `uninstall` removes exactly eidetic's hooks (the file's earlier
 bytes when nothing else changed; a file install made goes, with the folders it made while they
-are empty); `status` shows the files, the daemon and the settings. `hooks stop` stops the warm
+are empty); `status` shows the files, says when a hook's command cannot run here (or names a
+path of this machine in a shared file), the daemon and the settings. `hooks stop` stops the warm
 daemon; `hooks daemon` runs it in the foreground. The hooks run `eidetic-hook claude EVENT` (it
 starts with built-in modules only); installing again moves an earlier install's `eidetic hook
-claude EVENT` to it.""",
+claude EVENT`, and a path of `eidetic-hook` once it is on PATH, to it.""",
     "hook": """# eidetic-hook claude session-start|prompt|session-end (or eidetic hook claude ...)
 The command Claude Code runs for a hook event: its JSON on stdin, `{"hookSpecificOutput":
 {"hookEventName", "additionalContext"}}` on stdout when there is something to add. `eidetic-hook`
@@ -39,7 +44,8 @@ leaves out what that session was given already; `--budget N` tokens (default: th
 terminal: "nothing relevant to …" when every hit fell below the floor) or `json` (`{"event",
 "session", "budget", "tokens", "items", "skipped", "below_floor", "context"}`; a prompt's items
 have `relevance` beside `score`). A hit below the relevance floor is never given. Records are
-quoted with id, type, date, source and scope; instruction-like text is neutralised and flagged.
+quoted with id, type, date (when it happened, else when created; never the day it was last
+written), source and scope; instruction-like text is neutralised and flagged.
 Not to be confused with a conversation's context (`eidetic explain thread`).""",
     "capture": """# eidetic capture TRANSCRIPT
 Keep what a session produced, without a model: the user's "remember that X", "remember: X",

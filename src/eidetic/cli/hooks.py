@@ -4,10 +4,7 @@ and the warm daemon the hook commands use (``hooks daemon``, ``hooks stop``). do
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
-import shutil
-import sys
 from pathlib import Path
 
 from .output import emit_json, emit_text
@@ -75,16 +72,23 @@ def settings_file(args: argparse.Namespace, where: str | None = None) -> Path:
     return base / ".claude" / ("settings.json" if where == "project" else "settings.local.json")
 
 
-def hook_command() -> str:
-    """How the settings file runs the hook: the lean ``eidetic-hook`` script by name when it is on
-    PATH, else by its path beside this Python (a virtual environment not on PATH), else this
-    Python's ``-m eidetic hook`` (a source checkout: ``__main__`` takes the same lean path)."""
-    if shutil.which("eidetic-hook"):
-        return "eidetic-hook"
-    beside = Path(sys.executable).parent / "eidetic-hook"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return shlex.quote(str(beside))
-    return shlex.join([sys.executable, "-m", "eidetic", "hook"])
+def _command_for(path: Path) -> str:
+    """The hook command to write into ``path``; an error when ``path`` is shared with the team and
+    ``eidetic-hook`` is not on PATH (a path of this machine would run on no teammate's)."""
+    from ..errors import user_error
+    from ..hooks import commands
+
+    command = commands.choose(commands.shared(path))
+    if command is None:
+        script = commands.beside()
+        link = f"ln -sf {shlex.quote(str(script))} ~/.local/bin/" if script else "install eidetic as README.md says"
+        raise user_error(
+            f"eidetic-hook is not on PATH here, and {path} is shared with the team: a path of this machine "
+            "would run on no teammate's, and their hook would silently do nothing",
+            f"put it on PATH ({link}, as README.md's Install does), or keep the hooks to yourself: "
+            "eidetic hooks install claude --local; nothing was written",
+        )
+    return command
 
 
 def run_install(args: argparse.Namespace) -> int:
@@ -92,7 +96,7 @@ def run_install(args: argparse.Namespace) -> int:
 
     path = settings_file(args)
     before = cs.read(path)
-    after = cs.with_hooks(before, hook_command())
+    after = cs.with_hooks(before, _command_for(path))
     added = sorted(set(cs.installed(after)) - set(cs.installed(before)))
     if after != before:
         made = cs.write(path, after)
@@ -135,17 +139,20 @@ def run_uninstall(args: argparse.Namespace) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     from ..hooks import claude_settings as cs
-    from ..hooks import runtime
+    from ..hooks import commands, runtime
     from ..hooks.client import ask
 
     files = [settings_file(args, where) for where in WHERE] if not args.file else [settings_file(args)]
     report: dict = {"files": []}
     for path in files:
+        problems: list[str] = []
         try:
-            found: dict | str = cs.installed(cs.read(path))
+            commands_found = cs.installed(cs.read(path))
         except Exception as exc:  # noqa: BLE001 - status reports a broken file, it does not stop at it
-            found = getattr(exc, "message", str(exc))
-        report["files"].append({"path": str(path), "exists": path.exists(), "hooks": found})
+            found: dict | str = getattr(exc, "message", str(exc))
+        else:
+            found, problems = commands_found, _problems(commands_found, commands.shared(path))
+        report["files"].append({"path": str(path), "exists": path.exists(), "hooks": found, "problems": problems})
     where = runtime.paths()
     status = ask(where, {"control": "status"}, _soon()) if where else None
     report["daemon"] = {
@@ -169,12 +176,32 @@ def run_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _problems(found: dict[str, list[str]], shared: bool) -> list[str]:
+    """What keeps the hook commands of one settings file from running here, or on a teammate's
+    machine (a shared file): one line per reason, with the events it concerns."""
+    from ..hooks import commands
+
+    events: dict[str, list[str]] = {}
+    for event, found_commands in sorted(found.items()):
+        for command in found_commands:
+            why = commands.problem(command, shared)
+            if why:
+                events.setdefault(why, []).append(event)
+    return [f"{', '.join(named)}: {why}" for why, named in events.items()]
+
+
 def _status_text(report: dict) -> str:
     lines = []
     for item in report["files"]:
         hooks = item["hooks"]
         shown = hooks if isinstance(hooks, str) else (", ".join(sorted(hooks)) or "no eidetic hooks")
         lines.append(f"{item['path']}: {shown if item['exists'] else 'no file'}")
+        lines.extend(f"  warning: {line}" for line in item["problems"])
+    if any(item["problems"] for item in report["files"]):
+        lines.append(
+            "  hint: put eidetic-hook on PATH (README.md, Install), then run 'eidetic hooks install claude' "
+            "again (with the same --local/--user): it writes the command by name"
+        )
     daemon = report["daemon"]
     state = f"running (pid {daemon['pid']})" if daemon["running"] else "not running (the next hook starts it)"
     lines.append(f"daemon: {state}; log: {daemon['log']}")

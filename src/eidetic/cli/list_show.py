@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from .clock_text import clock_facts
-from .output import emit_json, emit_text
+from .output import emit_json, emit_text, warn
 from .recall import add_option
 from .render import (
     Column,
@@ -25,6 +25,8 @@ from .render import (
     when,
 )
 from .stores import open_memory
+
+TEXT_LINES = 2  # a record's text on a terminal: its first lines (a listing is scanned, a recall read)
 
 
 def add_parser(sub, add_common) -> None:
@@ -61,6 +63,9 @@ def run_list(args: argparse.Namespace) -> int:
     query = ListQuery(**{option.name: getattr(args, option.name) for option in list_options()})
     with open_memory(args) as memory:
         result = memory.list_records(query).to_dict()
+        typos = memory.type_warnings(query.types, query.with_access_defaults(args.settings).access())
+    for message in typos:
+        warn(message, args.json)
     if shape == "json":
         emit_json(result)
         return 0
@@ -69,30 +74,35 @@ def run_list(args: argparse.Namespace) -> int:
             no_results(result.get("hidden", {})) if not result["total"] else f"(none here: {_page(result, query)})"
         )
         return 0
+    dated = "created" if query.sort == "created" else "updated"  # the date the order goes by
     rows = [
         [
             one_line(item["id"]),
             one_line(item["type"]),
             _label(item),
-            when(item["updated"] or item["created"]),
+            when(item["created"] if dated == "created" else item["updated"] or item["created"]),
             count(item["recall_count"]),
         ]
         for item in result["items"]
     ]
     if shape == "markdown":
-        emit_text(
-            markdown_table(["id", "type", "name / text", "updated", "recalls"], rows) + "\n\n" + _page(result, query)
-        )
+        emit_text(markdown_table(["id", "type", "name / text", dated, "recalls"], rows) + "\n\n" + _page(result, query))
         return 0
     style = Style.for_stdout(args.settings)
-    columns = [
-        Column("ID", least=8, style=("cyan",)),
-        Column("TYPE", least=4),
-        Column("NAME / TEXT", least=12),
-        Column("UPDATED", style=("dim",)),
-        Column("RECALLS", right=True),
-    ]
-    emit_text(table(columns, rows, terminal_width(), style) + "\n" + style(_page(result, query), "dim"))
+    columns = [Column("ID", least=8, style=("cyan",)), Column("TYPE", least=4)]
+    date = Column(dated.upper(), style=("dim",))
+    width = terminal_width()
+    if width is None:  # a pipe: one line a record, every cell whole
+        columns += [Column("NAME / TEXT", least=12), date, Column("RECALLS", right=True)]
+        shown = table(columns, rows, width, style)
+    else:
+        from .text_table import named, scope_of, text_table
+
+        columns += [Column("SCOPE", least=7), date, Column("RECALLS", right=True, spare=True)]
+        facts = [[*row[:2], scope_of(item), *row[3:]] for row, item in zip(rows, result["items"])]
+        texts = [named(item) for item in result["items"]]
+        shown = "\n".join(text_table(columns, facts, texts, width, style, TEXT_LINES)[0])
+    emit_text(shown + "\n" + style(_page(result, query), "dim"))
     return 0
 
 

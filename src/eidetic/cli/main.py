@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import __version__
-from ..errors import EideticError, env_error, user_error
+from ..errors import EideticError, close_matches, did_you_mean, env_error, user_error
 from ..stores.backends import BACKENDS, NAMES
 from .output import report_error, warn
 from .stores import check_memory_dirs
@@ -60,6 +60,26 @@ MORE_VERBS = {
     "import_export": ("import", "export"),
 }
 HOOK_EVENTS = ("session-start", "prompt", "session-end")  # as cli.hook.EVENTS, without importing it
+VERB_NAMES = tuple(verb for name in VERBS for verb in MORE_VERBS.get(name, (name,)))
+# Verbs people bring from other tools (grep, basic-memory, a shell, a notes app), and ours that do it.
+FOREIGN_VERBS = {
+    "search": "recall",
+    "find": "recall",
+    "query": "recall",
+    "grep": "recall",
+    "ls": "list",
+    "add": "remember",
+    "save": "remember",
+    "write": "remember",
+    "rm": "forget",
+    "delete": "forget",
+    "remove": "forget",
+    "cat": "show",
+    "get": "show",
+    "view": "show",
+    "read": "show",
+    "help": "explain",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,6 +87,43 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise user_error(message, f"run '{self.prog} --help' to see valid arguments")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        """As argparse's, but a misspelt flag is named with the flag it is closest to."""
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(argv, namespace)
+        if extras:
+            raise self.unrecognized(extras, argv)
+        return parsed
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """A value not among an option's choices is named with the choices it is closest to."""
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        near = did_you_mean(str(value), map(str, choices))
+        known = ", ".join(map(str, choices))
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r} ({near + ' ' if near else ''}choose from {known})"
+        )
+
+    def unrecognized(self, extras: list[str], argv: list[str]) -> EideticError:
+        """Arguments this verb does not take: a misspelt flag (``--topk``) is named with the flag
+        it is closest to, and the command rewritten with it."""
+        import shlex
+
+        flags = [flag for action in self._actions for flag in action.option_strings if flag.startswith("--")]
+        fixes = {
+            extra: near[0]
+            for extra in extras
+            if extra.startswith("--") and (near := close_matches(extra.split("=")[0], flags, n=1))
+        }
+        fixed = [fixes[word] + word[len(word.split("=")[0]) :] if word in fixes else word for word in argv]
+        command = self.prog.split()[0]  # eidetic, or memory-recall
+        lead = f"did you mean {' and '.join(fixes.values())}? run: {shlex.join([command, *fixed])}; " if fixes else ""
+        return user_error(
+            f"unrecognized arguments: {' '.join(extras)}", f"{lead}run '{self.prog} --help' to see valid arguments"
+        )
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -81,19 +138,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--backend",
         help=f"storage backend: {NAMES[0]} (default; EIDETIC_BACKEND), {', '.join(NAMES[1:-1])} or {NAMES[-1]}",
     )
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="sqlite backend: the database file (default: EIDETIC_SQLITE_PATH, else ~/.eidetic/memory.sqlite)",
-    )
-    parser.add_argument(
-        "--dsn",
-        help="postgres backend: the server (default: EIDETIC_PG_DSN), e.g. postgresql://eidetic@db.internal/eidetic",
-    )
-    parser.add_argument(
-        "--uri",
-        help="neo4j backend: the graph server (default: EIDETIC_NEO4J_URI), e.g. bolt://graph.internal:7687/eidetic",
-    )
+    for row in BACKENDS.values():
+        if row.setting is not None:  # files: --memory-dir above
+            parser.add_argument(row.flag, metavar=row.metavar, help=row.help)
     parser.add_argument("--user", help="neo4j backend: the user (default: EIDETIC_NEO4J_USER, else neo4j)")
     parser.add_argument(
         "--password",
@@ -124,6 +171,29 @@ def verbs(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentP
     return {choice.dest: (action.choices[choice.dest], choice.help or "") for choice in action._choices_actions}
 
 
+def unknown_verb(argv: list[str]) -> EideticError:
+    """A first argument that is no verb: ours for a verb of another tool (``search``), else the
+    verbs it is closest to (``recal``), with the command rewritten when there is one answer."""
+    import shlex
+
+    word = argv[0]
+    ours = FOREIGN_VERBS.get(word.lower())
+    if ours:
+        undo = " (it archives: 'eidetic restore' undoes it; --purge deletes)" if ours == "forget" else ""
+        return user_error(
+            f"eidetic has no verb {word!r}; its verb for that is {ours!r}{undo}",
+            f"run: {shlex.join(['eidetic', ours, *argv[1:]])}",
+        )
+    near = close_matches(word, VERB_NAMES)
+    if len(near) == 1:
+        return user_error(
+            f"unknown verb {word!r}",
+            f"did you mean {near[0]!r}? run: {shlex.join(['eidetic', near[0], *argv[1:]])} ('eidetic --help' lists every verb)",
+        )
+    lead = f"did you mean {' or '.join(map(repr, near))}? " if near else ""
+    return user_error(f"unknown verb {word!r}", f"{lead}'eidetic --help' lists every verb")
+
+
 def check_backend(name: str) -> None:
     from ..errors import unknown_backend
 
@@ -150,6 +220,7 @@ def configure(args: argparse.Namespace) -> Settings:
     from ..settings import Settings
 
     settings = Settings.load()
+    args.reads_as = (settings.scope, settings.visibility)  # what a command without scope flags reads as
     for dest, (name, flag) in FLAG_SETTINGS.items():
         value = getattr(args, dest, None)
         if value is not None:
@@ -172,11 +243,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(args_list[1], args_list[2])
     try:
+        if args_list and not args_list[0].startswith("-") and module_of(args_list[0]) is None:
+            raise unknown_verb(args_list)
         parser = build_parser(args_list[0] if args_list else None)
         if not args_list:
             parser.print_help()
             return 0
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        if extras:
+            chosen = verbs(parser)[args.verb][0] if getattr(args, "verb", None) else parser
+            raise cast(_Parser, chosen).unrecognized(extras, args_list)
         if not getattr(args, "verb", None):
             parser.print_help()
             return 0

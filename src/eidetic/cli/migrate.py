@@ -7,7 +7,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from ..errors import user_error
-from ..stores.backends import SPOKEN
+from ..stores.backends import BACKENDS, SPOKEN
 from .output import emit_json, emit_text
 
 if TYPE_CHECKING:
@@ -37,9 +37,12 @@ def add_parser(sub, add_common) -> None:
             metavar="DIR",
             help=f"files: the store folder(s) to copy {side} (default: the usual ones)",
         )
-        parser.add_argument(f"--{side}-db", metavar="PATH", help=f"sqlite: the database to copy {side}")
-        parser.add_argument(f"--{side}-dsn", metavar="DSN", help=f"postgres: the server to copy {side}")
-        parser.add_argument(f"--{side}-uri", metavar="URI", help=f"neo4j: the graph server to copy {side}")
+        for row in BACKENDS.values():
+            if row.setting is not None:  # files: --from-dir/--to-dir above
+                metavar = row.metavar or row.option.upper()
+                parser.add_argument(
+                    f"--{side}-{row.option}", metavar=metavar, help=f"{row.name}: {row.place} to copy {side}"
+                )
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(run=run, memory_dir=None, backend=None)
 
@@ -48,13 +51,9 @@ def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
     def side(name: str) -> Memory:
+        places = {row.option: getattr(args, f"{name}_{row.option}") for row in BACKENDS.values() if row.setting}
         return Memory.open(
-            getattr(args, f"{name}_dir"),
-            backend=getattr(args, f"{name}_backend"),
-            db=getattr(args, f"{name}_db"),
-            dsn=getattr(args, f"{name}_dsn"),
-            uri=getattr(args, f"{name}_uri"),
-            settings=args.settings,
+            getattr(args, f"{name}_dir"), backend=getattr(args, f"{name}_backend"), settings=args.settings, **places
         )
 
     with side("from") as source, side("to") as target:

@@ -2,7 +2,8 @@
 
 With ``--json`` every verb prints only JSON: its result on stdout, and on stderr one JSON object
 a line, ``{"warning"}`` for a warning, ``{"info"}`` for a note, ``{"progress", "total"}`` when a
-long run starts (``cli.progress``) and ``{"code", "message", "remediation"}`` for an error."""
+long run starts (``cli.progress``) and ``{"code", "message", "remediation"}`` for an error. On a
+terminal the result on stdout is indented for reading; in a pipe it is one line."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from typing import Any
 from ..errors import EideticError
 
 
-def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+def emit_json(data: Any, stream: bool = False) -> None:
+    """``data`` as JSON on one line, or indented for a person when stdout is a terminal (a
+    ``stream`` of events keeps one object a line everywhere)."""
+    indent = 2 if not stream and sys.stdout.isatty() else None
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
 
 
 def emit_text(text: str) -> None:

@@ -9,9 +9,10 @@ from typing import Any
 
 from ..relevance_text import below_floor, word
 from .clock_text import clock_facts
-from .render import Column, Style, clip, count, floor_note, inert, markdown_table, no_results, one_line, table
+from .render import Column, Style, clip, count, day, floor_note, inert, markdown_table, no_results, one_line, table
 
 Item = dict[str, Any]
+TEXT_LINES = 3  # a hit's text on a terminal: its first lines, wrapped
 
 
 def render_text(bundle: dict[str, Any]) -> str:
@@ -133,19 +134,19 @@ def _numbered(items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
 
 def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str:
     """One row per hit: rank (linked records: ->depth), relevance when judged (its number and a
-    word), score, id, type, name or text, recalls. Hits below the relevance floor follow the
-    others under a rule; when no hit clears it, a line says that nothing is relevant."""
+    word), score, id, type, name or text, recalls. On a terminal (a ``width``) each row also
+    shows the hit's scope and creation date, and its name and the first lines of its text
+    wrapped to the width (``text_table``). Hits below the relevance floor follow the others
+    under a rule; when no hit clears it, a line says that nothing is relevant."""
     if not bundle["items"]:
         return _nothing(bundle)
     judged = any("relevant" in item for item in bundle["items"])
     columns = [
         Column("#", right=True),
         *([Column("RELEVANCE", style=("green",))] if judged else []),
-        Column("SCORE", right=True, style=("dim",) if judged else ("green",)),
+        Column("SCORE", right=True, style=("dim",) if judged else ("green",), spare=judged),
         Column("ID", least=8, style=("cyan",)),
         Column("TYPE", least=4),
-        Column("NAME / TEXT", least=12),
-        Column("RECALLS", right=True, style=("dim",)),
     ]
     clear, apart = _sections(bundle["items"])
     rows = [
@@ -155,14 +156,27 @@ def render_table(bundle: dict[str, Any], style: Style, width: int | None) -> str
             f"{item['score']:.3f}",
             one_line(item["id"]),
             one_line(item["type"]),
-            _label(item),
-            count(item["recall_count"]),
         ]
         for rank, item in clear + apart
     ]
-    lines = table(columns, rows, width, style, dim_from=len(clear)).split("\n")
+    if width is None:  # a pipe: one line a hit, every cell whole
+        columns += [Column("NAME / TEXT", least=12), Column("RECALLS", right=True, style=("dim",))]
+        rows = [[*row, _label(item), count(item["recall_count"])] for row, (_, item) in zip(rows, clear + apart)]
+        lines = table(columns, rows, width, style, dim_from=len(clear)).split("\n")
+        starts = list(range(1, len(rows) + 1))
+    else:
+        from .text_table import named, scope_of, text_table
+
+        recalls = Column("RECALLS", right=True, style=("dim",), spare=True)
+        columns += [Column("SCOPE", least=7), Column("CREATED"), recalls]
+        hits = [item for _, item in clear + apart]
+        rows = [
+            [*row, scope_of(item), day(item["created"]), count(item["recall_count"])] for row, item in zip(rows, hits)
+        ]
+        texts = [named(item) for item in hits]
+        lines, starts = text_table(columns, rows, texts, width, style, TEXT_LINES, dim_from=len(clear))
     if clear and apart:
-        lines.insert(1 + len(clear), style(f"── {_below(apart)} ──", "dim"))
+        lines.insert(starts[len(clear)], style(f"── {_below(apart)} ──", "dim"))
     elif apart:
         lines.insert(0, style(_nothing_relevant(bundle, apart), "bold"))
     online = "online" if bundle["embedder"]["online"] else "offline"

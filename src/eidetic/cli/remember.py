@@ -5,11 +5,13 @@ and where it lives."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
 from ..errors import user_error
-from .output import emit_json, emit_text, warn
+from ..records import DEFAULT_SCOPE_NAME
+from .output import emit_json, emit_text, inform, warn
 from .record_input import add_record_flags, given_records
 from .stores import open_memory
 
@@ -83,7 +85,32 @@ def run(args: argparse.Namespace) -> int:
         emit_json(result.to_dict())
     else:
         emit_text(render_text(result.items))
+    if private := out_of_plain_reach(args, records, result.ids):
+        sys.stdout.flush()  # on a terminal, the note comes after the line it is about
+        inform(private, args.json)
     return 0
+
+
+def out_of_plain_reach(args: argparse.Namespace, records: list[dict[str, Any]] | None, ids: list[str]) -> str:
+    """A note when the record just written as private is out of reach of the same commands
+    without scope flags (``eidetic show ID``): the flags that reach it, and the config file lines
+    that make them the default. Empty when it is in reach, names its own scope or came on stdin."""
+    if args.visibility != "private" or not records or any("scope" in raw for raw in records):
+        return ""
+    scope = args.scope or DEFAULT_SCOPE_NAME
+    name, visibility = args.reads_as
+    if (name or DEFAULT_SCOPE_NAME, visibility) == (scope, "private"):
+        return ""
+    flags = f"--scope {shlex.quote(scope)} --visibility private"
+    if len(ids) == 1:
+        what, read = f"{ids[0]} is", f"read it back with: eidetic show {shlex.quote(ids[0])} {flags}"
+    else:
+        what, read = "these are", f"list them with: eidetic list {flags}"
+    return (
+        f"{what} private to scope {scope}; {read}\n"
+        f'to read your private records without flags, set scope = "{scope}" and visibility = "private" '
+        "in your config file ('eidetic config' names it)"
+    )
 
 
 def render_text(records: list[dict[str, Any]]) -> str:

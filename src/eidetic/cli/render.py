@@ -95,6 +95,7 @@ class Column:
     least: int = 0  # narrowest it may get when the table must fit (0: never cut)
     right: bool = False
     style: tuple[str, ...] = ()
+    spare: bool = False  # a narrow terminal's wrapped table may leave it out (``text_table``)
 
 
 def table(
@@ -107,37 +108,54 @@ def table(
     """Rows under a header, two spaces apart; with a ``width`` (a terminal's), the columns that
     may be cut shrink, last first, until the table fits. Rows from ``dim_from`` on are drawn dim
     whatever their columns' colours (rows set apart)."""
-    widths = [max([width_of(c.header), *(width_of(row[n]) for row in rows)]) for n, c in enumerate(columns)]
+    widths = natural_widths(columns, rows)
     if width is not None:
-        excess = sum(widths) + 2 * (len(widths) - 1) - width
-        for n in reversed(range(len(columns))):
-            if excess <= 0:
-                break
-            if columns[n].least:
-                cut = min(excess, max(0, widths[n] - columns[n].least))
-                widths[n] -= cut
-                excess -= cut
-    lines = [_line(columns, [c.header for c in columns], widths, style, header=True)]
+        widths = fit(columns, widths, width)
+    lines = [row_line(columns, [c.header for c in columns], widths, style, header=True)]
     apart = len(rows) if dim_from is None else dim_from
-    lines += [_line(columns, row, widths, style, dim=n >= apart) for n, row in enumerate(rows)]
+    lines += [row_line(columns, row, widths, style, dim=n >= apart) for n, row in enumerate(rows)]
     return "\n".join(lines)
 
 
-def _line(
+def natural_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int]:
+    """Each column's width with no cell cut."""
+    return [max([width_of(c.header), *(width_of(row[n]) for row in rows)]) for n, c in enumerate(columns)]
+
+
+def fit(columns: Sequence[Column], widths: list[int], width: int) -> list[int]:
+    """``widths`` narrowed to fit ``width`` cells: the columns that may be cut shrink, last
+    first, down to their ``least``."""
+    widths = list(widths)
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    for n in reversed(range(len(columns))):
+        if excess <= 0:
+            break
+        if columns[n].least:
+            cut = min(excess, max(0, widths[n] - columns[n].least))
+            widths[n] -= cut
+            excess -= cut
+    return widths
+
+
+def row_line(
     columns: Sequence[Column],
     cells: Sequence[str],
     widths: list[int],
     style: Style,
     header: bool = False,
     dim: bool = False,
+    strip: bool = True,
 ) -> str:
+    """One line of a table: each cell cut and padded to its column's width (``strip``: no
+    trailing blanks)."""
     out = []
     for column, cell, cells_wide in zip(columns, cells, widths):
         text = clip(cell, cells_wide)
         pad = " " * (cells_wide - width_of(text))
         shown = style(text, "bold") if header else style(text, "dim") if dim else style(text, *column.style)
         out.append(pad + shown if column.right else shown + pad)
-    return "  ".join(out).rstrip()
+    joined = "  ".join(out)
+    return joined.rstrip() if strip else joined
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -165,6 +183,11 @@ def when(stamp: str | None) -> str:
     if not stamp or stamp == "date-unknown":
         return "-"
     return stamp[:16].replace("T", " ")
+
+
+def day(stamp: str | None) -> str:
+    """An ISO time's date, as a narrow table shows it."""
+    return when(stamp)[:10]
 
 
 def count(value: float) -> str:

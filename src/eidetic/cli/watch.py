@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     def ready(roots) -> None:
         for root in roots:
             if args.json:
-                emit_json({"watching": str(root)})
+                emit_json({"watching": str(root)}, stream=True)
             else:
                 sys.stderr.write(f"watching {root}\n")
         _flush()
@@ -36,7 +36,10 @@ def run(args: argparse.Namespace) -> int:
         if not report.changed:
             return
         if args.json:
-            emit_json({"store": str(root), "added": report.added, "updated": report.updated, "removed": report.removed})
+            emit_json(
+                {"store": str(root), "added": report.added, "updated": report.updated, "removed": report.removed},
+                stream=True,
+            )
         else:
             sys.stderr.write(f"{root}: {report.added} added, {report.updated} updated, {report.removed} removed\n")
         _flush()

@@ -5,8 +5,9 @@ added, found and removed without touching anything else in the file.
 Install appends one entry per event (``SessionStart``, ``UserPromptSubmit``, ``SessionEnd``) after
 whatever is there, in the file's own indentation; an event that already runs eidetic's hook is
 left alone, except that the command an earlier install wrote there (``eidetic hook claude EVENT``)
-becomes the lean ``eidetic-hook claude EVENT`` when that is what install writes now (only the
-command's string changes). Uninstall removes exactly eidetic's hook commands (an entry left empty by that, an
+becomes the lean ``eidetic-hook claude EVENT`` when that is what install writes now, and a path
+of ``eidetic-hook`` becomes its bare name when install writes that (only the command's string
+changes; ``hooks.commands`` chooses what install writes). Uninstall removes exactly eidetic's hook commands (an entry left empty by that, an
 event left empty, ``hooks`` left empty), and when the file is still as install left it, puts back
 the very bytes it had before (``installs.json`` in the state folder remembers them), and removes
 the folders install made for the file when they are empty. A file that is not a JSON object, is
@@ -41,6 +42,9 @@ LEAN = "eidetic-hook"  # the console script that starts lean (hooks.client); ``e
 # What an earlier install wrote (``eidetic hook``, or ``PYTHON -m eidetic hook``), whole: a command a
 # person wrapped (``cd x && eidetic hook claude prompt``) is theirs and is left as it is.
 EARLIER = re.compile(r"^(?:eidetic|(?:[^\s']+|'[^']*') -m eidetic) hook claude (session-start|prompt|session-end)$")
+# The script by its path (what install wrote where it was not on PATH): made the bare name when
+# install writes that, so a shared file names no path of one machine.
+PATHED = re.compile(r"^(?:[^\s']*/|'[^']*/)eidetic-hook(?:\.exe)?'? claude (session-start|prompt|session-end)$")
 MAX_REMEMBERED = 1024 * 1024  # bytes of a file's earlier text kept for an exact uninstall
 MAX_BYTES = 16 * 1024 * 1024  # a settings file is a few KiB; a larger one is refused, not read
 MAX_DEPTH = 200  # levels of nesting read; far above any settings file, well within the parser's recursion
@@ -81,7 +85,13 @@ def read(path: Path) -> str | None:
         raise user_error(
             f"{path} is not valid JSON (nested too deeply to read)", f"fix it or move it away; {UNWRITTEN}"
         ) from None
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
+        if text[exc.pos : exc.pos + 2] in ("//", "/*"):
+            raise user_error(
+                f"{path} has a comment at line {exc.lineno} column {exc.colno}: not valid JSON, and Claude Code "
+                "ignores a settings file with comments",
+                f'remove the comments (a "_comment" key may hold the words), then run this again; {UNWRITTEN}',
+            ) from None
         raise user_error(f"{path} is not valid JSON ({exc})", f"fix it or move it away; {UNWRITTEN}") from None
     if _depth(parsed) > MAX_DEPTH:
         raise user_error(
@@ -161,10 +171,14 @@ def installed(text: str | None) -> dict[str, list[str]]:
 
 def with_hooks(text: str | None, command: str, events: tuple[str, ...] = tuple(EVENTS)) -> str:
     """``text`` with eidetic's hook for each event that has none yet (``command``: as ``entry``),
-    and earlier ``eidetic hook`` commands made ``command`` when it is the lean one."""
+    and earlier ``eidetic hook`` commands made ``command`` when it is the lean one (paths of
+    ``eidetic-hook`` too, when it is the bare name)."""
     text = text if text is not None and text.strip() else "{}\n"
-    while is_lean(command):
-        edited = _leaner_one(text, command)
+    earlier = [EARLIER] if is_lean(command) else []
+    if command == LEAN:
+        earlier.append(PATHED)
+    while earlier:
+        edited = _leaner_one(text, command, earlier)
         if edited is None:
             break
         text = edited
@@ -191,15 +205,17 @@ def updated(before: str | None, after: str) -> list[str]:
     return sorted(name for name in earlier if name in now and earlier[name] != now[name])
 
 
-def _leaner_one(text: str, command: str) -> str | None:
-    """``text`` with the first command an earlier install wrote (``EARLIER``) made ``command claude EVENT``."""
+def _leaner_one(text: str, command: str, earlier_forms: list[re.Pattern[str]]) -> str | None:
+    """``text`` with the first command an earlier install wrote (one of ``earlier_forms``) made
+    ``command claude EVENT``."""
     hooks = jsonedit.member(text, _root(text), "hooks")
     for event in jsonedit.children(text, hooks.value_start) if hooks else []:
         for group in jsonedit.children(text, event.value_start):
             inner = jsonedit.member(text, group.value_start, "hooks") if isinstance(group.value, dict) else None
             for hook in jsonedit.children(text, inner.value_start) if inner and isinstance(inner.value, list) else []:
                 found = jsonedit.member(text, hook.value_start, "command") if isinstance(hook.value, dict) else None
-                earlier = EARLIER.match(found.value) if found and isinstance(found.value, str) else None
+                value = found.value if found and isinstance(found.value, str) else ""
+                earlier = next((m for m in (form.match(value) for form in earlier_forms) if m), None)
                 if found and earlier:
                     return jsonedit.replace(text, found, f"{command} claude {earlier.group(1)}")
     return None
@@ -248,11 +264,22 @@ def write(path: Path, text: str) -> list[Path]:
     target = path.resolve() if path.is_symlink() else path
     if target is not path and not target.is_file():
         raise user_error(f"{path} is a symbolic link to {os.readlink(path)}, which is no file", UNWRITTEN)
+    if target.exists() and not target.stat().st_mode & 0o222:  # read-only: kept so on purpose (root too)
+        raise user_error(
+            f"{target} is read-only (mode {target.stat().st_mode & 0o777:o})",
+            f"make it writable (chmod u+w) if eidetic may edit it, or choose another file (--local); {UNWRITTEN}",
+        )
     folder = Path(os.path.abspath(target.parent))  # no ".." left: a folder recorded is one rmdir can name
     made = [each for each in (folder, *folder.parents) if not each.exists()][::-1]
-    target.parent.mkdir(parents=True, exist_ok=True)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except PermissionError:
+        raise user_error(
+            f"cannot write in {target.parent}: permission denied",
+            f"run this as the folder's owner, or choose another file (--local, --user); {UNWRITTEN}",
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             out.write(text)

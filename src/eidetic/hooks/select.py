@@ -3,7 +3,8 @@
 A session start gets the most useful records the session may see: active lessons, decisions and
 feedback (``START_TYPES``), the most recalled and the most recently written, ranked by the
 freshness signal (age and usage, ``ranking/freshness.py``). A prompt gets a hybrid recall on its
-text with the relevance floor on (``auto``): nothing at all unless something clears it. Either way,
+text with the relevance floor on (``auto``): nothing at all unless something clears it, and of
+what does, only the hits near the best (``PROMPT_OF_BEST``). Either way,
 records this session was given already are skipped, and the rest are taken in rank order while
 they fit the budget (``budget``). Scope: the caller's access, as ``eidetic recall`` has it; another
 scope's private records never reach a candidate list.
@@ -26,6 +27,14 @@ START_TYPES = ("lesson", "decision", "feedback")
 START_POOL = 50  # records read per order (most recalled, newest) before ranking
 PROMPT_CANDIDATES = 8
 MAX_PROMPT_CHARS = 2000  # a prompt's first characters are what is recalled on
+# Which of a prompt's hits are given. Recall keeps every hit that reaches its mode's share of the
+# relevance floor's line (hybrid: half of it; ``ranking/relevance.py``), so that a search shows
+# what lies near its best; a hook puts records into the agent's context unasked, where a near
+# miss is noise. So a hit is given only when its relevance (the floor's scale) is at least this
+# share of the best hit's. benchmarks/hook_relevance.py chose it on the tuning half of its prompts:
+# among 60 memories of one team, the records injected that had nothing to do with the prompt fell
+# from 35 to 3 on the held-out half (docs/benchmarks.md, "Hooks: unrelated records injected").
+PROMPT_OF_BEST = 0.9
 MIN_CLIPPED = 24  # tokens: a record cut shorter than this is left out instead
 WHY = {"start": "most useful at a session's start", "prompt": "recalled on the user's prompt"}
 
@@ -97,8 +106,11 @@ class ContextResult:
 Candidate = tuple["Record", float | None, str | None, float | None]  # record, score, path, relevance
 
 
-def prompt_candidates(memory: Memory, prompt: str, access: dict[str, Any], mode: str = "hybrid") -> Any:
-    """The recall of a prompt, relevance floor on; ``access``: ``scope``/``visibility`` (None: the
+def prompt_candidates(
+    memory: Memory, prompt: str, access: dict[str, Any], mode: str = "hybrid", of_best: float = PROMPT_OF_BEST
+) -> Any:
+    """The recall of a prompt, relevance floor on, the hits below ``of_best`` times the best's
+    relevance left out (counted below the floor); ``access``: ``scope``/``visibility`` (None: the
     settings'). Returns (candidates, hits below the floor, warnings)."""
     from ..query import RecallQuery
 
@@ -107,8 +119,17 @@ def prompt_candidates(memory: Memory, prompt: str, access: dict[str, Any], mode:
         return [], 0, []
     query = RecallQuery(text, mode=mode, top_k=PROMPT_CANDIDATES, relevance_floor="auto", depth=0, **access)
     result = memory.recall(query)
-    found = [(hit.record, hit.score, hit.path, hit.relevance) for hit in result.items]
-    return found, result.below_floor, result.warnings
+    found: list[Candidate] = [(hit.record, hit.score, hit.path, hit.relevance) for hit in result.items]
+    kept = strong(found, of_best)
+    return kept, result.below_floor + len(found) - len(kept), result.warnings
+
+
+def strong(found: list[Candidate], of_best: float) -> list[Candidate]:
+    """The candidates whose relevance reaches ``of_best`` times the best's (a hit not judged,
+    relevance None, is kept: ``exact`` mode needs no floor)."""
+    judged = [relevance for *_, relevance in found if relevance is not None]
+    line = of_best * max(judged) if judged else 0.0
+    return [each for each in found if each[3] is None or each[3] >= line]
 
 
 def start_candidates(memory: Memory, access: dict[str, Any], types: tuple[str, ...], now: datetime) -> list[Candidate]:
@@ -154,7 +175,7 @@ def _framed(record: Record, score: float | None, path: str | None, left: int) ->
     fields = {
         "id": record.id,
         "type": record.type,
-        "date": (record.occurred or record.updated or record.created or "")[:10],
+        "date": _date(record),
         "source": _source(record),
         "scope": f"{record.scope.name}/{record.scope.visibility}",
     }
@@ -189,6 +210,18 @@ def _framed(record: Record, score: float | None, path: str | None, left: int) ->
         path,
     )
     return item, whole
+
+
+def _date(record: Record) -> str:
+    """The day a record tells of: when it happened (``occurred``), else when it was created; never
+    ``updated``, which an import or an edit sets to its own day. Empty when neither is a date
+    (``date-unknown``): the header then has no date rather than a cut-off word."""
+    from ..timeutil import parse_ts
+
+    for stamp in (record.occurred, record.created):
+        if stamp and parse_ts(stamp) is not None:
+            return stamp.strip()[:10]
+    return ""
 
 
 def _source(record: Record) -> str:

@@ -30,8 +30,18 @@ while who whom why will with would you your yours yourself yourselves s t d ll m
 )
 
 
+STEMS_KEPT = 200_000  # words whose stem is remembered; past that the memory starts over
+
+
 @lru_cache(maxsize=1)
 def text_analyzer() -> Any:
+    """The keyword index's analyzer: ``_words`` then the English stemmer."""
+    import tantivy
+
+    return _words_builder().filter(tantivy.Filter.stemmer("english")).build()
+
+
+def _words_builder() -> Any:
     import tantivy
 
     return (
@@ -39,14 +49,40 @@ def text_analyzer() -> Any:
         .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.custom_stopword(sorted(STOP_WORDS)))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
     )
 
 
+@lru_cache(maxsize=1)
+def _parts() -> tuple[Any, Any, dict[str, str]]:
+    """The analyzer in two steps: the words (every filter but the stemmer), and the stemmer
+    alone on one word (tantivy's raw tokenizer: the word whole), with the stems found so far."""
+    import tantivy
+
+    stemmer = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(tantivy.Filter.stemmer("english")).build()
+    return _words_builder().build(), stemmer, {}
+
+
 def analyze(text: str) -> list[str]:
-    """Index terms of ``text``, in order, with repeats (term frequency matters to BM25)."""
-    return text_analyzer().analyze(text) if text else []
+    """Index terms of ``text``, in order, with repeats (term frequency matters to BM25): the
+    same terms as ``text_analyzer`` gives (the stemmer maps each word alone), with each word's
+    stem looked up once per process. Stemming is over half of the analysis, and every record
+    of a bulk remember is analysed for its stored term counts (docs/benchmarks.md)."""
+    if not text:
+        return []
+    words, stemmer, stems = _parts()
+    found = words.analyze(text)
+    try:
+        return [stems[word] for word in found]
+    except KeyError:
+        if len(stems) > STEMS_KEPT:
+            stems.clear()
+        terms = []
+        for word in found:
+            stem = stems.get(word)
+            if stem is None:
+                stem = stems[word] = stemmer.analyze(word)[0]
+            terms.append(stem)
+        return terms
 
 
 def query_terms(query: str) -> list[str]:

@@ -328,17 +328,21 @@ def field_counts(name: str | None, description: str | None, text: str, member: b
     indexes it: its text in ``context``, and in ``text`` too for a thread member."""
     from collections import Counter
 
-    def counted(value: str | None) -> dict[str, int]:
-        return dict(Counter(analyze(value))) if value else {}
-
-    own = counted(text)  # analysed once, though a thread member's words are in two fields
-    return [counted(name), counted(description), dict(own) if member else {}, own]
+    # Counters as they are (a dict each), and lists rather than generators below: every record
+    # of a bulk remember comes here (38.6 against 62.8 us a record with copies and generators)
+    own = Counter(analyze(text))  # analysed once, though a thread member's words are in two fields
+    return [
+        Counter(analyze(name)) if name else {},
+        Counter(analyze(description)) if description else {},
+        dict(own) if member else {},
+        own,
+    ]
 
 
 def encode_counts(counts: list[dict[str, int]]) -> str:
     """Per-field term counts as text: a line per field of " term:count" pairs (index terms are
     letters and digits), so that a query's few terms are found without parsing the rest."""
-    return "\n".join("".join(f" {term}:{n}" for term, n in found.items()) + " " for found in counts)
+    return "\n".join("".join([f" {term}:{n}" for term, n in found.items()]) + " " for found in counts)
 
 
 def decode_counts(encoded: str, terms: list[str]) -> list[dict[str, int]]:

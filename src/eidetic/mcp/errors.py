@@ -36,14 +36,17 @@ def error_text(error: EideticError) -> str:
     return error.message + (f"\nhint: {error.remediation}" if error.remediation else "")
 
 
-def unknown_arguments(tool: str, given: set[str], schema: dict[str, Any]) -> str | None:
-    """The error text for arguments ``tool`` does not take, or None when there are none."""
+def unknown_arguments(tool: str, given: set[str], schema: dict[str, Any], unlisted: Sequence[str] = ()) -> str | None:
+    """The error text for arguments ``tool`` does not take (``schema``: all it takes, of which
+    its listing leaves out ``unlisted``), or None when there are none."""
     known = list(schema.get("properties", {}))
     unknown = sorted(given - set(known))
     if not unknown:
         return None
     names = ", ".join(repr(name) for name in unknown)
-    return f"unknown argument{'s' if len(unknown) > 1 else ''} {names}\nhint: {tool} takes " + ", ".join(known)
+    listed = ", ".join(name for name in known if name not in unlisted)
+    also = f"; also, unlisted: {', '.join(unlisted)}" if unlisted else ""
+    return f"unknown argument{'s' if len(unknown) > 1 else ''} {names}\nhint: {tool} takes {listed}{also}"
 
 
 def invalid_arguments(errors: Sequence[Mapping[str, Any]], schema: dict[str, Any]) -> str:

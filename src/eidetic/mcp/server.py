@@ -15,6 +15,11 @@ another agent's private memory through its own server). ``sweep`` applies the li
 to the whole store, as the CLI does, but reports only the records the session may see.
 ``remember`` writes where the call says, exactly like ``eidetic remember`` with the session's
 scope as the default, but only into scopes the session may read (``Memory.remember(writer=...)``).
+
+An agent reads the tools' descriptions and schemas on every turn and every answer in full, so
+both are kept short: ``recall`` lists only the options agents need (``for_agents`` in
+:class:`RecallQuery`; the others are still taken by name) and answers with compact hits
+(``compact``) unless the call asks for ``detail: "full"``; every answer is JSON without indentation.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from urllib.parse import quote
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources import ResourceSecurity
+from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as MCPTool
 from pydantic import Field, StrictFloat, ValidationError
 
 from .. import __version__
@@ -39,6 +46,7 @@ from ..query import MODES, RecallQuery, exposed_options
 from ..ranking.access import Access
 from ..records import Scope
 from ..session import Session
+from .compact import compact_recall, listed_schema
 from .errors import error_text, invalid_arguments, unknown_arguments
 
 T = TypeVar("T")
@@ -47,15 +55,59 @@ RECORD_URI = "eidetic://record/{id}"
 RECORDS_URI = "eidetic://records"
 RECORDS_LISTED = 1000  # the records resource is an index for browsing, not an export
 RELEVANCE_FLOOR = "auto"  # the recall tool's default: "nothing relevant" is an answer (the CLI's is off)
+Detail = Literal["compact", "full"]
+TYPES = (  # what an agent should store, by record type (any other type name is taken too)
+    "note (the default), decision (what was chosen and why), lesson (what went wrong or right, and "
+    "what to do next time), user (who the user is, what they prefer), feedback (how the user wants "
+    "the work done, corrections included), project (goals, people, deadlines), reference (where "
+    "something lives: a URL, a dashboard, a file)"
+)
 
-ScopeArg = Annotated[str | None, Field(description="scope name; default: the server's --scope")]
-VisibilityArg = Annotated[
-    Literal["public", "private"] | None,
-    Field(
-        description="public sees public records only; private also sees the server's own scope's "
-        "private records (only when the server runs private); default: the server's"
-    ),
-]
+
+ScopeArg = str | None  # each tool's description of these two states the session's defaults (``_scoped``)
+VisibilityArg = Literal["public", "private"] | None
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _scoped(session: Session, *, writes: bool) -> Callable[[F], F]:
+    """A tool whose ``scope`` and ``visibility`` arguments say this session's defaults (a
+    signature made per session: annotations of a function are fixed where it is written)."""
+
+    def decorate(tool: F) -> F:
+        scope_arg, visibility_arg = _scope_args(session, writes)
+        kinds = {"scope": scope_arg, "visibility": visibility_arg}
+        signature = inspect.signature(tool, eval_str=True)
+        tool.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[p.replace(annotation=kinds.get(p.name, p.annotation)) for p in signature.parameters.values()]
+        )
+        return tool
+
+    return decorate
+
+
+def _scope_args(session: Session, writes: bool) -> tuple[Any, Any]:
+    """The ``scope`` and ``visibility`` arguments, their defaults stated as this session's."""
+    name, visibility = session.scope.name, session.scope.visibility
+    if writes:
+        about_scope = f"scope to write into; default: this session's, {name}"
+        private = (
+            f"private: only {name}/private sessions may read it"
+            if visibility == "private"
+            else f"private is refused (this session is {name}/public)"
+        )
+        about_visibility = f"public: every session may read it; {private}; default: {visibility}"
+    else:
+        about_scope = f"scope to read as; default: this session's, {name}"
+        reach = (
+            f"private also sees {name}'s private records"
+            if visibility == "private"
+            else f"private is refused (this session is {name}/public)"
+        )
+        about_visibility = f"public sees public records only; {reach}; default: {visibility}"
+    return (
+        Annotated[str | None, Field(description=about_scope)],
+        Annotated[Literal["public", "private"] | None, Field(description=about_visibility)],
+    )
 
 
 async def run(session: Session, work: Callable[[], T], failure: type[Exception] = ToolError) -> T:
@@ -82,12 +134,22 @@ class _Server(MCPServer):
     NAME: ``), and arguments a tool does not take refused rather than ignored."""
 
     _schemas: dict[str, dict[str, Any]] | None = None
+    unlisted: dict[str, tuple[str, ...]] = {}  # per tool: arguments it takes but does not list
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, each schema lean and without the arguments it takes but does not list."""
+        return [self._listed(tool) for tool in await super().list_tools()]
+
+    def _listed(self, tool: MCPTool) -> MCPTool:
+        schema = listed_schema(tool.input_schema, self.unlisted.get(tool.name, ()))
+        return tool.model_copy(update={"input_schema": schema})
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        if self._schemas is None:
-            self._schemas = {tool.name: tool.input_schema for tool in await self.list_tools()}
+        if self._schemas is None:  # every argument a tool takes, listed or not
+            self._schemas = {tool.name: tool.input_schema for tool in await super().list_tools()}
         schema = self._schemas.get(name)
-        if schema is not None and (text := unknown_arguments(name, set(arguments), schema)):
+        unlisted = self.unlisted.get(name, ())
+        if schema is not None and (text := unknown_arguments(name, set(arguments), schema, unlisted)):
             raise ToolError(f"Error executing tool {name}: {text}")
         try:
             return await super().call_tool(name, arguments, context)
@@ -102,6 +164,13 @@ async def _warn(ctx: Context, warnings: list[str]) -> None:
     """What the CLI prints on stderr goes to the client's log: degradation is never silent."""
     for message in warnings:
         await ctx.warning(message, logger_name="eidetic")
+
+
+def answer(data: dict[str, Any]) -> CallToolResult:
+    """A tool's answer: the JSON as text without indentation (a model reads every space of it),
+    and the same object as structured content."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 def _record_json(session: Session, rid: str) -> str:
@@ -134,10 +203,12 @@ def _records_json(session: Session) -> str:
     )
 
 
-def _recall_signature() -> inspect.Signature:
-    """The ``recall`` tool's parameters: ``query`` and every exposed :class:`RecallQuery` field,
-    with its help text as the description (a list where the query takes several values)."""
+def _recall_signature(session: Session) -> inspect.Signature:
+    """The ``recall`` tool's parameters: ``query``, every exposed :class:`RecallQuery` field with
+    its help text as the description (a list where the query takes several values), and
+    ``detail``; the fields not for agents come last (taken, not listed)."""
     hints = get_type_hints(RecallQuery)
+    scope_arg, visibility_arg = _scope_args(session, writes=False)
     parameters = [
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context),
         inspect.Parameter(
@@ -146,6 +217,7 @@ def _recall_signature() -> inspect.Signature:
             annotation=Annotated[str, Field(description=_help("text"))],
         ),
     ]
+    unlisted = []
     for option in exposed_options():
         kind: Any = hints[option.name]
         default = option.default
@@ -162,17 +234,35 @@ def _recall_signature() -> inspect.Signature:
         elif get_origin(kind) is tuple:
             kind, default = list[str] | None, None
         description = option.metadata["help"].replace(" (repeatable)", " (a list)")  # the CLI repeats a flag
-        if option.name == "relevance_floor":
-            description = description.replace("(default off)", f"(default {RELEVANCE_FLOOR})")
-        parameters.append(
-            inspect.Parameter(
-                option.name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=default,
-                annotation=Annotated[kind, Field(description=description)],
+        if option.name == "relevance_floor":  # the CLI's text explains the scale; an agent needs the choice
+            description = (
+                f"{RELEVANCE_FLOOR} (default): no hits unless one is truly relevant; off: the top k whatever "
+                "they are; a number: another line (1 = auto, higher is stricter)"
             )
+        annotation: Any = Annotated[kind, Field(description=description)]
+        if option.name in ("scope", "visibility"):  # the session's defaults, not the CLI's
+            annotation = scope_arg if option.name == "scope" else visibility_arg
+        parameter = inspect.Parameter(
+            option.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
         )
-    return inspect.Signature(parameters, return_annotation=dict[str, Any])
+        if option.metadata["for_agents"]:
+            parameters.append(parameter)
+        else:
+            unlisted.append(parameter)
+    detail = Annotated[
+        Detail,
+        Field(
+            description="compact: id, text, type, created, scope, score and the fields that are set; full: "
+            "every field, as `eidetic recall --json`"
+        ),
+    ]
+    parameters.append(inspect.Parameter("detail", inspect.Parameter.KEYWORD_ONLY, default="compact", annotation=detail))
+    return inspect.Signature(parameters + unlisted, return_annotation=CallToolResult)
+
+
+def unlisted_options() -> tuple[str, ...]:
+    """The recall options the tool takes but does not list (``for_agents=False``)."""
+    return tuple(option.name for option in exposed_options() if not option.metadata["for_agents"])
 
 
 def _help(name: str) -> str:
@@ -188,8 +278,9 @@ def build_server(session: Session) -> MCPServer:
         log_level="WARNING",
         instructions=f"eidetic memory store. This session's scope is {scope}: recall and overview "
         f"see public records and, when the scope is private, its own private records. "
-        f"Remember what is worth keeping; recall before answering from memory.",
+        f"Recall before answering from memory or redoing past work; remember what is worth keeping.",
     )
+    server.unlisted = {"recall": unlisted_options()}
     _add_memory_tools(server, session)
     _add_maintenance_tools(server, session)
     _add_resources(server, session)
@@ -199,7 +290,16 @@ def build_server(session: Session) -> MCPServer:
 def _add_memory_tools(server: MCPServer, session: Session) -> None:
     """``remember`` and ``recall``."""
 
-    @server.tool()
+    @server.tool(
+        description="Store what should outlive this conversation: a decision and its reason, a lesson "
+        "learnt, the user's preferences and corrections, a fact about the project, where something "
+        "lives. One self-contained statement per record, in plain words, with the names and dates "
+        "that make it clear later; not what the code or its history already says, never a secret. "
+        f"Types: {TYPES}. Remembering a text again changes nothing; to replace a record, give the new "
+        'one "supersedes": the old id. Answers with each record\'s id and status (new, updated, '
+        "unchanged, duplicate, similar)."
+    )
+    @_scoped(session, writes=True)
     async def remember(
         ctx: Context,
         records: Annotated[
@@ -228,11 +328,7 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
                 "shared; set it only when the user asked for exactly that"
             ),
         ] = False,
-    ) -> dict[str, Any]:
-        """Store records (an idempotent upsert by id). Returns {"upserted", "ids", "duplicates",
-        "items": [{"id", "status": new|updated|unchanged|duplicate|similar, "duplicate_of"?,
-        "similar_to"?: [{"id", "score", "rule"}], "shadowed"?, "backend", "store", "path"}]}, as
-        `eidetic remember --json`."""
+    ) -> CallToolResult:
         batch = records if isinstance(records, list) else [records]
         result = await run(
             session,
@@ -247,12 +343,9 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
             ),
         )
         await _warn(ctx, result.warnings)
-        return result.to_dict()
+        return answer(result.to_dict())
 
-    async def recall(ctx: Context, query: str, **options: Any) -> dict[str, Any]:
-        """Find records verbatim, by keyword or by meaning, ranked by relevance and freshness, plus
-        the records linked to the hits. Returns the JSON of `eidetic recall --json`."""
-
+    async def recall(ctx: Context, query: str, detail: Detail = "compact", **options: Any) -> CallToolResult:
         def work() -> Any:
             wanted = session.read_scope(options.pop("scope", None), options.pop("visibility", None))
             return session.memory.recall(
@@ -263,33 +356,46 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
 
         result = await run(session, work)
         await _warn(ctx, result.warnings)
-        return result.to_dict()
+        return answer(result.to_dict() if detail == "full" else compact_recall(result))
 
-    recall.__signature__ = _recall_signature()  # type: ignore[attr-defined]  # the query's fields
-    server.tool()(recall)
+    recall.__signature__ = _recall_signature(session)  # type: ignore[attr-defined]  # the query's fields
+    server.tool(
+        description="Search memory before answering from it or redoing past work: by meaning and words "
+        "(mode hybrid, the default), verbatim (exact) or by words only (keyword); records linked to "
+        "the hits come along (tier traversal). Each hit: id, text, type, created, scope, score and "
+        'the fields that are set; detail "full" gives every field. Empty items with below_floor: '
+        "nothing stored is relevant. Also takes, unlisted, the other options of `eidetic recall` by "
+        "name: " + ", ".join(unlisted_options()) + "."
+    )(recall)
 
 
 def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
     """``sweep`` and ``overview``."""
 
-    @server.tool()
+    @server.tool(
+        description="Apply the lifecycle rules to the whole store: shadow superseded records, archive "
+        "stale ones (never deletes). Use it when asked to tidy memory; dry_run shows what would change. "
+        "Lists only records this session may see."
+    )
     async def sweep(
         dry_run: Annotated[bool, Field(description="report what would change, write nothing")] = False,
-    ) -> dict[str, Any]:
-        """Apply the lifecycle rules (shadow superseded records, archive stale ones; never deletes).
-        Returns the JSON of `eidetic sweep --json`, listing only records this session may see."""
-        return await run(session, lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run).to_dict())
+    ) -> CallToolResult:
+        return answer(
+            await run(session, lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run).to_dict())
+        )
 
-    @server.tool()
-    async def overview(scope: ScopeArg = None, visibility: VisibilityArg = None) -> dict[str, Any]:
-        """Counts per store, scope and lifecycle, contributors, links, index and embedder state.
-        Returns the JSON of `eidetic overview --json`; others' private scopes are not even counted."""
-
+    @server.tool(
+        description="What the store holds: counts per store, scope and lifecycle, contributors, "
+        "links, index and embedder state. Use it to learn what memory exists before browsing it; "
+        "others' private scopes are not even counted."
+    )
+    @_scoped(session, writes=False)
+    async def overview(scope: ScopeArg = None, visibility: VisibilityArg = None) -> CallToolResult:
         def work() -> dict[str, Any]:
             access = Access(session.read_scope(scope, visibility), include_shadowed=True, include_archived=True)
             return {"stores": [store.to_dict() for store in session.memory.overview(access)]}
 
-        return await run(session, work)
+        return answer(await run(session, work))
 
 
 def _add_resources(server: MCPServer, session: Session) -> None:

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..credentials import Screen
 from ..embed.cache import VectorCache
 from ..errors import unknown_backend, user_error
 from ..listing import ListQuery
@@ -32,32 +32,33 @@ from ..progress import Progress
 from ..query import RecallQuery
 from ..ranking import fields
 from ..ranking.access import Access
-from ..ranking.similar import SIMILAR_COSINE
-from ..records import Record
-from ..results import (
-    ConsolidateReport,
-    DoctorReport,
-    ListResult,
-    RecallResult,
-    RecordView,
-    RememberResult,
-    StoreOverview,
-    SweepReport,
-)
 from ..settings import Settings
 from ..stores.backends import BACKENDS, NAMES, SERVERS
-from ..stores.base import RecordStore
 from ..timeutil import now_utc
 from ..usage import UsageState
-from . import editing, health, thread_view
-from .browse import Browse
-from .consolidation import ConsolidateOptions, Consolidation
-from .curation import Curation
 from .embedding import Embedding
 from .recall import Recall
-from .similar import checked
 from .stores import StoreSet
-from .writes import NdjsonLines, Writes, labelled, ndjson_items, validate
+
+if TYPE_CHECKING:  # the parts a recall never uses are imported when first used (a new process
+    # that only recalls imports ~20 modules fewer: docs/benchmarks.md, issue 32)
+    from ..records import Record
+    from ..results import (
+        ConsolidateReport,
+        DoctorReport,
+        ListResult,
+        RecallResult,
+        RecordView,
+        RememberResult,
+        StoreOverview,
+        SweepReport,
+    )
+    from ..stores.base import RecordStore
+    from .browse import Browse
+    from .consolidation import Consolidation
+    from .curation import Curation
+    from .thread_view import ThreadView
+    from .writes import NdjsonLines, Writes
 
 __all__ = ["Memory"]
 Usage = tuple[float, "str | None"]
@@ -100,10 +101,31 @@ class Memory:
             VectorCache(self.settings.cache_dir / "vectors.sqlite"), self.settings, self.progress
         )
         self._recall = Recall(self._stores, self._embedding)
-        self._writes = Writes(self._stores, self._embedding)
-        self._curation = Curation(self._stores, self._writes)
-        self._browse = Browse(self._stores, self._curation)
-        self._consolidation = Consolidation(self._stores, self._embedding)
+
+    # the parts besides recall, made when first used
+    @cached_property
+    def _writes(self) -> Writes:
+        from .writes import Writes
+
+        return Writes(self._stores, self._embedding)
+
+    @cached_property
+    def _curation(self) -> Curation:
+        from .curation import Curation
+
+        return Curation(self._stores, self._writes)
+
+    @cached_property
+    def _browse(self) -> Browse:
+        from .browse import Browse
+
+        return Browse(self._stores, self._curation)
+
+    @cached_property
+    def _consolidation(self) -> Consolidation:
+        from .consolidation import Consolidation
+
+        return Consolidation(self._stores, self._embedding)
 
     @classmethod
     def open(
@@ -195,18 +217,33 @@ class Memory:
         scope: ``write`` it anyway, ``skip`` it, or write it to ``supersede`` the closest. A public
         record that holds a credential (an API key, a token, a private key, a password) refuses the
         batch unless ``allow_secrets``; a private one is written with a warning (``credentials``)."""
+        from ..credentials import Screen
+        from .similar import checked
+        from .writes import NdjsonLines, labelled, validate
+
         on_similar = checked(on_similar)
         items = records.lines if isinstance(records, NdjsonLines) else labelled(records)
         default_scope = self.access(scope, visibility).scope
         screen = Screen(allow_secrets)
         batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes, screen)
+        from . import record_types
+
+        typos = [
+            message
+            for scope in {record.scope for record, _ in batch}
+            for message in record_types.warnings(
+                self._stores, (record.type for record, _ in batch if record.scope == scope), Access(scope), new=True
+            )
+        ]
         result = self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar, writer=writer)
-        result.warnings[:0] = screen.warnings()
+        result.warnings[:0] = [*screen.warnings(), *typos]
         return result
 
     def remember_ndjson(self, lines: Iterable[str], **options: Any) -> RememberResult:
         """NDJSON input, with ``remember``'s options: every line is parsed and validated before
         anything is written."""
+        from .writes import NdjsonLines, ndjson_items
+
         return self.remember(NdjsonLines(ndjson_items(lines)), **options)
 
     def restore(self, items: Iterable[tuple[Record, Usage | None]]) -> dict[str, int]:
@@ -223,7 +260,10 @@ class Memory:
             query = RecallQuery(query, **options)
         elif options:
             raise TypeError("give options in the RecallQuery, not beside it")
-        return self._recall.run(query.with_access_defaults(self.settings))
+        query = query.with_access_defaults(self.settings)
+        result = self._recall.run(query)
+        result.warnings += self.type_warnings(query.types, query.access())
+        return result
 
     # -- browsing and editing (never counted as recalls) -----------------------------------
 
@@ -237,20 +277,30 @@ class Memory:
             raise TypeError("give options in the ListQuery, not beside it")
         return self._browse.listing(query.with_access_defaults(self.settings))
 
+    def type_warnings(self, types: Iterable[str], access: Access) -> list[str]:
+        """A warning for each type of a filter that no record ``access`` may see has (a typo such
+        as ``decisoin``, or ``decisions``), naming the close ones and the known types."""
+        from . import record_types
+
+        return record_types.warnings(self._stores, types, access, new=False)
+
     def show(self, rid: str, *, scope: str | None = None, visibility: str | None = None) -> RecordView:
         """One record with its usage, where it lives and its connections both ways; a missing
         and an out-of-scope id give the same error."""
         return self._browse.show(rid, self.access(scope, visibility))
 
     def thread(
-        self, rid: str, *, scope: str | None = None, visibility: str | None = None, span: int = thread_view.SPAN
-    ) -> thread_view.ThreadView | None:
+        self, rid: str, *, scope: str | None = None, visibility: str | None = None, span: int = 3
+    ) -> ThreadView | None:
         """The record's conversation around it: up to ``span`` members of its thread before and
         after it that the caller may read (None when it is in no thread; a missing and an
-        out-of-scope id give the same error as ``show``). Not a recall."""
+        out-of-scope id give the same error as ``show``). Three a side: a question, its answer
+        and the turn after. Not a recall."""
+        from .thread_view import thread_view
+
         access = self.access(scope, visibility)
         _, item = self._curation.visible(rid, access)
-        return thread_view.thread_view(self._stores.synced(), item.record, access, span)
+        return thread_view(self._stores.synced(), item.record, access, span)
 
     def save_edit(
         self,
@@ -265,6 +315,10 @@ class Memory:
         """Save an edit of ``original`` (``text``: the markdown file of
         :func:`~eidetic.memory.editing.edit_text`, changed): checked as remember checks input
         (credentials too), written only if the record is still stored as ``original`` was."""
+        from ..credentials import Screen
+        from . import editing
+        from .writes import validate
+
         access = self.access(scope, visibility)
         raw = editing.edited_input(text, original)
         screen = Screen(allow_secrets)
@@ -324,6 +378,9 @@ class Memory:
         settings' scope), each with its proposed survivor (``keep``: "recent" or "recalled");
         a dry run unless ``apply``. ``survivor``: only the cluster formed around that id, whose
         text becomes ``text`` when given. ``eidetic explain consolidate`` has the rules."""
+        from ..ranking.similar import SIMILAR_COSINE
+        from .consolidation import ConsolidateOptions
+
         options = ConsolidateOptions(keep, SIMILAR_COSINE if threshold is None else threshold, survivor, text, apply)
         return self._consolidation.run(access or self.access(), options, now)
 
@@ -354,10 +411,14 @@ class Memory:
     def overview(self, access: Access) -> list[StoreOverview]:
         """Per store: what ``access`` may see by scope and lifecycle; others' private scopes
         are not even counted."""
+        from . import health
+
         return health.overview(self._stores, health.every_state(access))
 
     def doctor(self, access: Access | None = None) -> DoctorReport:
         """Health checks, naming only what ``access`` may see."""
+        from . import health
+
         return health.doctor(self._stores, health.every_state(access or self.access()))
 
     def audit(
@@ -369,10 +430,14 @@ class Memory:
         now: datetime | None = None,
     ) -> dict[str, Any]:
         """Grade every record ``access`` may see: fresh, stale or dead-reference."""
+        from . import health
+
         return health.audit(self._stores, access, stale_months, repo_root, now)
 
     def index_status(self, access: Access | None = None) -> list[dict[str, Any]]:
         """Each store's index state, as ``access`` may see it."""
+        from . import health
+
         return health.index_status(self._stores, health.every_state(access or self.access()))
 
     def refresh_index(self) -> None:

@@ -8,15 +8,19 @@ from datetime import datetime
 from typing import Any
 
 from .. import lifecycle
-from ..errors import user_error
+from ..errors import did_you_mean, user_error
+from ..listing import Order
 from ..ranking.access import Access
-from ..records import Scope
+from ..ranking.filters import Filters
+from ..records import LIFECYCLES, Scope
 from ..results import SweepReport
 from ..stores.base import IndexedRecord, RecordStore
 from ..timeutil import format_ts, now_utc
 from . import folding
 from .stores import StoreSet
 from .writes import Writes
+
+SUGGEST_IDS = 20_000  # the most ids a mistyped one is matched against (~0.4 s here; docs/benchmarks.md)
 
 
 class Curation:
@@ -28,11 +32,27 @@ class Curation:
         """The record ``rid`` if ``access`` may see it (the first such copy, by precedence)."""
         found = self.stores.locate([rid], synced=True, access=access).get(rid)
         if found is None:
+            near = did_you_mean(rid, self.ids(access))
             raise user_error(
                 f"no record {rid!r} in reach of scope {access.scope.name}/{access.scope.visibility}",
-                "check the id; a private record is in reach only of its own scope, with visibility private",
+                f"{near + ' ' if near else 'check the id; '}a private record is in reach only of the scope "
+                "it was remembered in, asked with visibility private (--scope NAME --visibility private)",
             )
         return found
+
+    def ids(self, access: Access) -> list[str]:
+        """Every id ``access`` may see, in any lifecycle: what a mistyped id is matched against
+        (none past ``SUGGEST_IDS`` records: the matching would take longer than the answer is worth)."""
+        everything = Access(access.scope, states=LIFECYCLES)
+        ids: list[str] = []
+        counted = 0
+        for store in self.stores.synced():
+            rows, total = store.listing(everything, Filters(), Order("name", False), SUGGEST_IDS)
+            counted += total
+            if counted > SUGGEST_IDS:
+                return []
+            ids += [rid for _, rid, _ in rows]
+        return ids
 
     def set_lifecycle(self, rid: str, state: str, access: Access, now: datetime | None = None) -> dict[str, Any]:
         """Archive (``forget``) or restore one record, the change dated ``now`` (default: now)

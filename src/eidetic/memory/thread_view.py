@@ -15,8 +15,6 @@ from ..stores.base import RecordStore
 from ..timeutil import to_epoch
 from .stores import records_of
 
-SPAN = 3  # members shown on each side: a question, its answer and the turn that follows
-
 
 @dataclass(frozen=True)
 class ThreadView:
@@ -29,7 +27,7 @@ class ThreadView:
     after: list[Record] = field(default_factory=list)
 
 
-def thread_view(stores: list[RecordStore], record: Record, access: Access, span: int = SPAN) -> ThreadView | None:
+def thread_view(stores: list[RecordStore], record: Record, access: Access, span: int) -> ThreadView | None:
     """``record``'s neighbours in its thread (``stores``: synced, in precedence order), or None
     when its metadata names no thread. The record may be archived or shadowed: its place is
     computed from its own fields, as the index computes a member's."""

@@ -243,18 +243,27 @@ class Writes:
         self._apply_shadowing(final, stamp)
         written = _persist(final, existing)
         _settle(entries, final, written)
-        return RememberResult(ids, duplicates, len(written), items=self._placed(entries))
+        return RememberResult(ids, duplicates, len(written), items=self._placed(entries, final, existing, written))
 
-    def _placed(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _placed(
+        self, entries: list[dict[str, Any]], final: Final, existing: Located, written: dict[str, str | None]
+    ) -> list[dict[str, Any]]:
         """Each entry with where its record lives (a duplicate, or a near-duplicate left out:
         where the record it repeats lives): the store (a folder, a database file, a server
-        without its password), its backend, and on the files backend the record's file."""
-        located = self.stores.locate((_placed_as(e) for e in entries), synced=False)
+        without its password), its backend, and on the files backend the record's file. What
+        was just written, or found unchanged, is known; only the records repeated are looked up."""
+        known: dict[str, tuple[RecordStore, str | None]] = {rid: (final[rid][0], path) for rid, path in written.items()}
+        known.update((rid, (store, store.file_of(item))) for rid, (store, item) in existing.items() if rid not in known)
+        wanted = [_placed_as(entry) for entry in entries if _placed_as(entry) not in known]
+        known.update(
+            (rid, (store, store.file_of(item)))
+            for rid, (store, item) in self.stores.locate(wanted, synced=False).items()
+        )
         for entry in entries:
-            found = located.get(_placed_as(entry))
+            found = known.get(_placed_as(entry))
             if found is not None:
-                store, item = found
-                entry.update(backend=store.backend, store=store.location, path=store.file_of(item))
+                store, path = found
+                entry.update(backend=store.backend, store=store.location, path=path)
         return entries
 
     def _hash_owners(self, hashes: Iterable[str]) -> dict[str, list[tuple[str, Scope]]]:
@@ -381,7 +390,7 @@ def _check_unchanged(expected: Record, existing: Located) -> None:
         )
 
 
-def _settle(entries: list[dict[str, Any]], final: Final, written: set[str]) -> None:
+def _settle(entries: list[dict[str, Any]], final: Final, written: dict[str, str | None]) -> None:
     """Once written: an update that changed nothing is ``unchanged``, and a record that shadowed
     the one it supersedes (of its own scope) says so."""
     for entry in entries:
@@ -431,8 +440,9 @@ def _scope_conflict(record: Record, held: Scope, writer: Access | None) -> Eidet
     )
 
 
-def _persist(final: Final, existing: Located) -> set[str]:
-    """Write what changed, one atomic write per store; returns the ids written."""
+def _persist(final: Final, existing: Located) -> dict[str, str | None]:
+    """Write what changed, one atomic write per store; returns the ids written, with each one's
+    file (``RecordStore.write``)."""
     by_store: dict[str, tuple[RecordStore, list[tuple[IndexedRecord | None, Record]]]] = {}
     for rid, (store, item, record) in final.items():
         if item is not None and rid in existing:
@@ -446,6 +456,7 @@ def _persist(final: Final, existing: Located) -> set[str]:
             ):
                 continue  # unchanged: writing would only churn mtimes and git
         by_store.setdefault(store.key, (store, []))[1].append((item, record))
+    written: dict[str, str | None] = {}
     for store, items in by_store.values():
-        store.write(items)
-    return {record.id for _, items in by_store.values() for _, record in items}
+        written.update(store.write(items))
+    return written

@@ -28,8 +28,24 @@ class Backend(NamedTuple):  # not a dataclass: that module and what it imports c
     setting: str | None = None  # the ``Settings`` field naming that place when no flag does (files: a plan)
     default: str | None = None  # where its store is when neither names it (``~`` is the home folder)
     extra: str | None = None  # the pip extra its driver comes in (``eidetic[postgres]``)
-    server_hint: str | None = None  # how a user names its server when none is set
     fixture: str | None = None  # the tests' fixture that starts a real server for it
+    env: str | None = None  # the environment variable of ``setting``
+    place: str = ""  # what its flag names, in the CLI's help ("the database file")
+    example: str | None = None  # a server's address as a user would write it (None: not a server)
+    metavar: str | None = None  # how the CLI's help names the flag's value (None: its name)
+
+    @property
+    def help(self) -> str:
+        """The help of its flag: what it names, where it is when no flag names it, an example."""
+        unset = f"{self.env}, else {self.default}" if self.default else self.env
+        return f"{self.name} backend: {self.place} (default: {unset})" + (
+            f", e.g. {self.example}" if self.example else ""
+        )
+
+    @property
+    def server_hint(self) -> str | None:
+        """How a user names its server when none is set (None: it needs none)."""
+        return f"set {self.env} or pass {self.flag}, e.g. {self.example}" if self.example else None
 
     @property
     def option(self) -> str:
@@ -53,7 +69,14 @@ BACKENDS: dict[str, Backend] = {
     for backend in (
         Backend("files", "--memory-dir", "eidetic.stores.files.store:open_store"),
         Backend(
-            "sqlite", "--db", "eidetic.stores.sqlite:open_store", "sqlite_path", default="~/.eidetic/memory.sqlite"
+            "sqlite",
+            "--db",
+            "eidetic.stores.sqlite:open_store",
+            "sqlite_path",
+            default="~/.eidetic/memory.sqlite",
+            env="EIDETIC_SQLITE_PATH",
+            place="the database file",
+            metavar="PATH",
         ),
         Backend(
             "postgres",
@@ -61,8 +84,10 @@ BACKENDS: dict[str, Backend] = {
             "eidetic.stores.postgres.store:open_store",
             "pg_dsn",
             extra="postgres",
-            server_hint="set EIDETIC_PG_DSN or pass --dsn, e.g. postgresql://eidetic@db.internal/eidetic",
             fixture="postgres_dsn",
+            env="EIDETIC_PG_DSN",
+            place="the server",
+            example="postgresql://eidetic@db.internal/eidetic",
         ),
         Backend(
             "neo4j",
@@ -70,8 +95,10 @@ BACKENDS: dict[str, Backend] = {
             "eidetic.stores.graph.store:open_store",
             "neo4j_uri",
             extra="neo4j",
-            server_hint="set EIDETIC_NEO4J_URI or pass --uri, e.g. bolt://graph.internal:7687/eidetic",
             fixture="graph_server",
+            env="EIDETIC_NEO4J_URI",
+            place="the graph server",
+            example="bolt://graph.internal:7687/eidetic",
         ),
     )
 }

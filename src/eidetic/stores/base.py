@@ -66,9 +66,11 @@ class RecordStore(Protocol):
     def current(self, item: IndexedRecord) -> Record:
         """The record as stored right now (a hand edit may be newer than the index)."""
 
-    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> dict[str, str | None]:
         """Insert or replace records atomically: all of them or none. ``IndexedRecord`` is the
-        stored copy being replaced (None for a new id). Called with :meth:`lock` held."""
+        stored copy being replaced (None for a new id). Called with :meth:`lock` held. Returns
+        each written id's file, as :meth:`file_of` names it (None where the store has no
+        files): the answer to a remember says where each record lives without reading it back."""
 
     def delete(self, item: IndexedRecord) -> None:
         """Remove one record for good, with its index entries (``forget --purge``)."""

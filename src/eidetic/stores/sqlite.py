@@ -74,8 +74,9 @@ class SqliteStore(IndexedStore):
     def current(self, item: IndexedRecord) -> Record:
         return item.record
 
-    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> dict[str, str | None]:
         self.index.put([(old.doc if old is not None else None, record) for old, record in items])
+        return dict.fromkeys((record.id for _, record in items), None)
 
     def delete(self, item: IndexedRecord) -> None:
         self.index.drop_doc(item.doc)

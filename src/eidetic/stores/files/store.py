@@ -72,7 +72,7 @@ class MarkdownStore(IndexedStore):
         except (OSError, ValueError, UnicodeDecodeError):
             return item.record
 
-    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> dict[str, str | None]:
         """Each record to its file (new ids to a fresh path from the layout), files and index
         written together. What the layout adds (MEMORY.md) is written first in the same batch,
         so running a killed batch again completes both."""
@@ -86,6 +86,7 @@ class MarkdownStore(IndexedStore):
             return self.folder.write_many(files)
 
         self.index.apply_writes(placed, write_files)
+        return {record.id: str(self.root / rel) for rel, record in placed}
 
     def delete(self, item: IndexedRecord) -> None:
         assert item.path is not None

@@ -88,13 +88,14 @@ class GraphStore(IndexedStore):
     def current(self, item: IndexedRecord) -> Record:
         return item.record
 
-    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> dict[str, str | None]:
         """One transaction for the batch (the last copy of an id wins), then the derived copy."""
         records = list({record.id: record for _, record in items}.values())
         if not records:
-            return
+            return {}
         self._schema.ensure()
         self.index.written(lambda: self._connection.transaction(lambda tx: writes.put(tx, records)), records)
+        return dict.fromkeys((record.id for record in records), None)
 
     def delete(self, item: IndexedRecord) -> None:
         """Purge one record: its node (a stub stays while others link to it) and its copy."""

@@ -94,13 +94,14 @@ class PostgresStore:
         return found.record if found is not None else item.record
 
     @guarded
-    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> None:
+    def write(self, items: Sequence[tuple[IndexedRecord | None, Record]]) -> dict[str, str | None]:
         """Upsert in one transaction (``Writer.write``); the last copy of an id wins."""
         records = list({record.id: record for _, record in items}.values())
         if not records:
-            return
+            return {}
         self._schema.ensure(create=True)
         self._writer.write(records)
+        return dict.fromkeys((record.id for record in records), None)
 
     @guarded
     def delete(self, item: IndexedRecord) -> None:
