@@ -10,8 +10,9 @@ The store is built once (``remember --no-embed``, vectors planted as in ``speed.
 ten links to the one before it, so record pages have links both ways), then opened the way
 ``eidetic serve`` opens it: one ``Memory`` behind one session. Each page is asked for in-process
 (Starlette's test client: the app's whole request handling and rendering, no network), with a
-different query or record on each request, after a warm-up request per page (for the overview,
-until its first report is made: a running server's page is measured, not its first seconds).
+different query or record on each request, after a warm-up request per page (for the overview
+and the home page, until its first report is made: a running server's page is measured, not its
+first seconds).
 ``--served N`` first has the server answer N keyword searches of other words, as a server in
 use has (the postgres backend keeps common terms' postings between searches). The target is a
 p50 of at most 100 ms per page at 100k records; the results go to
@@ -74,6 +75,7 @@ def pages(chunk: list[dict], count: int) -> dict[str, list[str]]:
     ids = [quote(chunk[rng.randrange(len(chunk))]["id"]) for _ in range(count)]
     types = ["lesson", "decision", "note", "reference"]
     return {
+        "home": ["/"] * count,
         "search keyword": [f"/?q={quote(q)}&mode=keyword" for q in words],
         "search hybrid": [f"/?q={quote(q)}&mode=hybrid" for q in other],
         "search exact": [f"/?q={quote(q)}&mode=exact" for q in exact],
@@ -103,7 +105,7 @@ def measure(urls: dict[str, list[str]], served: list[str]) -> dict[str, dict[str
             client.get(url)
         for page, batch in urls.items():
             # warm: indexes opened, model loaded, templates compiled, the overview's report made
-            while 'http-equiv="refresh"' in client.get(batch[0]).text:
+            while any(counting in client.get(batch[0]).text for counting in ('http-equiv="refresh"', "Counting…")):
                 time.sleep(0.5)
             spent = []
             for url in batch:

@@ -4,7 +4,11 @@ path; and a token of only spaces, wherever it is read, is no token."""
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 import socket
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,3 +215,51 @@ def test_the_app_beyond_loopback_refuses_a_blank_token(store, monkeypatch):
 )
 def test_a_location_is_always_a_path_here(location, expected):
     assert on_this_server(location) == expected
+
+
+def test_the_default_port_is_stable_and_a_taken_port_is_said_with_a_hint(cli, env: Path):
+    """``eidetic serve`` listens on the same port every start (a bookmark and an agent's MCP
+    address keep working); when something else holds it, it says so and how to go on, instead of
+    moving elsewhere."""
+    from eidetic.cli.serve import DEFAULT_PORT
+
+    holders = []
+    for port in (DEFAULT_PORT, 0):
+        holder = socket.socket()
+        with contextlib.suppress(OSError):  # the default port held by another program already: the same case
+            holder.bind(("127.0.0.1", port))
+            holder.listen(1)
+        holders.append(holder)
+    try:
+        taken = holders[1].getsockname()[1]
+        for args, port in (((), DEFAULT_PORT), (("--port", str(taken)), taken)):
+            refused = cli("serve", *args)
+            assert refused.code != 0 and "Traceback" not in refused.err, refused.err
+            assert f"port {port} on 127.0.0.1 is taken" in refused.err, refused.err
+            assert "--port 0" in refused.err and f"--port {port + 1}" in refused.err  # the hint: how to go on
+    finally:
+        for holder in holders:
+            holder.close()
+
+
+def test_open_starts_the_browser_on_the_address_it_printed(served_env, tmp_path: Path):
+    """``--open`` hands the printed address to the person's browser (``BROWSER``, as the
+    ``webbrowser`` module reads it), once the server listens: the browser's request is answered."""
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.py"
+    browser.write_text(
+        "import os, sys, urllib.request\n"
+        "url = sys.argv[1]\n"
+        "page = urllib.request.urlopen(url, timeout=30).read().decode()\n"
+        f"open({str(opened)!r} + '.part', 'w').write(url + '\\n' + str('id=\"home\"' in page))\n"
+        f"os.replace({str(opened)!r} + '.part', {str(opened)!r})\n"
+    )
+    served = serve({**served_env, "BROWSER": f"{shlex.quote(sys.executable)} {shlex.quote(str(browser))} %s"}, "--open")
+    try:
+        deadline = time.monotonic() + 60
+        while not opened.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        url, home = opened.read_text().splitlines()
+        assert url == served.lines[0].rstrip("\n").rsplit(" at ", 1)[1] and home == "True"
+    finally:
+        served.stop()

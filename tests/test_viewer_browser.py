@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -32,7 +32,8 @@ from serve_process import Served, seed, serve, store_env
 
 pytestmark = pytest.mark.server  # a headless Chromium
 
-WINDOW = (1200, 800)  # screenshots stay small
+WINDOW = (1280, 800)  # a laptop's screen; screenshots stay small
+PHONE = (390, 844)  # a phone's screen (CSS pixels)
 WAIT = 20  # seconds, for an element to appear: a wait ends as soon as it does
 
 TEAM, TEAM_PRIVATE = {"name": "team", "visibility": "public"}, {"name": "team", "visibility": "private"}
@@ -64,11 +65,32 @@ RECORDS = [
     {"id": "printer", "text": "The old printer is on floor 3.", "scope": TEAM},
     {"id": "alice-diary", "text": "Alice's kumquat jam needs saffron.", "scope": ALICE_PRIVATE},
     {"id": "alice-plan", "text": "Alice plans the kumquat harvest.", "scope": ALICE_PRIVATE, "links": ["deploy-day"]},
+    *[
+        {
+            "id": f"lunch-{i}",
+            "text": text,
+            "type": "chat",
+            "scope": TEAM,
+            "metadata": {"thread": "lunch"},
+            "created": f"2026-03-02T12:0{i}:00Z",
+        }
+        for i, text in enumerate(
+            ["Where shall we eat on Friday?", "The noodle bar on Elm street.", "Booked for noon, six of us."], 1
+        )
+    ],
+    {
+        "id": "alice-lunch",  # her aside, between two team turns: never shown to the team
+        "text": "Alice skips lunch for the harvest.",
+        "type": "chat",
+        "scope": ALICE_PRIVATE,
+        "metadata": {"thread": "lunch"},
+        "created": "2026-03-02T12:02:30Z",
+    },
 ]
 # Anything of alice's private records. alice-plan links to deploy-day: its id would show only if
 # the links in leaked; alice-diary is named by deploy-day's own links, so its record page and edit
 # form show that name, as that record's author wrote it (and as for a missing id).
-NEVER_SENT = ("alice-diary", "alice-plan", "saffron", "harvest", "Alice")
+NEVER_SENT = ("alice-diary", "alice-plan", "alice-lunch", "saffron", "harvest", "Alice")
 
 
 def chromium_paths() -> tuple[str, str]:
@@ -206,6 +228,13 @@ class Page:
         if folder := os.environ.get("EIDETIC_SCREENSHOTS"):
             Path(folder).mkdir(parents=True, exist_ok=True)
             assert self.driver.save_screenshot(str(Path(folder) / f"{name}.png"))
+
+    def fits(self) -> None:
+        """The page is no wider than the window: nothing to scroll sideways."""
+        wide, window = self.driver.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert wide <= window, (self.driver.current_url, wide, window)
 
     def never_sent_alices_records(self, *shown: str) -> None:
         """Nothing of alice's private records in what the browser was sent, but the words
@@ -413,3 +442,71 @@ def test_reading_works_with_javascript_off(no_script):
     no_script.follow('#results li.hit[data-id="deploy-day"] a.id', "deploy-day")
     no_script.follow('#links-out a[href$="/record?id=standup"]', "standup")
     no_script.never_sent_alices_records()
+
+
+def test_the_viewer_opens_on_a_place_to_start(browser):
+    browser.open("/")
+    home = browser.find("#home")
+    assert [li.get_attribute("data-id") for li in home.find_elements(By.CSS_SELECTOR, "#home-recent li[data-id]")]
+    counts = browser.find("#home-counts").text
+    assert "chat" in counts and "team/private" in counts and "alice" not in counts
+    assert browser.find("#home-never li[data-id]")
+    browser.shot("home")
+    browser.never_sent_alices_records()
+    # a type is picked from a list; before any words, the home page offers to browse them
+    form = browser.find("form#search")
+    form.find_element(By.CSS_SELECTOR, "details.more summary").click()
+    types = [o.get_attribute("value") for o in form.find_elements(By.CSS_SELECTOR, "select[name=types] option")]
+    assert {"chat", "decision", "note"} <= set(types) and "" in types
+    browser.changes(lambda: choose(form, "types", "chat"), "#results")
+    browser.find("#results a#browse-picked").click()
+    rows = browser.until(lambda: browser.all("table#records tr.record"), "the chat records")
+    assert {row.get_attribute("data-id") for row in rows} == {"lunch-1", "lunch-2", "lunch-3"}
+    assert browser.search("noodle", mode="keyword")[:1] == ["lunch-2"]  # then its neighbours, by context
+
+
+def test_a_chat_turn_is_shown_among_its_neighbours(browser):
+    browser.search("noodle bar", mode="keyword")
+    page = browser.follow('#results li.hit[data-id="lunch-2"] a.id', "lunch-2")
+    turns = page.find_elements(By.CSS_SELECTOR, "#thread li.turn")
+    assert [li.get_attribute("data-id") for li in turns] == ["lunch-1", "lunch-2", "lunch-3"]
+    assert "current" in turns[1].get_attribute("class")
+    browser.driver.execute_script("document.querySelector('#thread').scrollIntoView()")
+    browser.shot("thread")
+    browser.never_sent_alices_records()
+    browser.follow('#thread li.turn[data-id="lunch-3"] a.id', "lunch-3")
+
+
+@pytest.mark.parametrize("size", [PHONE, WINDOW], ids=["phone", "laptop"])
+def test_every_page_fits_a_phone_and_a_laptop_without_scrolling_sideways(browser, size):
+    browser.driver.set_window_size(*size)
+    try:
+        browser.until(
+            lambda: abs(browser.driver.execute_script("return window.innerWidth") - size[0]) <= 16, "the window resized"
+        )
+        phone = size == PHONE
+        for path, css, shot in (
+            ("/", "#home", "home"),
+            ("/?q=deploy+runbook+kiln&mode=keyword", "#results li.hit", "search"),
+            ("/browse", "table#records tr.record", "browse"),
+            (f"/record?id={quote('lunch-2')}", "#thread", None),
+            ("/record?id=deploy-day", "#connections", None),
+            ("/overview", "section#counts", None),
+        ):
+            browser.open(path)
+            browser.find(css)
+            browser.fits()
+            if phone and shot:
+                browser.shot(f"{shot}-phone")
+        browser.open("/browse")
+        table = browser.driver.execute_script(
+            "return document.querySelector('table#records').getBoundingClientRect().width"
+        )
+        if phone:  # a card per record: the name on a line of its own, the facts labelled under it
+            label = "return getComputedStyle(document.querySelector('tr.record td.type'), '::before').content"
+            assert browser.driver.execute_script(label) == '"type "'
+            assert not browser.find("table#records thead").is_displayed()
+        else:  # the table uses the screen, not a column of 920 px in its middle
+            assert table > 0.85 * size[0], table
+    finally:
+        browser.driver.set_window_size(*WINDOW)

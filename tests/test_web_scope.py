@@ -21,8 +21,13 @@ from web_client import page, served
 PUBLIC = [
     {"id": "pub-1", "text": "Shared deploy checklist for everyone", "links": ["alice-secret-1"]},
     {"id": "alice-pub", "text": "Alice's public deploy plan", "scope": {"name": "alice", "visibility": "public"}},
+    {"id": "pub-turn-1", "text": "Lunch at noon?", "metadata": {"thread": "lunch"}, "created": "2026-01-01T12:00:00Z"},
+    {"id": "pub-turn-2", "text": "Noon works.", "metadata": {"thread": "lunch"}, "created": "2026-01-01T12:02:00Z"},
 ]
-BOB = [{"id": "bob-1", "text": "Bob's private deploy runbook", "links": ["alice-secret-1", "pub-1"]}]
+BOB = [
+    {"id": "bob-1", "text": "Bob's private deploy runbook", "links": ["alice-secret-1", "pub-1"]},
+    {"id": "bob-turn", "text": "Bob joins too.", "metadata": {"thread": "lunch"}, "created": "2026-01-01T12:03:00Z"},
+]
 ALICE = [
     {
         "id": "alice-secret-1",
@@ -32,6 +37,13 @@ ALICE = [
     },
     {"id": "alice-secret-2", "text": "ALICESECRET old deploy note vault-9912", "supersedes": "pub-1"},
     {"id": "alice-secret-3", "text": "ALICESECRET archived deploy vault-4420", "links": ["alice-pub"]},
+    # a turn of the same thread, between two public ones: never a neighbour outside alice's scope
+    {
+        "id": "alice-secret-4",
+        "text": "ALICESECRET lunch vault-5501",
+        "metadata": {"thread": "lunch"},
+        "created": "2026-01-01T12:01:00Z",
+    },
 ]
 # what must never appear, unless the request typed it. "alice-secret-1" is left out: pub-1 and
 # bob-1 link to it, so its id is their content (shown "not found": the differential check proves
@@ -40,13 +52,15 @@ ALICE_STRINGS = (
     "vault-7731",
     "vault-9912",
     "vault-4420",
+    "vault-5501",
     "ALICESECRET",
     "alicetype",
     "alice-secret-2",
     "alice-secret-3",
+    "alice-secret-4",
     "alice/private",
 )
-IDS = ["pub-1", "alice-pub", "bob-1", "alice-secret-1", "alice-secret-2", "alice-secret-3", "ghost"]
+IDS = ["pub-1", "alice-pub", "pub-turn-1", "bob-1", "alice-secret-1", "alice-secret-2", "alice-secret-3", "ghost"]
 WIDER = [
     {},
     {"include_archived": "1", "include_shadowed": "1", "depth": "3", "max_nodes": "50"},
@@ -86,11 +100,12 @@ def requests() -> list[Request]:
         for mode in ("exact", "keyword", "hybrid", "approximate", "fields"):
             asked += [("GET", "/", {"q": query, "mode": mode, **wider}) for wider in WIDER]
     asked += [("GET", "/", {"q": "", "types": "alicetype", "mode": "fields"})]
+    asked += [("GET", "/", wider) for wider in WIDER]  # the home page: counts, lists, the filters' choices
     for rid in IDS:
         asked += [("GET", path, {"id": rid}) for path in ("/record", "/record/edit", "/record/supersede")]
     asked += [("GET", "/browse", {**wider, "sort": sort}) for wider in WIDER for sort in ("name", "recalled")]
     asked += [("GET", "/overview", wider) for wider in WIDER]
-    for rid in IDS[3:]:
+    for rid in IDS[4:]:
         for change in ("forget", "restore"):
             asked += [
                 ("POST", f"/record/{change}", {"id": rid}),
@@ -151,6 +166,12 @@ def blind_to_alice(session: tuple[str, str]) -> None:
     assert "alice-secret-1" not in "".join(
         a["href"] for a in page_of(seen, asked, "/", {"q": "deploy", "mode": "keyword", **WIDER[1]}).select("a")
     )
+    thread = [li["data-id"] for li in page_of(seen, asked, "/record", {"id": "pub-turn-1"}).select("#thread li.turn")]
+    assert thread == ["pub-turn-1", "pub-turn-2", "bob-turn"] if session[0] == "bob" else ["pub-turn-1", "pub-turn-2"]
+    home = page_of(seen, asked, "/", {})
+    assert [o["value"] for o in home.select("select[name=types] option")] == ["", "note"]
+    scopes = [o["value"] for o in home.select("select[name=scope] option")]
+    assert scopes == (["", "alice", "bob", "default"] if session[0] == "bob" else ["", "alice", "default"])
     if edit is not None:
         assert edit.status_code == 400 and "may not write to scope alice/private" in edit.text
 

@@ -348,11 +348,14 @@ Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
     "serve": """# eidetic serve
 A web viewer for people and MCP over streamable HTTP (at `/mcp`) for agents, from one warm process,
 for one session scope (`--scope`, `--visibility`, as for `mcp`). Prints the URL on stderr.
-`--host` (default 127.0.0.1), `--port` (default a free one); store flags as for every verb.
-Pages: search (`/`: every recall option, matched words marked; not counted as a recall unless the
-address says `record=1`), a record (`/record?id=ID`: text as markdown, fields, file, links both
-ways, supersedes chain, usage), browse (`/browse`: by type, scope, lifecycle, date; sorted,
-paged), overview (`/overview`: counts, most and never recalled, audit grades, recent changes).
+`--host` (default 127.0.0.1), `--port` (default 8377 on every start; 0 picks a free one; a taken
+port is an error with a hint), `--open` opens the viewer in your browser; store flags as for
+every verb. Pages: home and search (`/`: without a query, the records written last, most and never
+recalled, counts by type and scope, and on an empty store how to remember the first record; with
+one, every recall option, matched words marked; not counted as a recall unless the address says
+`record=1`), a record (`/record?id=ID`: text as markdown, fields, file, links both ways,
+supersedes chain, usage, and a thread member's neighbours that the session may read), browse
+(`/browse`: by type, scope (picked from lists), lifecycle, date; sorted, paged), overview (`/overview`: counts, most and never recalled, audit grades, recent changes).
 Changes: edit (checked as remember checks input, refused if the record changed meanwhile),
 forget/restore (after a confirmation), supersede; only records and scopes the session may see.
 Access: on loopback only the server's own address (`127.0.0.1:PORT`, `localhost:PORT`) is

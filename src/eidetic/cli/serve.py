@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import secrets
 import socket
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from .stores import open_memory
 
 if TYPE_CHECKING:
     from ..records import Scope
+
+# The same address on every start, so a bookmark, an agent's MCP configuration and a teammate's
+# link keep working; 0 asks for a free one.
+DEFAULT_PORT = 8377
 
 
 def add_parser(sub, add_common) -> None:
@@ -24,7 +30,10 @@ def add_parser(sub, add_common) -> None:
         "once, in the URL to open.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port (default: a free one, printed)")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one, printed)"
+    )
+    parser.add_argument("--open", action="store_true", help="open the viewer in your web browser once it listens")
     parser.add_argument(
         "--token",
         action="store_true",
@@ -56,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
                 if args.token or not is_loopback(host):
                     token = given or secrets.token_urlsafe(32)
                 app = create_app(session, host=host, port=port, token=token)
-                _announce(session.scope, host, port, token, shown=token is not None and given is None)
+                url = _announce(session.scope, host, port, token, shown=token is not None and given is None)
+                if args.open:
+                    _open_browser(url)
                 config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
                 uvicorn.Server(config).run(sockets=[listener])
         finally:
@@ -64,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: bool) -> None:
+def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: bool) -> str:
     """Where it serves, on stderr: the token only once, in the URL to open, and only if it was
-    made here (a token given in the environment is never printed)."""
+    made here (a token given in the environment is never printed). Returns the URL to open."""
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     opened = f"{url}?token={token}" if shown else url
     sys.stderr.write(
@@ -75,6 +86,21 @@ def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: b
         "Ctrl-C stops it.\n"
     )
     sys.stderr.flush()
+    return opened
+
+
+def _open_browser(url: str) -> None:
+    """``url`` in the person's browser (``webbrowser``: ``BROWSER``, else the desktop's), on a
+    thread of its own: a browser named in ``BROWSER`` may not return until it is closed. The
+    socket already listens, so the first request waits for the server rather than failing."""
+    import webbrowser
+
+    def opened() -> None:
+        if not webbrowser.open(url, new=2):
+            sys.stderr.write(f"no web browser found to open; open {url} yourself\n")
+            sys.stderr.flush()
+
+    threading.Thread(target=opened, name="open-browser", daemon=True).start()
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -88,6 +114,13 @@ def _listen(host: str, port: int) -> socket.socket:
         from ..errors import env_error
 
         listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            where = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+            raise env_error(
+                f"port {port} on {host} is taken: another program listens there "
+                f"(perhaps an eidetic serve already running: open {where})",
+                f"stop that program, or choose another port: --port {port + 1} (--port 0 picks a free one)",
+            ) from None
         raise env_error(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}",
             "choose another --port (0 picks a free one) or --host",

@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # the parts a recall never uses are imported when first used 
     from .browse import Browse
     from .consolidation import Consolidation
     from .curation import Curation
+    from .thread_view import ThreadView
     from .writes import NdjsonLines, Writes
 
 __all__ = ["Memory"]
@@ -287,6 +288,19 @@ class Memory:
         """One record with its usage, where it lives and its connections both ways; a missing
         and an out-of-scope id give the same error."""
         return self._browse.show(rid, self.access(scope, visibility))
+
+    def thread(
+        self, rid: str, *, scope: str | None = None, visibility: str | None = None, span: int = 3
+    ) -> ThreadView | None:
+        """The record's conversation around it: up to ``span`` members of its thread before and
+        after it that the caller may read (None when it is in no thread; a missing and an
+        out-of-scope id give the same error as ``show``). Three a side: a question, its answer
+        and the turn after. Not a recall."""
+        from .thread_view import thread_view
+
+        access = self.access(scope, visibility)
+        _, item = self._curation.visible(rid, access)
+        return thread_view(self._stores.synced(), item.record, access, span)
 
     def save_edit(
         self,

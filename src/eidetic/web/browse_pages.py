@@ -22,6 +22,8 @@ from ..ranking.access import Access
 from ..records import LIFECYCLES, Scope
 from ..results import ListResult
 from ..session import Session
+from .choices import choices_of
+from .overview_report import Snapshot
 from .params import options_of, scope_of
 from .respond import render, session_of
 
@@ -35,7 +37,8 @@ async def browse(request: Request) -> Response:
     session = session_of(request)
     params = request.query_params
     query, result = await session.call(lambda: listing(session, params))
-    return render(request, "browse.html", params=params, query=query, result=result, sorts=SORTS)
+    choices = choices_of((await report_of(request, refresh=False)).report, params)
+    return render(request, "browse.html", params=params, query=query, result=result, sorts=SORTS, choices=choices)
 
 
 def listing(session: Session, params: QueryParams) -> tuple[ListQuery, ListResult]:
@@ -55,17 +58,25 @@ def listing(session: Session, params: QueryParams) -> tuple[ListQuery, ListResul
 
 
 async def overview(request: Request) -> Response:
-    """The latest report (``overview_report``). A first one, or one made again after a change
-    through the server, is waited for briefly (a small store's is ready by then); else the one
-    before is shown, or a page that says it is counting and reloads itself."""
-    snapshot, running = request.app.state.reports.latest()
-    if running is not None and (snapshot.report is None or snapshot.behind):
-        with suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(running)), timeout=WAIT)
-        snapshot, _ = request.app.state.reports.latest()
+    """The latest report (``overview_report``), or a page that says it is counting and reloads
+    itself."""
+    snapshot = await report_of(request)
     if snapshot.report is None and snapshot.error is not None:
         raise snapshot.error
     return render(request, "overview.html", snapshot=snapshot, **(snapshot.report or {}))
+
+
+async def report_of(request: Request, refresh: bool = True) -> Snapshot:
+    """The latest overview report (counts by type and scope: the overview, the home page and
+    the filters' choices read it; ``refresh``: ``Reports.latest``). A first one, or one made
+    again after a change through the server, is waited for briefly (a small store's is ready by
+    then); else the one before."""
+    snapshot, running = request.app.state.reports.latest(refresh)
+    if running is not None and (snapshot.report is None or snapshot.behind):
+        with suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(running)), timeout=WAIT)
+        snapshot, _ = request.app.state.reports.latest(refresh)
+    return snapshot
 
 
 def gather(memory: Memory, scope: Scope) -> dict[str, Any]:
@@ -80,6 +91,7 @@ def gather(memory: Memory, scope: Scope) -> dict[str, Any]:
     return {
         "stores": stores,
         "types": _summed(entry["types"] for entry in entries),
+        "scopes": _by_scope(entries),
         "states": {state: sum(entry[state] for entry in entries) for state in LIFECYCLES},
         "most_recalled": [item for item in top(sort="recalled") if item.recall_count > 0],
         "never_recalled": [item for item in top(sort="recalled", reverse=True) if not item.recall_count],
@@ -87,7 +99,21 @@ def gather(memory: Memory, scope: Scope) -> dict[str, Any]:
         "audit": audit,
         "graded": [item for item in audit["items"] if item["grade"] != "fresh"][: TOP * 2],
         "recent": top(sort="updated", lifecycle=LIFECYCLES),  # a forgotten record changed too
+        # the active records as a listing counts them (an id in two folders once): the home page
+        # compares its own live count with it to see that the report is behind
+        "listed_active": memory.list_records(ListQuery(scope=scope.name, visibility=scope.visibility, limit=1)).total,
     }
+
+
+def _by_scope(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each scope the session sees (name and visibility), its records summed over the stores."""
+    totals: dict[tuple[str, str], dict[str, Any]] = {}
+    for entry in entries:
+        found = totals.setdefault(
+            (entry["name"], entry["visibility"]), {"name": entry["name"], "visibility": entry["visibility"], "total": 0}
+        )
+        found["total"] += entry["total"]
+    return [totals[key] for key in sorted(totals)]
 
 
 def _summed(counts: Any) -> dict[str, int]:

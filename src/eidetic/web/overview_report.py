@@ -51,10 +51,14 @@ class Reports:
         self._stale = True
         self._behind = False  # the run under way was started by a change
 
-    def latest(self) -> tuple[Snapshot, Future[None] | None]:
-        """The latest report, and the run making a newer one (started here if it is due)."""
+    def latest(self, refresh: bool = True) -> tuple[Snapshot, Future[None] | None]:
+        """The latest report, and the run making a newer one (started here if it is due). Without
+        ``refresh`` (a search or browse page reading the filters' choices), only a first report is
+        started: the pages that show the counts keep them fresh, and a search never pays for a
+        recount it does not show."""
         with self._lock:
             due = self._stale or self._latest is None or time.monotonic() - self._latest[1] > MAX_AGE
+            due = due if refresh else self._latest is None
             if due and (self._pending is None or self._pending.done()):
                 self._behind, self._stale = self._stale and self._latest is not None, False
                 self._pending = self._worker.submit(self._run)

@@ -1,6 +1,7 @@
 """The viewer's routes, each a thin handler over one Python API call on the session's worker
 thread (modules by job: ``search_page``, ``record_pages``, ``curate``, ``browse_pages``; what
-they share is in ``respond``, ``params`` and ``templating``). Scope is the server's session
+they share is in ``respond``, ``params`` and ``templating``). ``/`` is the home page until a
+search is asked (``search_page.asks_search``). Scope is the server's session
 scope, never widened by a request (a request may narrow it, as an MCP call may)."""
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ from ..relevance_text import below_floor, word
 from ..results import Hit, RecallResult
 from ..session import Session
 from ..settings import MODES
+from . import home_page
+from .browse_pages import report_of
+from .choices import choices_of
 from .params import options_of, scope_of
 from .respond import is_fragment, render, session_of
 
@@ -27,18 +30,31 @@ READ_ELSEWHERE = ("scope", "visibility")  # the session decides them (scope_of)
 
 
 async def search(request: Request) -> Response:
+    """A search when the address asks for one; else the home page (``home_page``) under the
+    same form, so the viewer opens on what is stored, and clearing a search brings it back."""
     session = session_of(request)
     params = request.query_params
-    query, result = None, None
-    if params.get("q", "").strip() or params.getlist("types"):
+    query, result, home = None, None, None
+    if asks_search(params):
         query, result = await session.call(lambda: recall(session, params))
+    if result is None:
+        home = await session.call(lambda: home_page.gather(session))
+    fragment = is_fragment(request)
+    snapshot = await report_of(request, refresh=home is not None) if home is not None or not fragment else None
+    if home is not None and snapshot is not None and snapshot.report is not None:
+        if snapshot.report["listed_active"] != home.active:  # written elsewhere since: count again
+            request.app.state.reports.changed()
+            snapshot = await report_of(request)
     clear, apart = sections(result.items if result else [])
     return render(
         request,
-        "results.html" if is_fragment(request) else "search.html",
+        "results.html" if fragment else "search.html",
         params=params,
         query=query,
         result=result,
+        home=home,
+        snapshot=snapshot,
+        choices=choices_of(snapshot.report if snapshot else None, params),
         clear=clear,
         apart=apart,
         below=sum(hit.tier == "primary" for hit in apart),
@@ -48,12 +64,20 @@ async def search(request: Request) -> Response:
     )
 
 
+def asks_search(params: QueryParams) -> bool:
+    """Words to recall, or (in fields mode, which ranks without words) a type to list. A type or
+    scope picked before any words leaves the home page up, with a link to browse them."""
+    picked = [value for value in params.getlist("types") if value.strip()]
+    return bool(params.get("q", "").strip() or (picked and params.get("mode") == "fields"))
+
+
 def recall(session: Session, params: QueryParams) -> tuple[RecallQuery, RecallResult]:
     """The search the address asks for, run as the session (on its worker thread)."""
     scope = scope_of(session, params)
     names = [spec.name for spec in exposed_options() if spec.name not in READ_ELSEWHERE]
     options = {"mode": None, "top_k": None, "record": False, **options_of(params, RecallQuery, names)}
     options["judge_relevance"] = True
+    options.setdefault("scope_only", bool(params.get("scope", "").strip()))  # as browse: that scope's records
     query = RecallQuery.configured(
         params.get("q", ""), session.memory.settings, scope=scope.name, visibility=scope.visibility, **options
     )
