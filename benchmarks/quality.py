@@ -12,7 +12,7 @@ For every mode: recall@5/10/25, nDCG@10, MRR (first relevant rank within 25). Wr
 
 ``--layout`` places the same records as people keep them: ``single`` (one store, every record
 public: the figures above it), ``shared`` (one store, half the records, chosen by a hash of the
-id, private to the asking scope) and ``split`` (the README's layout: the public half in a
+id, private to the asking scope) and ``split`` (the layout of docs/guide.md, "Where records live": the public half in a
 repository store, the private half in the home store). The caller asks as that scope, privately,
 so it sees every record in every layout: a ranking that holds wherever records live gives the
 three layouts the same figures. ``--layout all`` runs the three and writes the comparison. The data is read

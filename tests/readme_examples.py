@@ -1,8 +1,9 @@
-"""The shell examples of README.md: each command with the section it is written in.
+"""The shell examples of README.md and then of docs/guide.md, the guide it hands on to, as one
+sequence: each command with its file and the section it is written in.
 
 Used by tests/test_readme.py, which runs them in a sandbox, and by ``.ci/run``, which runs the
-*Install* section's commands on a clean machine (``python tests/readme_examples.py Install``
-prints them as a script).
+README's *Install* section's commands on a clean machine (``python tests/readme_examples.py
+Install`` prints them as a script).
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+GUIDE = REPO / "docs" / "guide.md"
+DOCUMENTS = (README, GUIDE)  # read in this order: the guide's examples build on the README's
 
 
 @dataclass(frozen=True)
 class Example:
+    file: str  # the document it is in, relative to the repository: README.md, docs/guide.md
     section: str  # the heading the block is under, without its #s
-    line: int  # where the command starts in README.md, 1-based
+    line: int  # where the command starts in its file, 1-based
     command: str  # as written, continuation lines joined
 
     @property
@@ -26,9 +31,17 @@ class Example:
         return self.command.split()[0]
 
 
-def shell_examples(text: str | None = None) -> list[Example]:
-    """Every command of every ```sh block, in order; comment-only lines are not commands."""
-    text = README.read_text(encoding="utf-8") if text is None else text
+def shell_examples() -> list[Example]:
+    """Every command of every ```sh block of the README, then of the guide, in order."""
+    return [
+        example
+        for path in DOCUMENTS
+        for example in file_examples(path.read_text(encoding="utf-8"), path.relative_to(REPO).as_posix())
+    ]
+
+
+def file_examples(text: str, file: str) -> list[Example]:
+    """Every command of every ```sh block of one document; comment-only lines are not commands."""
     examples: list[Example] = []
     section = ""
     in_block = False
@@ -51,14 +64,14 @@ def shell_examples(text: str | None = None) -> list[Example]:
             pending.append(line[:-1].rstrip())
             continue
         pending.append(line.strip())
-        examples.append(Example(section, start, " ".join(part.strip() for part in pending)))
+        examples.append(Example(file, section, start, " ".join(part.strip() for part in pending)))
         pending = []
     return examples
 
 
 if __name__ == "__main__":
     wanted = sys.argv[1]
-    commands = [e.command for e in shell_examples() if e.section == wanted]
+    commands = [e.command for e in shell_examples() if e.file == "README.md" and e.section == wanted]
     if not commands:
         sys.exit(f"README.md has no shell examples under a heading {wanted!r}")
     print("\n".join(commands))

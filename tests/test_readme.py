@@ -1,4 +1,5 @@
-"""README.md cannot rot: every shell example runs as written, in the order written, in one
+"""README.md and the guide it hands on to (docs/guide.md) cannot rot: every shell example of the
+README and then of the guide runs as written, in the order written, in one
 sandbox (a fresh home folder, a git repository as the current folder, the files a reader would
 already have), each exiting 0, some with checks of what the README says they do. The few that
 cannot run here are listed with where they are tested instead."""
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from readme_examples import Example, shell_examples
+from readme_examples import GUIDE, Example, shell_examples
 
 pytestmark = pytest.mark.slow  # every README example as a process
 
@@ -147,7 +148,7 @@ CHECKS = {
 
 def test_every_check_names_an_example():
     for words in CHECKS:
-        assert any(words in e.command for e in EXAMPLES), f"no README example contains {words!r}"
+        assert any(words in e.command for e in EXAMPLES), f"no README or guide example contains {words!r}"
 
 
 def test_the_readme_installs_first():
@@ -155,26 +156,32 @@ def test_the_readme_installs_first():
     assert sections[0] == "Install" and "eidetic demo" in EXAMPLES[sections.count("Install") - 1].command
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[f"line{e.line}" for e in EXAMPLES])
+def test_the_guide_runs_after_the_readme():
+    files = [e.file for e in EXAMPLES]
+    assert files[0] == "README.md" and files[-1] == "docs/guide.md"
+    assert files == sorted(files, key=["README.md", "docs/guide.md"].index)  # one sequence, README first
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{Path(e.file).stem}-line{e.line}" for e in EXAMPLES])
 def test_readme_example_runs(example: Example, sandbox: Sandbox):
     if example.section in ELSEWHERE:
         pytest.skip(ELSEWHERE[example.section])
     if example.program in NOT_HERE:
         pytest.skip(NOT_HERE[example.program])
     result = run(example, sandbox)
-    assert result.returncode == 0, f"README line {example.line}: {example.command}\n{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, (
+        f"{example.file} line {example.line}: {example.command}\n{result.stdout}\n{result.stderr}"
+    )
     assert "Traceback" not in result.stderr
     for words, check in CHECKS.items():
         if words in example.command:
             assert check(result, sandbox), (
-                f"README line {example.line}: {example.command}\n{result.stdout}\n{result.stderr}"
+                f"{example.file} line {example.line}: {example.command}\n{result.stdout}\n{result.stderr}"
             )
 
 
-def test_readme_python_example_runs(sandbox: Sandbox):
-    block = re.search(
-        r"^### Python\n.*?^```python\n(.*?)^```$", (REPO / "README.md").read_text(), re.DOTALL | re.MULTILINE
-    )
+def test_guide_python_example_runs(sandbox: Sandbox):
+    block = re.search(r"^## Python\n.*?^```python\n(.*?)^```$", GUIDE.read_text(), re.DOTALL | re.MULTILINE)
     assert block
     result = subprocess.run(
         [sys.executable, "-c", block.group(1)],

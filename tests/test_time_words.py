@@ -169,7 +169,7 @@ def test_ordinary_uses_of_time_words_stay_search_words(question):
     assert named.window is None and named.words == question
 
 
-# The README's "what did we decide last week?", asked on Tuesday 2026-12-01.
+# The guide's (docs/guide.md) "what did we decide last week?", asked on Tuesday 2026-12-01.
 TEAM = [
     {"id": "lunch", "text": "Team lunch is on Thursday this week", "created": "2026-11-30T09:00:00Z"},
     {"id": "pricing-nov", "text": "We decided to raise the Pro plan to $12 a month", "created": "2026-11-25T15:00:00Z"},

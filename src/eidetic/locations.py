@@ -1,6 +1,6 @@
 """Where things live: record stores, the derived index, the per-user usage state.
 
-Store resolution (the README's "Where records live"). Public records written inside a git work tree go to
+Store resolution (docs/guide.md, "Where records live"). Public records written inside a git work tree go to
 ``<repo>/.eidetic/memory`` (meant to be committed); private records, and everything outside a
 repository, go to ``$HOME/.eidetic/memory``. ``EIDETIC_DATA_DIR`` (``Settings.data_dir``)
 replaces both with one directory and ``--memory-dir`` names stores for one command. Nothing here

@@ -1,4 +1,4 @@
-"""The freshness signal and its blend into a relevance score exactly as the README's recall section states it.
+"""The freshness signal and its blend into a relevance score exactly as docs/guide.md's Recall section states it.
 
 Pure functions: ``now`` is always passed in, so a recall, a sweep and the tests agree on time.
 """

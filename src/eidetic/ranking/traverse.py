@@ -2,7 +2,7 @@
 ``supersedes``, breadth first. Pure: records come from a ``fetch`` callback and admission from
 a ``admits`` predicate, so the same walk serves every backend and the tests need no store.
 
-Rules (the README's recall section; the earlier implementation's semantics, which users rely on):
+Rules (docs/guide.md's Recall section; the earlier implementation's semantics, which users rely on):
 - the seeds (primary hits) are visited at depth 0 and never emitted again;
 - a node's edges are its links in order, then its supersedes;
 - an id that resolves to nothing is skipped (not marked visited); a resolved id is marked
