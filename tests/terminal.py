@@ -24,13 +24,13 @@ def _terminal(columns: int) -> tuple[int, int]:
     return master, slave
 
 
-def _shown(master: int, proc: subprocess.Popen, timeout: float) -> str:
-    """Everything the terminal shows until the process closes it (or ``timeout``); the process
-    is killed if it is still running then."""
-    shown = bytearray()
+def read_shown(master: int, ending: str | None, timeout: float) -> bytes:
+    """What the terminal shows until ``ending`` appears (None: until the process closes it), or
+    ``timeout``."""
+    shown = b""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not select.select([master], [], [], deadline - time.monotonic())[0]:
+    while (ending is None or ending.encode() not in shown) and time.monotonic() < deadline:
+        if not select.select([master], [], [], max(0.0, deadline - time.monotonic()))[0]:
             break
         try:
             chunk = os.read(master, 65536)
@@ -39,6 +39,14 @@ def _shown(master: int, proc: subprocess.Popen, timeout: float) -> str:
         if not chunk:
             break
         shown += chunk
+    return shown
+
+
+def _shown(master: int, proc: subprocess.Popen, timeout: float) -> str:
+    """Everything the terminal shows until the process closes it (or ``timeout``); the process
+    is killed if it is still running then."""
+    deadline = time.monotonic() + timeout
+    shown = read_shown(master, None, timeout)
     os.close(master)
     if proc.poll() is None and time.monotonic() >= deadline:
         proc.kill()

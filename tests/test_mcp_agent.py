@@ -9,7 +9,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from eidetic.query import RecallQuery, exposed_options
+from terminal import read_shown
 
 pytestmark = pytest.mark.slow  # real eidetic mcp processes
 
@@ -183,19 +183,7 @@ def _on_terminal(args: list[str], environ: dict[str, str]) -> tuple[subprocess.P
 
 
 def _read_until(master: int, ending: str | None, timeout: float) -> str:
-    shown = b""
-    deadline = time.monotonic() + timeout
-    while (ending is None or ending.encode() not in shown) and time.monotonic() < deadline:
-        if not select.select([master], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            break
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the process closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    return shown.decode("utf-8", "replace").replace("\r\n", "\n")
+    return read_shown(master, ending, timeout).decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 @pytest.mark.parametrize("wait", [0.0, 2.0], ids=["at-once", "while-serving"])
