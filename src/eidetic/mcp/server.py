@@ -289,6 +289,11 @@ def build_server(session: Session) -> MCPServer:
 
 def _add_memory_tools(server: MCPServer, session: Session) -> None:
     """``remember`` and ``recall``."""
+    _add_remember_tool(server, session)
+    _add_recall_tool(server, session)
+
+
+def _add_remember_tool(server: MCPServer, session: Session) -> None:
 
     @server.tool(
         description="Store what should outlive this conversation: a decision and its reason, a lesson "
@@ -345,6 +350,8 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
         await _warn(ctx, result.warnings)
         return answer(result.to_dict())
 
+
+def _add_recall_tool(server: MCPServer, session: Session) -> None:
     async def recall(ctx: Context, query: str, detail: Detail = "compact", **options: Any) -> CallToolResult:
         def work() -> Any:
             wanted = session.read_scope(options.pop("scope", None), options.pop("visibility", None))
