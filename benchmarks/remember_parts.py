@@ -8,7 +8,8 @@ this process through the CLI's own entry point, with the keyword-index writer ru
 than on its worker thread, so that each part's CPU (``time.thread_time``) is its own and not
 another thread's wait for the GIL. Prints the process's CPU per record (every thread: tantivy
 indexes on threads of its own), the main thread's, and each part's; a part the code does not
-have (an earlier commit) is left out. cProfile cannot do this: it sees one thread, and charges
+have (an earlier commit) is left out, and so is the time the cyclic garbage collector ran (its full
+collections walk every live record of the batch). cProfile cannot do this: it sees one thread, and charges
 a wait for the GIL to whatever runs next.
 """
 
@@ -18,6 +19,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import functools
+import gc
 import importlib
 import io
 import json
@@ -106,17 +108,29 @@ def main() -> None:
         spent: dict[str, float] = {}
         for module, path in PARTS:
             timed(module, path, spent)
+        collected = [0.0, 0, 0.0]  # seconds, full collections, when the current one started
+
+        def collector(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                collected[2] = time.thread_time()
+            else:
+                collected[0] += time.thread_time() - collected[2]
+                collected[1] += info["generation"] == 2
+
+        gc.callbacks.append(collector)
         started, main_started = time.process_time(), time.thread_time()
         with corpus.open() as stdin, contextlib.redirect_stdout(io.StringIO()):
             sys.stdin = stdin
             with contextlib.suppress(SystemExit):
                 cli(["remember", "--json", "--no-embed"])
         total, main_thread = time.process_time() - started, time.thread_time() - main_started
+        gc.callbacks.remove(collector)
     per = 1e6 / args.records
     print(f"{eidetic.__file__}: {args.records:,} records")
     print(f"CPU per record: {total * per:.0f} us in all threads, {main_thread * per:.0f} us in the main one")
     for path, seconds in sorted(spent.items(), key=lambda item: -item[1]):
         print(f"  {path:32s} {seconds * per:6.0f} us")
+    print(f"  {'garbage collector':32s} {collected[0] * per:6.0f} us ({collected[1]} full collections)")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pytest
 
 from eidetic import frontmatter
 from eidetic.errors import EideticError
 from eidetic.record_intake import record_from_input
-from eidetic.records import DEFAULT_SCOPE, Record, Scope, derived_id, file_name_for_id
+from eidetic.records import DEFAULT_SCOPE, Record, Scope, derived_id, file_name_for_id, has_control
 
 
 def make(raw, **kw):
@@ -225,3 +228,14 @@ def test_a_changed_copy_keeps_the_text_keys_only_while_the_text_stays():
     rewritten = renamed.with_changes(text="Deploys run on Mondays.")
     assert rewritten.hash == text_hash("Deploys run on Mondays.")
     assert rewritten.norm == normal_key("Deploys run on Mondays.") != record.norm
+
+
+def test_control_characters_are_unicodes_whole_cc_category():
+    # has_control searches a fixed range: it must agree with Unicode's category on every code point
+    disagree = [
+        code
+        for code in range(sys.maxunicode + 1)
+        if has_control(chr(code)) != (unicodedata.category(chr(code)) == "Cc")
+    ]
+    assert disagree == []
+    assert has_control("team\nname") and has_control("a\x85b") and not has_control("naïve-id_1")

@@ -162,10 +162,16 @@ def derived_id(scope: Scope, text: str) -> str:
     return "m-" + digest.hexdigest()[:20]
 
 
+# Unicode's control characters (category Cc), a range fixed by the standard: C0, DEL and C1.
+# One regular expression search instead of a category lookup per character (a bulk remember
+# checks every record's id, scope and type).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def has_control(value: str) -> bool:
     """Whether ``value`` holds a control character (newline, tab, NUL...): never in an id, a
     scope or a type."""
-    return any(unicodedata.category(ch) == "Cc" for ch in value)
+    return _CONTROL.search(value) is not None
 
 
 def check_id(value: object, what: str = "id") -> str:

@@ -219,23 +219,24 @@ class Memory:
         batch unless ``allow_secrets``; a private one is written with a warning (``credentials``)."""
         from ..credentials import Screen
         from .similar import checked
-        from .writes import NdjsonLines, labelled, validate
+        from .writes import NdjsonLines, collector_paused, labelled, validate
 
         on_similar = checked(on_similar)
         items = records.lines if isinstance(records, NdjsonLines) else labelled(records)
         default_scope = self.access(scope, visibility).scope
         screen = Screen(allow_secrets)
-        batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes, screen)
-        from . import record_types
+        with collector_paused():
+            batch = validate(items, default_scope, added_by, writer, self.settings.max_text_bytes, screen)
+            from . import record_types
 
-        typos = [
-            message
-            for scope in {record.scope for record, _ in batch}
-            for message in record_types.warnings(
-                self._stores, (record.type for record, _ in batch if record.scope == scope), Access(scope), new=True
-            )
-        ]
-        result = self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar, writer=writer)
+            typos = [
+                message
+                for scope in {record.scope for record, _ in batch}
+                for message in record_types.warnings(
+                    self._stores, (record.type for record, _ in batch if record.scope == scope), Access(scope), new=True
+                )
+            ]
+            result = self._writes.remember(batch, now or now_utc(), embed, on_similar=on_similar, writer=writer)
         result.warnings[:0] = [*screen.warnings(), *typos]
         return result
 
