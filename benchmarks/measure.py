@@ -96,15 +96,6 @@ def _graph(work: Path, keep: bool) -> Started:
 START = {"postgres_dsn": _postgres, "graph_server": _graph}
 
 
-def variable(setting: str) -> str:
-    """The environment variable of a ``Settings`` field (``pg_dsn``: ``EIDETIC_PG_DSN``)."""
-    from dataclasses import fields
-
-    from eidetic.settings import Settings  # imported when used: speed.py may import a copy of eidetic first
-
-    return next(spec.metadata["env"] for spec in fields(Settings) if spec.name == setting)
-
-
 @contextmanager
 def backend_store(backend: str, work: Path, *, keep: bool = False) -> Iterator[Store]:
     """An empty store of ``backend`` under ``work``, named as a user's environment names it (the
@@ -124,8 +115,8 @@ def backend_store(backend: str, work: Path, *, keep: bool = False) -> Iterator[S
         env.update(more)
     elif row.default is not None:
         location = str(work / Path(row.default).name)
-    if row.setting is not None:
-        env[variable(row.setting)] = location
+    if row.env is not None:
+        env[row.env] = location
     try:
         yield Store(env, server)
     finally:

@@ -16,7 +16,7 @@ import conftest
 from eidetic import Memory
 from eidetic.errors import EideticError
 from eidetic.settings import Settings
-from eidetic.stores.backends import BACKENDS, NAMES, SERVERS
+from eidetic.stores.backends import BACKENDS, LOCATED, NAMES, SERVERS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,10 +49,11 @@ def test_memory_open_finds_each_store_from_its_row(env, monkeypatch):
     says how to name one. No store is reached: opening connects to nothing yet."""
     keywords = inspect.signature(Memory.open).parameters
     variables = {spec.name: spec.metadata["env"] for spec in fields(Settings) if "env" in spec.metadata}
-    rows = [row for row in BACKENDS.values() if row.setting is not None]  # files: a plan of folders instead
+    rows = list(LOCATED.values())  # files: a plan of folders instead
     assert {row.name for row in rows} == set(NAMES[1:])
     for row in rows:
         assert row.option in keywords and row.setting in variables, row
+        assert row.env == variables[row.setting], row  # the help and hints name the settings' own variable
 
         def place(raw: str, row=row) -> str | Path:
             return raw if row.name in SERVERS else Path(raw).expanduser()

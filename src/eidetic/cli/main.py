@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import __version__
 from ..errors import EideticError, close_matches, did_you_mean, env_error, user_error
-from ..stores.backends import BACKENDS, NAMES
+from ..stores.backends import BACKENDS, LOCATED, NAMES
 from .output import report_error, warn
 from .stores import check_memory_dirs
 
@@ -138,9 +138,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--backend",
         help=f"storage backend: {NAMES[0]} (default; EIDETIC_BACKEND), {', '.join(NAMES[1:-1])} or {NAMES[-1]}",
     )
-    for row in BACKENDS.values():
-        if row.setting is not None:  # files: --memory-dir above
-            parser.add_argument(row.flag, metavar=row.metavar, help=row.help)
+    for row in LOCATED.values():  # files: --memory-dir above
+        parser.add_argument(row.flag, metavar=row.metavar, help=row.help)
     parser.add_argument("--user", help="neo4j backend: the user (default: EIDETIC_NEO4J_USER, else neo4j)")
     parser.add_argument(
         "--password",

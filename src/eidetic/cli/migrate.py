@@ -7,7 +7,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from ..errors import user_error
-from ..stores.backends import BACKENDS, SPOKEN
+from ..stores.backends import LOCATED, SPOKEN
 from .output import emit_json, emit_text
 
 if TYPE_CHECKING:
@@ -37,12 +37,11 @@ def add_parser(sub, add_common) -> None:
             metavar="DIR",
             help=f"files: the store folder(s) to copy {side} (default: the usual ones)",
         )
-        for row in BACKENDS.values():
-            if row.setting is not None:  # files: --from-dir/--to-dir above
-                metavar = row.metavar or row.option.upper()
-                parser.add_argument(
-                    f"--{side}-{row.option}", metavar=metavar, help=f"{row.name}: {row.place} to copy {side}"
-                )
+        for row in LOCATED.values():  # files: --from-dir/--to-dir above
+            metavar = row.metavar or row.option.upper()
+            parser.add_argument(
+                f"--{side}-{row.option}", metavar=metavar, help=f"{row.name}: {row.place} to copy {side}"
+            )
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(run=run, memory_dir=None, backend=None)
 
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from ..memory import Memory
 
     def side(name: str) -> Memory:
-        places = {row.option: getattr(args, f"{name}_{row.option}") for row in BACKENDS.values() if row.setting}
+        places = {row.option: getattr(args, f"{name}_{row.option}") for row in LOCATED.values()}
         return Memory.open(
             getattr(args, f"{name}_dir"), backend=getattr(args, f"{name}_backend"), settings=args.settings, **places
         )

@@ -104,4 +104,6 @@ BACKENDS: dict[str, Backend] = {
 }
 NAMES = tuple(BACKENDS)  # in the order people are shown them: files (the default) first
 SERVERS = {name: backend for name, backend in BACKENDS.items() if backend.server_hint}
+# the backends whose store one flag names (a file, a server); files has a plan of folders instead
+LOCATED = {name: backend for name, backend in BACKENDS.items() if backend.setting is not None}
 SPOKEN = f"{', '.join(NAMES[:-1])} or {NAMES[-1]}"  # "files, sqlite, postgres or neo4j"
