@@ -21,6 +21,7 @@ STORES_INTERFACE = {"eidetic.stores", "eidetic.stores.base", "eidetic.stores.typ
 LAYERS = [
     {"__main__", "eidetic", "cli", "mcp", "web", "hooks", "importers"},  # interfaces over Memory
     {"session"},  # a caller's scope rule, shared by mcp/ and web/
+    {"team"},  # a shared server's members: their tokens, and the log of who changed what
     {"memory"},  # the API
     {"stores"},  # the backends
     {"index"},  # the derived record database

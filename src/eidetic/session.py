@@ -1,18 +1,22 @@
-"""A caller's session: one warm ``Memory``, the scope it was started for, and the one worker
-thread every call into that ``Memory`` runs on.
+"""A caller's session: one warm ``Memory``, the scope it was started for, who the caller is, and
+the worker thread every call into that ``Memory`` runs on.
 
 The MCP server (``eidetic mcp``, and ``/mcp`` of ``eidetic serve``) and the web viewer's pages
 both serve a caller through it, so both apply one scope rule: a read may narrow the session's
 scope but never widen it, and private records are read only for the session's own scope, and
 only when the session itself is private.
+
+Every change a caller makes goes through :meth:`Session.write`: a read-only caller is refused
+there, and what was changed (never the text) is appended to the server's write log, if it keeps
+one, under the caller's name.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .errors import user_error
 from .records import Scope, check_scope
@@ -23,12 +27,30 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class Session:
-    """The server's one ``Memory``, its session scope, and the worker thread every call runs on."""
+class WriteLog(Protocol):
+    """Where a server keeps who changed what: the member, the operation and the ids, never text."""
 
-    def __init__(self, memory: Memory, scope: Scope) -> None:
+    def append(self, member: str | None, operation: str, ids: Sequence[str]) -> None: ...
+
+
+class Session:
+    """The server's one ``Memory``, a caller's session scope and name, and the worker thread
+    every call runs on."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        scope: Scope,
+        *,
+        member: str | None = None,
+        read_only: bool = False,
+        log: WriteLog | None = None,
+    ) -> None:
         self.memory = memory
         self.scope = scope
+        self.member = member  # who is asking: a token's name; None on a one-identity server
+        self.read_only = read_only
+        self.log = log
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eidetic-mcp")
 
     def read_scope(self, name: str | None, visibility: str | None) -> Scope:
@@ -47,6 +69,24 @@ class Session:
         """``work()`` on the worker thread: every call into this ``Memory``, from MCP tools and
         from the web viewer's pages alike, runs there, one at a time."""
         return await asyncio.wrap_future(self._worker.submit(work))
+
+    async def write(self, operation: str, work: Callable[[], T], ids: Callable[[T], Sequence[str]]) -> T:
+        """``work()``, a change (``operation``: remember, supersede, forget, restore, edit,
+        sweep...), as :meth:`call` runs it; refused for a read-only caller, and the ids it
+        changed (``ids(result)``) appended to the write log, if the server keeps one."""
+        if self.read_only:
+            raise user_error(
+                f"{self.member or 'this caller'} may only read on this server: {operation} is refused",
+                "ask whoever runs the server for a token that may write",
+            )
+
+        def logged() -> T:
+            result = work()
+            if self.log is not None:
+                self.log.append(self.member, operation, list(ids(result)))
+            return result
+
+        return await self.call(logged)
 
     def close(self) -> None:
         self._worker.shutdown(wait=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import fields
 from typing import Annotated, Any, Literal, TypeVar, get_origin, get_type_hints
 from urllib.parse import quote
@@ -45,6 +45,7 @@ from ..memory import Memory
 from ..query import MODES, RecallQuery, exposed_options
 from ..ranking.access import Access
 from ..records import Scope
+from ..results import RememberResult
 from ..session import Session
 from .compact import compact_recall, listed_schema
 from .errors import error_text, invalid_arguments, unknown_arguments
@@ -110,11 +111,12 @@ def _scope_args(session: Session, writes: bool) -> tuple[Any, Any]:
     )
 
 
-async def run(session: Session, work: Callable[[], T], failure: type[Exception] = ToolError) -> T:
-    """``work()`` on the session's worker thread; an eidetic error becomes ``failure`` (a tool or
-    resource error), which the SDK sends back to the client without ending the server."""
+async def run(call: Awaitable[T], failure: type[Exception] = ToolError) -> T:
+    """A call into the session (``session.call`` or ``session.write``); an eidetic error becomes
+    ``failure`` (a tool or resource error), which the SDK sends back to the client without ending
+    the server."""
     try:
-        return await session.call(work)
+        return await call
     except EideticError as exc:
         raise failure(error_text(exc)) from None
     except OSError as exc:  # as the CLI reports it (disk, permissions)
@@ -336,19 +338,27 @@ def _add_remember_tool(server: MCPServer, session: Session) -> None:
     ) -> CallToolResult:
         batch = records if isinstance(records, list) else [records]
         result = await run(
-            session,
-            lambda: session.memory.remember(
-                batch,
-                scope=scope or session.scope.name,
-                visibility=visibility or session.scope.visibility,
-                added_by=added_by,
-                writer=Access(session.scope),
-                on_similar=on_similar,
-                allow_secrets=allow_secrets,
-            ),
+            session.write(
+                "remember",
+                lambda: session.memory.remember(
+                    batch,
+                    scope=scope or session.scope.name,
+                    visibility=visibility or session.scope.visibility,
+                    added_by=added_by,
+                    writer=Access(session.scope),
+                    on_similar=on_similar,
+                    allow_secrets=allow_secrets,
+                ),
+                _remembered,
+            )
         )
         await _warn(ctx, result.warnings)
         return answer(result.to_dict())
+
+
+def _remembered(result: RememberResult) -> list[str]:
+    """The ids a remember changed: not those it left as they were, or left out as duplicates."""
+    return [item["id"] for item in result.items if item.get("status") not in ("unchanged", "duplicate")]
 
 
 def _add_recall_tool(server: MCPServer, session: Session) -> None:
@@ -361,7 +371,7 @@ def _add_recall_tool(server: MCPServer, session: Session) -> None:
                 )
             )
 
-        result = await run(session, work)
+        result = await run(session.call(work))
         await _warn(ctx, result.warnings)
         return answer(result.to_dict() if detail == "full" else compact_recall(result))
 
@@ -387,9 +397,12 @@ def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
     async def sweep(
         dry_run: Annotated[bool, Field(description="report what would change, write nothing")] = False,
     ) -> CallToolResult:
-        return answer(
-            await run(session, lambda: session.memory.sweep(Access(session.scope), dry_run=dry_run).to_dict())
-        )
+        def work() -> dict[str, Any]:
+            return session.memory.sweep(Access(session.scope), dry_run=dry_run).to_dict()
+
+        if dry_run:
+            return answer(await run(session.call(work)))
+        return answer(await run(session.write("sweep", work, lambda report: [c["id"] for c in report["changed"]])))
 
     @server.tool(
         description="What the store holds: counts per store, scope and lifecycle, contributors, "
@@ -402,7 +415,7 @@ def _add_maintenance_tools(server: MCPServer, session: Session) -> None:
             access = Access(session.read_scope(scope, visibility), include_shadowed=True, include_archived=True)
             return {"stores": [store.to_dict() for store in session.memory.overview(access)]}
 
-        return answer(await run(session, work))
+        return answer(await run(session.call(work)))
 
 
 def _add_resources(server: MCPServer, session: Session) -> None:
@@ -413,12 +426,12 @@ def _add_resources(server: MCPServer, session: Session) -> None:
     )  # an id is looked up, never a path
     async def record_resource(id: str) -> str:
         """One record's JSON, if this session's scope may see it."""
-        return await run(session, lambda: _record_json(session, id), failure=ResourceError)
+        return await run(session.call(lambda: _record_json(session, id)), failure=ResourceError)
 
     @server.resource(RECORDS_URI, name="records", mime_type="application/json")
     async def records_resource() -> str:
         """The active records this session may see (at most 1000): id, type, name, description, uri."""
-        return await run(session, lambda: _records_json(session), failure=ResourceError)
+        return await run(session.call(lambda: _records_json(session)), failure=ResourceError)
 
 
 def serve(memory: Memory, scope: Scope) -> None:

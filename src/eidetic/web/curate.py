@@ -68,7 +68,11 @@ async def _lifecycle(request: Request, state: str, change: str) -> Response:
         return render(request, "confirm.html", r=record, change=change)
     scope = session.scope
     await lookup(
-        request, lambda: session.memory.set_lifecycle(rid, state, scope=scope.name, visibility=scope.visibility)
+        session.write(
+            change,
+            lambda: session.memory.set_lifecycle(rid, state, scope=scope.name, visibility=scope.visibility),
+            lambda _: [rid],
+        )
     )
     request.app.state.reports.changed()
     return moved(record_url(rid))
@@ -98,7 +102,7 @@ async def edit_save(request: Request) -> Response:
         session.memory.save_edit(record, text, scope=session.scope.name, visibility=session.scope.visibility)
 
     try:
-        await session.call(save)
+        await session.write("edit", save, lambda _: [rid])
     except NotFound:
         raise
     except EideticError as exc:  # re-shown with the text as typed
@@ -136,7 +140,7 @@ async def supersede_save(request: Request) -> Response:
         return str(item["id"])
 
     try:
-        new = await session.call(save)
+        new = await session.write("supersede", save, lambda new_id: [new_id, rid])
     except NotFound:
         raise
     except EideticError as exc:

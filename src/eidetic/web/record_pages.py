@@ -24,5 +24,5 @@ async def record(request: Request) -> Response:
         view = session.memory.show(rid, scope=scope, visibility=visibility)
         return view, session.memory.thread(rid, scope=scope, visibility=visibility)
 
-    view, thread = await lookup(request, work)
+    view, thread = await lookup(session.call(work))
     return render(request, "record.html", view=view, r=view.item.record, thread=thread)

@@ -3,7 +3,7 @@ carries, and an error as a page (its message and hint, and a status a client can
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from starlette.requests import Request
@@ -51,10 +51,10 @@ def moved(url: str) -> Response:
     return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
 
 
-async def lookup(request: Request, work: Callable[[], T]) -> T:
-    """``work`` (which finds a record by id) on the worker thread; its error is a 404."""
+async def lookup(call: Awaitable[T]) -> T:
+    """A call into the session that finds a record by id; its error is a 404."""
     try:
-        return await session_of(request).call(work)
+        return await call
     except EideticError as exc:
         raise NotFound(exc) from None
 
