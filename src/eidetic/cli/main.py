@@ -44,6 +44,7 @@ VERBS = (
     "demo",
     "mcp",
     "serve",
+    "tokens",
     "skills",
     "context",
     "hooks",
