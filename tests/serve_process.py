@@ -112,5 +112,5 @@ def serve(env: dict[str, str], *args: str, timeout: float = 60) -> Served:
     assert found, served.lines[0]
     served.base = f"http://127.0.0.1:{found.group(2)}"
     if "Authorization: Bearer" in served.lines[1]:  # printed in the URL when made, else the one given
-        served.token = found.group(4) or env["EIDETIC_SERVE_TOKEN"]
+        served.token = found.group(4) or env.get("EIDETIC_SERVE_TOKEN")  # None: members bring their own
     return served

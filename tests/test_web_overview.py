@@ -11,7 +11,7 @@ import pytest
 from eidetic import Memory
 from eidetic.records import Scope
 from eidetic.web.browse_pages import gather
-from eidetic.web.overview_report import Reports
+from eidetic.web.overview_report import Reports, ScopeReports
 from web_client import ORIGIN, page, served
 
 
@@ -76,7 +76,7 @@ def test_while_the_first_report_is_made_the_page_says_so_and_reloads(notes):
     with served() as client:
         app = client.app
         app.state.reports.close()  # type: ignore[attr-defined]
-        app.state.reports = Reports(Scope("default", "public"), Memory.open, slow)  # type: ignore[attr-defined]
+        app.state.reports = ScopeReports(Memory.open, slow)  # type: ignore[attr-defined]
         try:
             waiting = client.get("/overview")
             assert waiting.status_code == 200
@@ -84,10 +84,10 @@ def test_while_the_first_report_is_made_the_page_says_so_and_reloads(notes):
             assert shown.select_one('meta[http-equiv="refresh"]') is not None
             assert "Counting" in shown.select_one(".made").text and shown.select_one("#counts") is None
             release.set()
-            app.state.reports.latest()[1].result(10)  # type: ignore[attr-defined, union-attr]
+            app.state.reports.of(Scope("default", "public")).latest()[1].result(10)  # type: ignore[attr-defined, union-attr]
             counted = client.get("/overview")
             assert page(counted).select_one('meta[http-equiv="refresh"]') is None and count(counted, "active") == 3
         finally:
             release.set()
             app.state.reports.close()  # type: ignore[attr-defined]
-            app.state.reports = Reports(Scope("default", "public"), Memory.open, gather)  # type: ignore[attr-defined]
+            app.state.reports = ScopeReports(Memory.open, gather)  # type: ignore[attr-defined]

@@ -27,7 +27,8 @@ def add_parser(sub, add_common) -> None:
         description="Serve the store to a browser and to MCP clients (streamable HTTP at /mcp) for "
         "one session scope, as `eidetic mcp` does on stdio. On loopback (the default) no token is "
         "needed; on any other address a token is: EIDETIC_SERVE_TOKEN, else one is made and printed "
-        "once, in the URL to open.",
+        "once, in the URL to open. Once members' tokens exist (eidetic tokens add), every request "
+        "needs one, and runs as its member (their scope, their name, their rights).",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument(
@@ -52,38 +53,48 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..session import Session
+    from ..team.tokens import open_registry
     from ..web.app import create_app
     from ..web.guard import given_token, is_loopback
 
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
         session = Session(memory, memory.access(args.scope, args.visibility).scope)
+        registry = open_registry(memory)
         try:
+            members = len(registry.members())
             with _listen(args.host, args.port) as listener:
                 host, port = args.host, listener.getsockname()[1]
                 given = given_token(args.settings.serve_token)  # only spaces: none, as when unset
                 token = None
                 if args.token or not is_loopback(host):
-                    token = given or secrets.token_urlsafe(32)
-                app = create_app(session, host=host, port=port, token=token)
-                url = _announce(session.scope, host, port, token, shown=token is not None and given is None)
+                    # with members, their tokens are the way in: the server makes none of its own
+                    token = given or (None if members else secrets.token_urlsafe(32))
+                app = create_app(session, host=host, port=port, token=token, registry=registry)
+                shown = token is not None and given is None
+                url = _announce(session.scope, host, port, token, shown=shown, members=members)
                 if args.open:
                     _open_browser(url)
                 config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
                 uvicorn.Server(config).run(sockets=[listener])
         finally:
+            registry.close()
             session.close()
     return 0
 
 
-def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: bool) -> str:
+def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: bool, members: int) -> str:
     """Where it serves, on stderr: the token only once, in the URL to open, and only if it was
-    made here (a token given in the environment is never printed). Returns the URL to open."""
+    made here (a token given in the environment, or a member's, is never printed). Returns the
+    URL to open."""
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     opened = f"{url}?token={token}" if shown else url
+    needs = "  (Authorization: Bearer <token>)" if token or members else ""
+    who = f"{members} member{'s' if members != 1 else ''}' tokens (eidetic tokens list)" if members else ""
     sys.stderr.write(
         f"eidetic serves {scope.name}/{scope.visibility} at {opened}\n"
-        f"MCP (streamable HTTP): {url}mcp{'  (Authorization: Bearer <token>)' if token else ''}\n"
-        "Ctrl-C stops it.\n"
+        f"MCP (streamable HTTP): {url}mcp{needs}\n"
+        + (f"Members sign in with their own tokens: {who}; open {url}?token=TOKEN once in a browser.\n" if who else "")
+        + "Ctrl-C stops it.\n"
     )
     sys.stderr.flush()
     return opened

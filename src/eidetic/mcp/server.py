@@ -15,6 +15,8 @@ another agent's private memory through its own server). ``sweep`` applies the li
 to the whole store, as the CLI does, but reports only the records the session may see.
 ``remember`` writes where the call says, exactly like ``eidetic remember`` with the session's
 scope as the default, but only into scopes the session may read (``Memory.remember(writer=...)``).
+On ``eidetic serve`` with members' tokens, a member's records are added by that member, whatever
+the client says (its claim is kept as ``metadata.claimed_by``: ``team.attribution``).
 
 An agent reads the tools' descriptions and schemas on every turn and every answer in full, so
 both are kept short: ``recall`` lists only the options agents need (``for_agents`` in
@@ -47,6 +49,7 @@ from ..ranking.access import Access
 from ..records import Scope
 from ..results import RememberResult
 from ..session import Session
+from ..team.attribution import attributed
 from .compact import compact_recall, listed_schema
 from .errors import error_text, invalid_arguments, unknown_arguments
 
@@ -337,6 +340,8 @@ def _add_remember_tool(server: MCPServer, session: Session) -> None:
         ] = False,
     ) -> CallToolResult:
         batch = records if isinstance(records, list) else [records]
+        if session.member is not None:  # the token says who writes; a client's claim is kept apart
+            batch, added_by = attributed(batch, session.member, added_by), session.member
         result = await run(
             session.write(
                 "remember",

@@ -1,5 +1,6 @@
 """The ASGI app of ``eidetic serve``: the viewer's pages, its static files and MCP over
-streamable HTTP at ``/mcp``, all over one ``Session`` (one ``Memory``, one worker thread)."""
+streamable HTTP at ``/mcp``, over one ``Memory`` and one worker thread, for the server's own
+session scope and each member's (``sessions``)."""
 
 from __future__ import annotations
 
@@ -10,46 +11,55 @@ from pathlib import Path
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import BaseRoute, Mount
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..mcp.server import build_server
 from ..session import Session
+from ..team.tokens import Registry
 from . import pages
 from .browse_pages import gather
 from .guard import Guard, given_token, is_loopback
-from .overview_report import Reports
+from .member_mcp import MemberMCP
+from .overview_report import ScopeReports
 from .respond import ERRORS
+from .sessions import Sessions
 from .templating import templates
 
 HERE = Path(__file__).resolve().parent
 MCP_PATH = "/mcp"
 
 
-def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> Starlette:
-    """The app for one session scope. ``host`` and ``port`` are where it listens (the Host
-    check needs them); ``token`` is required beyond loopback (``eidetic serve`` makes one), and
-    one of only spaces is none."""
+def create_app(
+    session: Session,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    token: str | None = None,
+    registry: Registry | None = None,
+) -> Starlette:
+    """The app for the server's session scope and its members'. ``host`` and ``port`` are where
+    it listens (the Host check needs them); ``token`` (the server's own) is required beyond
+    loopback unless members' tokens (``registry``) are, and one of only spaces is none."""
     token = given_token(token)
-    if token is None and not is_loopback(host):
+    if token is None and registry is None and not is_loopback(host):
         raise ValueError(f"a server on {host} needs a token (one of only spaces is none)")
-    mcp = build_server(session)
-    # The SDK checks Host and Origin on loopback itself; with a token the Guard's token check
-    # stands in (and a reverse proxy in front may pass its own host name on).
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if token else None
-    mcp_routes = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=security).routes
+    sessions = Sessions(session)
+    # The SDK checks Host and Origin on an open loopback server itself; with tokens the Guard's
+    # token check stands in (and a reverse proxy in front may pass its own host name on).
+    tokens = token is not None or (registry is not None and bool(registry.members()))
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if tokens else None
+    mcp = MemberMCP(MCP_PATH, host, security)
     routes: list[BaseRoute] = [
         *pages.routes(),
-        *mcp_routes,
+        Route(MCP_PATH, mcp),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
-
-    reports = Reports(session.scope, session.memory.twin, gather)
+    reports = ScopeReports(session.memory.twin, gather)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with mcp.session_manager.run():  # the MCP transport's sessions live as long as the app
+            async with mcp.running():  # every member's MCP transport lives as long as the app
                 yield
         finally:
             reports.close()
@@ -57,10 +67,9 @@ def create_app(session: Session, *, host: str = "127.0.0.1", port: int = 0, toke
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, token=token, host=host, port=port)],
+        middleware=[Middleware(Guard, token=token, host=host, port=port, sessions=sessions, registry=registry)],
         exception_handlers=ERRORS,
     )
-    app.state.session = session
     app.state.reports = reports
     app.state.templates = templates()  # autoescaped: records are text
     return app

@@ -71,11 +71,11 @@ async def report_of(request: Request, refresh: bool = True) -> Snapshot:
     the filters' choices read it; ``refresh``: ``Reports.latest``). A first one, or one made
     again after a change through the server, is waited for briefly (a small store's is ready by
     then); else the one before."""
-    snapshot, running = request.app.state.reports.latest(refresh)
+    snapshot, running = request.app.state.reports.of(session_of(request).scope).latest(refresh)
     if running is not None and (snapshot.report is None or snapshot.behind):
         with suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(running)), timeout=WAIT)
-        snapshot, _ = request.app.state.reports.latest(refresh)
+        snapshot, _ = request.app.state.reports.of(session_of(request).scope).latest(refresh)
     return snapshot
 
 

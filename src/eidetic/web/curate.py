@@ -2,7 +2,8 @@
 same ``Memory`` call as the CLI (the same locks and validation) as the session: a record is
 reached only if the session may see it (else the 404 of a missing one), and written only into
 scopes the session may read (``writer``, as the MCP ``remember`` tool). Forget and restore ask
-first; edit and supersede are explicit forms. After a change, a 303 to the record's page."""
+first; edit and supersede are explicit forms. After a change, a 303 to the record's page. A
+read-only member gets a 403 for every form and change (the record page hides the controls)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ..memory.editing import edit_text
 from ..ranking.access import Access
 from ..records import Record
 from ..session import Session
-from .respond import NotFound, lookup, moved, render, session_of
+from .respond import NotFound, lookup, moved, render, writer_of
 from .templating import record_url
 
 
@@ -61,7 +62,7 @@ async def restore(request: Request) -> Response:
 
 
 async def _lifecycle(request: Request, state: str, change: str) -> Response:
-    session, form = session_of(request), await fields(request)
+    session, form = writer_of(request), await fields(request)
     rid = form.get("id", "")
     if form.get("confirm") != "yes":
         record = await session.call(lambda: visible(session, rid))
@@ -82,14 +83,14 @@ async def _lifecycle(request: Request, state: str, change: str) -> Response:
 
 
 async def edit_form(request: Request) -> Response:
-    session = session_of(request)
+    session = writer_of(request)
     record = await session.call(lambda: visible(session, request.query_params.get("id", "")))
     text = edit_text(record)
     return render(request, "edit.html", r=record, text=text, original=digest(text), error=None)
 
 
 async def edit_save(request: Request) -> Response:
-    session, form = session_of(request), await fields(request)
+    session, form = writer_of(request), await fields(request)
     rid, text, original = form.get("id", ""), typed(form.get("text", "")), form.get("original", "")
 
     def save() -> None:
@@ -117,13 +118,13 @@ async def edit_save(request: Request) -> Response:
 
 
 async def supersede_form(request: Request) -> Response:
-    session = session_of(request)
+    session = writer_of(request)
     record = await session.call(lambda: visible(session, request.query_params.get("id", "")))
     return render(request, "supersede.html", r=record, text=record.text, name=record.name or "", new_id="", error=None)
 
 
 async def supersede_save(request: Request) -> Response:
-    session, form = session_of(request), await fields(request)
+    session, form = writer_of(request), await fields(request)
     rid, text = form.get("id", ""), typed(form.get("text", ""))
     name, new_id = form.get("name", "").strip(), form.get("new_id", "").strip()
 
@@ -131,6 +132,8 @@ async def supersede_save(request: Request) -> Response:
         old = visible(session, rid)
         entry: dict[str, Any] = {"text": text, "type": old.type, "supersedes": old.id, "scope": old.scope.to_dict()}
         entry.update({key: value for key, value in (("id", new_id), ("name", name)) if value})
+        if session.member is not None:  # a member's record is theirs (team.attribution)
+            entry["added_by"] = session.member
         item = session.memory.remember([entry], writer=Access(session.scope)).items[0]
         if item["status"] == "duplicate":
             raise user_error(

@@ -5,13 +5,20 @@ Three checks, before any page or MCP call runs:
 - **Host**: on loopback without a token, a request must name the address the server listens on
   (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``). A web page elsewhere cannot read the
   memory by pointing a name it controls at 127.0.0.1 (DNS rebinding).
-- **Token**: when the server has one (always, beyond loopback), each request carries it as
-  ``Authorization: Bearer TOKEN`` (agents) or in the cookie a browser gets from the start-up
-  URL's ``?token=``; that URL is answered with a redirect to the same page without it, so the
-  token stays out of history, bookmarks and the address bar. The cookie opens the pages only:
-  MCP at ``/mcp`` takes the header, so no web page can drive an agent's tools through a
-  person's browser. Anything else gets 401. A token of only spaces, wherever it is read, is no
-  token: it never opens anything, and it never stands for the server's own.
+- **Token**: when the server has one (always, beyond loopback) or members' tokens
+  (``eidetic tokens add``), each request carries one as ``Authorization: Bearer TOKEN``
+  (agents) or in the cookie a browser gets from a sign-in URL's ``?token=``; that URL is
+  answered with a redirect to the same page without it, so the token stays out of history,
+  bookmarks and the address bar. The cookie opens the pages only: MCP at ``/mcp`` takes the
+  header, so no web page can drive an agent's tools through a person's browser. Anything else
+  gets 401. A token of only spaces, wherever it is read, is no token: it never opens anything.
+- **Identity**: the token says who asks. A member's token runs the request as that member's
+  session (``sessions.Sessions``), the server's own token (or none, on an open loopback server)
+  as the server's; the session and the member's name (``None`` for the server's) are put in the
+  ASGI scope (``eidetic.session``, ``eidetic.member``) for what runs after. Members are looked
+  up on every request (by the SHA-256 of the token presented, one indexed lookup, the same work
+  for any token), so a token added or revoked counts on the next request, with no restart.
+  Wrong tokens are told on stderr without the token (``failures``).
 - **Redirects** stay on this server: every ``Location`` it sends (its own, and the framework's
   trailing-slash ones) is a path here, leading slashes collapsed, so ``GET //evil.example/``
   cannot send a browser to another site (``//host`` is a link to that host).
@@ -24,11 +31,22 @@ from __future__ import annotations
 
 import hmac
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode, urlsplit
 
+import anyio.to_thread
 from starlette.datastructures import URL, QueryParams
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import EideticError
+from ..team.tokens import digest
+from .failures import Failures
+
+if TYPE_CHECKING:
+    from ..session import Session
+    from ..team.tokens import Registry
+    from .sessions import Sessions
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
@@ -67,13 +85,27 @@ def on_this_server(location: str) -> str:
 
 
 class Guard:
-    """ASGI middleware: the Host, token and Origin checks of this module's docstring."""
+    """ASGI middleware: the Host, token, identity and Origin checks of this module's docstring."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, host: str, port: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        host: str,
+        port: int,
+        sessions: Sessions,
+        registry: Registry | None = None,
+        failures: Failures | None = None,
+    ) -> None:
         self.app = app
         self.token = given_token(token)
         self.port = port
-        # With a token a rebound name gets nothing anyway, and a reverse proxy may pass its own name on.
+        self.sessions = sessions
+        self.registry = registry
+        self.failures = failures or Failures()
+        # Only an open loopback server (no token of its own, no members) checks the Host: with a
+        # token a rebound name gets nothing anyway, and a reverse proxy may pass its own name on.
         names = ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) and self.token is None else []
         self.hosts = {f"{name}:{port}" for name in names}
 
@@ -91,60 +123,97 @@ class Guard:
                 ]
             await send(message)
 
-        refusal = self.refusal(scope, headers)
+        try:
+            refusal = await self.refusal(scope, headers)
+        except EideticError as exc:  # the members' database is out of reach: nobody can be told apart
+            refusal = PlainTextResponse(f"{exc.message}: {exc.remediation}", status_code=503)
         if refusal is not None:
             await refusal(scope, receive, send_here)
             return
         await self.app(scope, receive, send_here)
 
-    def refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+    async def refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+        """None when the request may go on (its session put in ``scope``), else the answer."""
         host = headers.get("host", "")
-        if self.hosts and host not in self.hosts:
+        url = URL(scope=scope)
+        from_query = given_token(QueryParams(url.query).get("token")) if scope["method"] == "GET" else None
+        mcp = scope["path"].startswith("/mcp")
+        presented = [from_query, _bearer(headers), None if mcp else self._cookie(headers)]
+        members_exist = False
+        for token in dict.fromkeys(t for t in presented if t is not None):
+            members_exist, session = await self._session_of(token)
+            if session is not None:
+                scope["eidetic.session"], scope["eidetic.member"] = session, session.member
+                if token == from_query:
+                    return self._welcome(url, token)
+                return self._cross_site_refusal(scope, headers, host)
+        if any(token is not None for token in presented):
+            self.failures.failed(_client(scope), scope["path"])
+        elif self.registry is not None:  # no token: still asked, so no answer is quicker than another
+            members_exist, _ = await self._session_of("")
+        if self.token is not None or members_exist or not self.hosts:
+            return self._unauthorized(scope["path"])
+        if host not in self.hosts:
             return PlainTextResponse("eidetic serves this address only by its own name", status_code=421)
-        if self.token is not None:
-            url = URL(scope=scope)
-            given = given_token(QueryParams(url.query).get("token"))
-            if given is not None and scope["method"] == "GET" and self._matches(given):
-                return self._welcome(url)
-            if not self._authorized(headers, cookie_ok=not scope["path"].startswith("/mcp")):
-                return self._unauthorized(scope["path"])
+        scope["eidetic.session"], scope["eidetic.member"] = self.sessions.server, None
+        return self._cross_site_refusal(scope, headers, host)
+
+    async def _session_of(self, token: str) -> tuple[bool, Session | None]:
+        """Whether members exist, and the session ``token`` opens: a member's (looked up by
+        the token's digest), the server's own, or none."""
+        hashed = digest(token)
+        members_exist, member = False, None
+        if self.registry is not None:
+            members_exist, member = await anyio.to_thread.run_sync(self.registry.lookup, hashed)
+        if member is not None:
+            return True, self.sessions.of(member)
+        if self.token is not None and token and hmac.compare_digest(hashed, digest(self.token)):
+            return members_exist, self.sessions.server
+        return members_exist, None
+
+    def _cookie(self, headers: dict[str, str]) -> str | None:
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == cookie_name(self.port):
+                return given_token(value)
+        return None
+
+    @staticmethod
+    def _cross_site_refusal(scope: Scope, headers: dict[str, str], host: str) -> Response | None:
         if scope["method"] in UNSAFE and not scope["path"].startswith("/mcp") and _cross_site(headers, host):
             return PlainTextResponse("a change must come from eidetic's own pages", status_code=403)
         return None
 
-    def _matches(self, raw: str) -> bool:
-        given = given_token(raw)
-        assert self.token is not None
-        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
-
-    def _authorized(self, headers: dict[str, str], *, cookie_ok: bool) -> bool:
-        bearer = headers.get("authorization", "")
-        if bearer.lower().startswith("bearer ") and self._matches(bearer[7:]):
-            return True
-        for part in headers.get("cookie", "").split(";") if cookie_ok else ():
-            name, _, value = part.strip().partition("=")
-            if name == cookie_name(self.port) and self._matches(value):
-                return True
-        return False
-
-    def _welcome(self, url: URL) -> Response:
-        """The start-up URL: the cookie set, the token taken out of the address."""
+    def _welcome(self, url: URL, token: str) -> Response:
+        """A sign-in URL: the cookie set to the token it carries, the token taken out of the address."""
         rest = [(k, v) for k, v in QueryParams(url.query).multi_items() if k != "token"]
         target = on_this_server(url.path + (f"?{urlencode(rest)}" if rest else ""))
         response = RedirectResponse(target, status_code=303)
-        assert self.token is not None
-        response.set_cookie(cookie_name(self.port), self.token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(cookie_name(self.port), token, httponly=True, samesite="strict", path="/")
         return response
 
     @staticmethod
     def _unauthorized(path: str) -> Response:
         message = "this eidetic server needs its token"
-        hint = "open the URL `eidetic serve` printed, or send Authorization: Bearer TOKEN"
+        hint = (
+            "open the URL `eidetic serve` printed (a member: the server's URL with ?token=YOUR_TOKEN), "
+            "or send Authorization: Bearer TOKEN"
+        )
         if path.startswith("/mcp"):
             return JSONResponse(
                 {"error": message, "hint": hint}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
             )
         return PlainTextResponse(f"{message}: {hint}", status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+def _bearer(headers: dict[str, str]) -> str | None:
+    value = headers.get("authorization", "")
+    return given_token(value[7:]) if value.lower().startswith("bearer ") else None
+
+
+def _client(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "an unknown address"
 
 
 def _cross_site(headers: dict[str, str], host: str) -> bool:

@@ -91,3 +91,33 @@ class Reports:
     def _close(self) -> None:
         if self._memory is not None:
             self._memory.close()
+
+
+class ScopeReports:
+    """The reports of every session scope the server serves (the server's, each member's): one
+    ``Reports`` per scope, made on its first visit. A change through the server may change any
+    scope's counts (a public record counts for everyone), so it makes all of them due."""
+
+    def __init__(self, opener: Callable[[], Memory], make: Callable[[Memory, Scope], dict[str, Any]]) -> None:
+        self._opener, self._make = opener, make
+        self._reports: dict[Scope, Reports] = {}
+        self._lock = threading.Lock()
+
+    def of(self, scope: Scope) -> Reports:
+        with self._lock:
+            reports = self._reports.get(scope)
+            if reports is None:
+                reports = self._reports[scope] = Reports(scope, self._opener, self._make)
+            return reports
+
+    def changed(self) -> None:
+        with self._lock:
+            every = list(self._reports.values())
+        for reports in every:
+            reports.changed()
+
+    def close(self) -> None:
+        with self._lock:
+            every = list(self._reports.values())
+        for reports in every:
+            reports.close()

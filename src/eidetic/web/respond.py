@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from ..errors import ENV_ERROR, EideticError, env_error
+from ..errors import ENV_ERROR, EideticError, env_error, user_error
 from ..session import Session
 
 T = TypeVar("T")
@@ -34,13 +34,37 @@ class NotFound(Exception):
         self.error = error
 
 
+class Forbidden(Exception):
+    """A change asked by a caller who may only read: one page (403), the controls being hidden."""
+
+    def __init__(self, error: EideticError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 def session_of(request: Request) -> Session:
-    return request.app.state.session
+    """The caller's session, as the ``Guard`` found it from the request's token."""
+    return request.scope["eidetic.session"]
+
+
+def writer_of(request: Request) -> Session:
+    """The caller's session, for a change: a read-only member gets a 403."""
+    session = session_of(request)
+    if session.read_only:
+        raise Forbidden(
+            user_error(
+                f"{session.member or 'this caller'} may only read on this server",
+                "ask whoever runs the server for a token that may write",
+            )
+        )
+    return session
 
 
 def render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
-    """A page, or a fragment of one (each template is whole: a fragment is its own template)."""
-    context.update(request=request, session_scope=session_of(request).scope)
+    """A page, or a fragment of one (each template is whole: a fragment is its own template);
+    every page says who is signed in and what they may see and do."""
+    session = session_of(request)
+    context.update(request=request, session_scope=session.scope, member=session.member, read_only=session.read_only)
     response = request.app.state.templates.TemplateResponse(request, template, context, status_code=status_code)
     response.headers.update(HEADERS)
     return response
@@ -76,6 +100,8 @@ async def on_error(request: Request, exc: Exception) -> Response:
     """The app's handler for what a page raises: eidetic errors, missing records, disk trouble."""
     if isinstance(exc, NotFound):
         return failure(request, exc.error, 404)
+    if isinstance(exc, Forbidden):
+        return failure(request, exc.error, 403)
     if isinstance(exc, EideticError):
         return failure(request, exc)
     assert isinstance(exc, OSError)
@@ -83,4 +109,9 @@ async def on_error(request: Request, exc: Exception) -> Response:
     return failure(request, env_error(problem, "check the path, free disk space and permissions"))
 
 
-ERRORS: dict[Any, Callable[..., Any]] = {NotFound: on_error, EideticError: on_error, OSError: on_error}
+ERRORS: dict[Any, Callable[..., Any]] = {
+    NotFound: on_error,
+    Forbidden: on_error,
+    EideticError: on_error,
+    OSError: on_error,
+}
