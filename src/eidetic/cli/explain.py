@@ -41,7 +41,7 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 signal and full metadata. Records are markdown files; the search index is derived.
 
 Verbs: remember, recall, list, show, edit, sweep, consolidate, forget, restore, overview, doctor, audit, import,
-export, migrate, index, watch, mcp, serve, skills, context, hooks, hook, capture, completion, explain,
+export, migrate, index, watch, mcp, serve, tokens, skills, context, hooks, hook, capture, completion, explain,
 demo; and the `memory-recall` command. Concepts: records, stores, backends, modes, fields, thread,
 scope, lifecycle, time, freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
@@ -363,7 +363,24 @@ answered; beyond loopback (and with `--token`) every request needs the token
 (`EIDETIC_SERVE_TOKEN`, else one is made and printed once in the URL to open; that URL sets a
 cookie and drops the token from the address; agents send `Authorization: Bearer TOKEN`). A token
 of only spaces is none, wherever it is read. A change from another site's page is refused; every
-redirect is a path on this server (`//host/` is collapsed to `/host/`). See docs/viewer.md.""",
+redirect is a path on this server (`//host/` is collapsed to `/host/`). Members: once `eidetic
+tokens add` made a token, every request needs one (even on loopback), and a member's token is
+their identity: their own session scope, `added_by` on what they write (a client's own claim kept
+as `metadata.claimed_by`), refused writes when read-only; the pages say who is signed in. The
+server's own token (`EIDETIC_SERVE_TOKEN`) still opens it as the server's `--scope`. Wrong tokens
+get 401 and are logged (address, path, count; never the token). See docs/viewer.md and
+docs/team-server.md.""",
+    "tokens": """# eidetic tokens add NAME --scope SCOPE | list | revoke NAME
+Members of a shared `eidetic serve`. `tokens add NAME --scope SCOPE [--visibility private|public]
+[--read-only]` prints the member's new token once, alone on stdout (`TOKEN=$(eidetic tokens add
+alice --scope alice --visibility private)`); only its SHA-256 is kept. A name is letters, digits,
+`-`, `_`, `.`; a name that already has a token is refused (revoke it first). `tokens list
+[--json] [--revoked]` shows names, scopes, rights, created and last used (written at most once a
+minute), never tokens. `tokens revoke NAME` ends a token; the server refuses it from its next
+request, with no restart. The store flags pick where members are kept: the postgres store's
+database (table `eidetic_members`, shared by every server on it), else `serve-tokens.json` in
+the state folder (mode 0600). Agents send `Authorization: Bearer TOKEN`; people open the
+server's URL with `?token=TOKEN` once. See docs/team-server.md.""",
     "skills": """# eidetic skills install [DIR]
 Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
 `DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every

@@ -147,11 +147,12 @@ class Guard:
                 if token == from_query:
                     return self._welcome(url, token)
                 return self._cross_site_refusal(scope, headers, host)
-        if any(token is not None for token in presented):
-            self.failures.failed(_client(scope), scope["path"])
-        elif self.registry is not None:  # no token: still asked, so no answer is quicker than another
+        wrong = any(token is not None for token in presented)
+        if not wrong and self.registry is not None:  # no token: still asked, so no answer is quicker
             members_exist, _ = await self._session_of("")
         if self.token is not None or members_exist or not self.hosts:
+            if wrong:
+                self.failures.failed(_client(scope), scope["path"])
             return self._unauthorized(scope["path"])
         if host not in self.hosts:
             return PlainTextResponse("eidetic serves this address only by its own name", status_code=421)
