@@ -28,7 +28,9 @@ def served(
     memory = memory or Memory.open()
     session = Session(memory, Scope(name, visibility))
     app = create_app(session, host="127.0.0.1", port=PORT, token=token)
-    _, first = app.state.reports.of(session.scope).latest()  # the overview's first report: pages that read it never race it
+    _, first = app.state.reports.of(
+        session.scope
+    ).latest()  # the overview's first report: pages that read it never race it
     if first is not None:
         first.result(timeout=120)
     try:
