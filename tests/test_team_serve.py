@@ -244,6 +244,7 @@ def test_wrong_tokens_get_401_and_are_logged_without_the_token(team):
             http.get("/overview", headers={"Authorization": f"Bearer {guess}"})
     time.sleep(0.5)
     told = [line for line in team.served.lines if "wrong token" in line]
+    assert "3 members (eidetic tokens list) sign in with their own tokens" in team.served.stderr
     assert told and "127.0.0.1" in told[0] and re.search(r"\d+ request", told[0]), told
     assert len(told) <= 2, told  # rate-limited: a burst is one line, not twenty
     assert guess not in team.served.stderr and not any(t in team.served.stderr for t in team.tokens.values())
@@ -285,10 +286,11 @@ def test_a_token_added_or_revoked_counts_on_the_next_request_without_a_restart(t
         eidetic(team.env, "tokens", "revoke", "erin")
         seen.append(http.get("/", headers=bearer).status_code)
         seen.append(http.post("/mcp", json=MESSAGE, headers=bearer).status_code)
-    assert seen == [200, 401, 401]
+        seen.append(http.get("/", headers={"Authorization": f"Bearer {team.tokens['alice']}"}).status_code)
+    assert seen == [200, 401, 401, 200]
     members = {m["name"]: m for m in eidetic(team.env, "tokens", "list", "--json").json["members"]}
     assert "erin" not in members
-    assert members["alice"]["last_used"] is not None  # alice's use above was recorded
+    assert members["alice"]["last_used"] is not None  # alice's use was recorded
     assert token not in json.dumps(members)
 
 
@@ -301,7 +303,7 @@ def test_a_server_without_members_is_unchanged(tmp_path):
             page = http.get("/")
             assert page.status_code == 200 and 'id="signed-in"' not in page.text
             assert http.get("/", headers={"Host": "evil.example"}).status_code == 421
-        assert "Members sign in" not in served.stderr
+        assert "with their own tokens" not in served.stderr
     finally:
         served.stop()
     assert not (tmp_path / "state" / "serve-tokens.json").exists()

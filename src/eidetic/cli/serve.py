@@ -89,12 +89,16 @@ def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: b
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     opened = f"{url}?token={token}" if shown else url
     needs = "  (Authorization: Bearer <token>)" if token or members else ""
-    who = f"{members} member{'s' if members != 1 else ''}' tokens (eidetic tokens list)" if members else ""
+    who = (
+        f"{members} member{'s' if members != 1 else ''} (eidetic tokens list) sign{'s' if members == 1 else ''} in "
+        "with their own tokens: "
+        f"agents as above, people at {url}?token=TOKEN once\n"
+        if members
+        else ""
+    )
     sys.stderr.write(
         f"eidetic serves {scope.name}/{scope.visibility} at {opened}\n"
-        f"MCP (streamable HTTP): {url}mcp{needs}\n"
-        + (f"Members sign in with their own tokens: {who}; open {url}?token=TOKEN once in a browser.\n" if who else "")
-        + "Ctrl-C stops it.\n"
+        f"MCP (streamable HTTP): {url}mcp{needs}\n{who}Ctrl-C stops it.\n"
     )
     sys.stderr.flush()
     return opened
