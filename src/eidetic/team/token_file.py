@@ -78,13 +78,13 @@ class TokenFile:
             self._fresh()
             any_live = bool(self._by_digest)
             row = self._by_digest.get(token_digest)
-            name = row["name"] if row is not None else None
-        if name is None:
+        if row is None:
             return any_live, None
+        name = row["name"]
         if time.monotonic() - self._touched.get(name, -TOUCH_EVERY) >= TOUCH_EVERY:
             self._touched[name] = time.monotonic()
             self._touch(name, token_digest)
-        return True, _member(name, row)  # type: ignore[arg-type]
+        return True, _member(name, row)
 
     def close(self) -> None:
         pass
