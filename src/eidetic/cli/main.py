@@ -44,6 +44,7 @@ VERBS = (
     "demo",
     "mcp",
     "serve",
+    "log",
     "skills",
     "context",
     "hooks",
