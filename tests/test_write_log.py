@@ -306,3 +306,72 @@ def test_every_write_through_eidetic_serve_is_logged_without_text_or_token(backe
     assert kept.count("quokka") >= 2  # the ids are there
     for secret in ("Quokka", "ledger", "staging", TOKEN):  # never the text, never the token
         assert secret not in kept and secret not in shown.out
+
+
+# -- every write site, in-process ----------------------------------------------------------------
+
+
+def test_each_write_site_logs_the_ids_it_changed_and_a_refused_write_nothing(store, monkeypatch, tmp_path):
+    from starlette.testclient import TestClient
+
+    from eidetic import Memory
+    from eidetic.errors import EideticError
+    from eidetic.mcp.server import build_server
+    from eidetic.memory.editing import edit_text
+    from eidetic.session import Session
+    from eidetic.web.app import create_app
+    from eidetic.web.curate import digest
+
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    book = FileBook(tmp_path / FILE_NAME)
+    scope = Scope("default", "public")
+    with Memory.open() as memory:
+        memory.remember(
+            [
+                {"id": "day", "text": "Deploys run on Tuesdays"},
+                {"id": "key", "text": "The deploy key rotates monthly"},
+                {"id": "ancient", "text": "The build ran on Jenkins", "created": "2019-03-01"},
+            ]
+        )
+        session = Session(memory, scope, member="carol", log=ServerLog(book, scope))
+        app = create_app(session, host="127.0.0.1", port=8765, token=None)
+        try:
+            client = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
+            assert client.post("/record/forget", data={"id": "key"}).status_code == 200  # only asks
+            assert client.post("/record/forget", data={"id": "key", "confirm": "yes"}).status_code == 303
+            assert client.post("/record/restore", data={"id": "key", "confirm": "yes"}).status_code == 303
+            form = {"id": "day", "text": "Deploys run on Wednesdays", "new_id": "day-2"}
+            assert client.post("/record/supersede", data=form).status_code == 303
+            assert client.post("/record/forget", data={"id": "nope", "confirm": "yes"}).status_code == 404
+            shown = edit_text(memory.get("key"))
+            edited = {"id": "key", "text": shown.replace("monthly", "weekly"), "original": digest(shown)}
+            assert client.post("/record/edit", data=edited).status_code == 303
+            edit = client.post("/record/edit", data={"id": "key", "text": "x", "original": "stale"})
+            assert edit.status_code == 409  # refused: nothing changed, nothing logged
+
+            async def sweep() -> dict:
+                result = await build_server(session).call_tool("sweep", {})
+                return result.structured_content
+
+            swept = anyio.run(sweep)
+            assert [c["id"] for c in swept["changed"]] == ["ancient"]
+            assert anyio.run(sweep)["changed"] == []  # nothing due: no entry
+        finally:
+            app.state.reports.close()
+            session.close()
+    logged = [(e.member, e.operation, list(e.ids)) for e in reversed(book.read(Wanted()))]
+    assert logged == [
+        ("carol", "forget", ["key"]),
+        ("carol", "restore", ["key"]),
+        ("carol", "supersede", ["day-2", "day"]),
+        ("carol", "edit", ["key"]),
+        ("carol", "sweep", ["ancient"]),
+    ]
+    reader = Session(Memory.open(), scope, member="dave", read_only=True, log=ServerLog(book, scope))
+    try:
+        with pytest.raises(EideticError, match="may only read"):
+            anyio.run(lambda: reader.write("forget", lambda: None, lambda _: ["key"]))
+    finally:
+        reader.memory.close()
+        reader.close()
+    assert len(book.read(Wanted())) == 5 and book.read(Wanted(member="dave")) == []
