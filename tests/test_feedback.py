@@ -89,6 +89,7 @@ READERS = {
     "config": ("config",),
     "mcp": ("mcp",),
     "serve": ("serve",),
+    "log": ("log",),
 }
 WRITERS = {"remember": ("remember", "a new note"), "import": ("import",), "capture": ("capture", "transcript.jsonl")}
 

@@ -57,6 +57,7 @@ def cases(env: Path) -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
         ("import",): ([str(dump)], [str(env / "missing.ndjson")]),
         ("export",): ([], ["--visibility", "secret"]),
         ("audit",): ([], ["--stale-months", "0"]),
+        ("log",): (["--member", "nobody"], ["--limit", "0"]),
         ("index",): ([], ["--visibility", "secret"]),
         ("migrate",): (
             ["--from", "files", "--to", "sqlite", "--to-db", str(env / "copy.sqlite")],

@@ -41,7 +41,7 @@ A memory store for AI agents and their teams. Agents `remember` short records wi
 signal and full metadata. Records are markdown files; the search index is derived.
 
 Verbs: remember, recall, list, show, edit, sweep, consolidate, forget, restore, overview, doctor, audit, import,
-export, migrate, index, watch, mcp, serve, tokens, skills, context, hooks, hook, capture, completion, explain,
+export, migrate, index, watch, mcp, serve, tokens, log, skills, context, hooks, hook, capture, completion, explain,
 demo; and the `memory-recall` command. Concepts: records, stores, backends, modes, fields, thread,
 scope, lifecycle, time, freshness, usage, relevance, traversal, formats, vocabulary, errors. Run `eidetic explain TOPIC` for any of them,
 `eidetic explain` for the list.""",
@@ -381,6 +381,16 @@ request, with no restart. The store flags pick where members are kept: the postg
 database (table `eidetic_members`, shared by every server on it), else `serve-tokens.json` in
 the state folder (mode 0600). Agents send `Authorization: Bearer TOKEN`; people open the
 server's URL with `?token=TOKEN` once. See docs/team-server.md.""",
+    "log": """# eidetic log
+Who changed what through `eidetic serve`: every write the server made (remember, supersede,
+forget, restore, edit, sweep) with its time (UTC), the member who made it (`(server)` on a
+server without member tokens), the operation, the ids it changed and the server's scope; never a
+record's text, never a token. Newest first, at most `--limit N` (default 50). Filters:
+`--member NAME`, `--since WHEN` (as recall's: an ISO date, 7d / 12h / 2w, 'last monday'),
+`--id ID` (writes that changed that record), `--operation OP`. The store flags pick the log: a
+postgres store keeps it in its database (table `eidetic_write_log`), every other store in
+`write-log.jsonl` in the state folder. A call that changed nothing leaves no entry. `--json`
+gives `{"log", "items", "more"}`. See docs/team-server.md, "Who wrote what".""",
     "skills": """# eidetic skills install [DIR]
 Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
 `DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every

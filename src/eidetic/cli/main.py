@@ -45,6 +45,7 @@ VERBS = (
     "mcp",
     "serve",
     "tokens",
+    "log",
     "skills",
     "context",
     "hooks",

@@ -54,11 +54,13 @@ def run(args: argparse.Namespace) -> int:
 
     from ..session import Session
     from ..team.tokens import open_registry
+    from ..team.write_log import open_write_log
     from ..web.app import create_app
     from ..web.guard import given_token, is_loopback
 
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
-        session = Session(memory, memory.access(args.scope, args.visibility).scope)
+        scope = memory.access(args.scope, args.visibility).scope
+        session = Session(memory, scope, log=open_write_log(memory, scope))  # every write, by whom
         registry = open_registry(memory)
         try:
             members = len(registry.members())

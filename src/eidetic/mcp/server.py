@@ -362,8 +362,10 @@ def _add_remember_tool(server: MCPServer, session: Session) -> None:
 
 
 def _remembered(result: RememberResult) -> list[str]:
-    """The ids a remember changed: not those it left as they were, or left out as duplicates."""
-    return [item["id"] for item in result.items if item.get("status") not in ("unchanged", "duplicate")]
+    """The ids a remember changed: those it wrote (new or updated; not those it left as they
+    were, or left out as duplicates or as similar), and those they superseded and shadowed."""
+    written = [item for item in result.items if item.get("status") in ("new", "updated")]
+    return [rid for item in written for rid in (item["id"], item.get("shadowed")) if rid]
 
 
 def _add_recall_tool(server: MCPServer, session: Session) -> None:

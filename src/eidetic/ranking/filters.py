@@ -166,8 +166,8 @@ class Filters:
             tuple(meta),
             source,
             tuple(types or ()),
-            _date_bound(since, "since", now),
-            _date_bound(until, "until", now, end=True),
+            date_bound(since, "since", now),
+            date_bound(until, "until", now, end=True),
         )
 
     def matches_meta(self, metadata: dict[str, Any]) -> bool:
@@ -177,7 +177,7 @@ class Filters:
         return self.source is None or metadata.get("source") == self.source
 
 
-def _date_bound(value: str | None, option: str, now: datetime | None, end: bool = False) -> float | None:
+def date_bound(value: str | None, option: str, now: datetime | None, end: bool = False) -> float | None:
     """A date flag as epoch seconds: an ISO date (a bare date includes that whole day), or the
     words or duration ``timewords.flag_moment`` reads; an option error naming the forms else."""
     if value is None:

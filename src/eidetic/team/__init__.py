@@ -1,2 +1,3 @@
-"""A shared server's members: who may ask (their tokens, ``tokens``) and what a member's write
-carries (``attribution``). Between ``session`` (which serves a member) and ``memory``."""
+"""A shared server's members: who may ask (their tokens, ``tokens``), what a member's write
+carries (``attribution``), and the log of who changed what (``write_log``). Between ``session``
+(which serves a member) and ``memory``."""
