@@ -15,6 +15,11 @@ from .stores import open_memory
 if TYPE_CHECKING:
     from ..records import Scope
 
+# Calls served at once: reads of several members run side by side on their own connections
+# (writes wait for each other in the store, never for reads); a fifth waits for a free thread.
+# See docs/team-server.md and docs/benchmarks.md ("Many agents on one server").
+DEFAULT_WORKERS = 4
+
 # The same address on every start, so a bookmark, an agent's MCP configuration and a teammate's
 # link keep working; 0 asks for a free one.
 DEFAULT_PORT = 8377
@@ -43,8 +48,23 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument(
         "--visibility", help="public (default) or private: private also sees that scope's private records"
     )
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=DEFAULT_WORKERS,
+        metavar="N",
+        help=f"calls served at once, each on a thread with its own store connections (default {DEFAULT_WORKERS}; "
+        "1 serves one call at a time)",
+    )
     add_common(parser)
     parser.set_defaults(run=run)
+
+
+def _workers(value: str) -> int:
+    """``--workers``: a whole number from 1 on, refused with a hint otherwise."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"--workers takes a whole number of threads from 1 on, not {value!r}")
+    return int(value)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,9 +74,11 @@ def run(args: argparse.Namespace) -> int:
     from ..session import Session
     from ..web.app import create_app
     from ..web.guard import given_token, is_loopback
+    from ..workers import Workers
 
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
-        session = Session(memory, memory.access(args.scope, args.visibility).scope)
+        workers = Workers(memory, args.workers)
+        session = Session(memory, memory.access(args.scope, args.visibility).scope, workers=workers)
         try:
             with _listen(args.host, args.port) as listener:
                 host, port = args.host, listener.getsockname()[1]
@@ -72,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
                 uvicorn.Server(config).run(sockets=[listener])
         finally:
             session.close()
+            workers.close()
     return 0
 
 
