@@ -253,3 +253,18 @@ def test_writes_through_parallel_clients_are_each_stored_once_and_the_scope_rule
         assert "alice-secret" not in answer and "key rotates" not in answer
     seen = {h["id"] for a in answers if a.startswith("{") for h in json.loads(a)["items"]}
     assert {"alice-pub", "bob-note"} | set(acknowledged) <= seen  # the reads found what they may see, new ones too
+
+
+@pytest.mark.parametrize("given", ["0", "-2", "four", " "])
+def test_a_pool_without_threads_is_refused_before_anything_listens(given, tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "eidetic", "serve", "--port", "0", "--workers", given, "--json"],
+        capture_output=True,
+        text=True,
+        env=store_env(tmp_path),
+        timeout=60,
+    )
+    assert proc.returncode == 1 and proc.stdout == ""
+    error = json.loads(proc.stderr)
+    assert error["message"] == f"argument --workers: a whole number of threads from 1 on, not {given!r}"
+    assert "eidetic serve --help" in error["remediation"]

@@ -63,7 +63,7 @@ def add_parser(sub, add_common) -> None:
 def _workers(value: str) -> int:
     """``--workers``: a whole number from 1 on, refused with a hint otherwise."""
     if not value.strip().isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"--workers takes a whole number of threads from 1 on, not {value!r}")
+        raise argparse.ArgumentTypeError(f"a whole number of threads from 1 on, not {value!r}")
     return int(value)
 
 
