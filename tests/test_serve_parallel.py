@@ -1,12 +1,12 @@
-"""Many agents at once on one real ``eidetic serve`` (files and postgres), over MCP over HTTP
-with the SDK's client: a write held up in the store does not hold up other agents' reads (and
-with ``--workers 1`` it does, as before), writes made through parallel clients are each stored
-exactly once, and the scope rule holds while calls run side by side.
+"""Many agents at once on one real ``eidetic serve`` (files, sqlite and postgres), over MCP
+over HTTP with the SDK's client: a write held up in the store does not hold up other agents'
+reads (and with ``--workers 1`` it does, as before), writes made through parallel clients are
+each stored exactly once, and the scope rule holds while calls run side by side.
 
 A write is held up for real: the test takes the store's own writer lock (the lock file of the
-files backend, the advisory lock of postgres), as another process writing would, and waits
-until the server's remember is seen trying to take it before asking for a read. Nothing here
-depends on how long anything takes."""
+files and sqlite backends, the advisory lock of postgres), as another process writing would,
+and waits until the server's remember is seen trying to take it before asking for a read.
+Nothing here depends on how long anything takes."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class Store:
         return serve(self.env, "--token", "--scope", "bob", "--visibility", "private", *args)
 
 
-@pytest.fixture(scope="module", params=["files", "postgres"])
+@pytest.fixture(scope="module", params=["files", "sqlite", "postgres"])
 def store(request, tmp_path_factory) -> Iterator[Store]:
     backend = request.param
     root = tmp_path_factory.mktemp(f"serve-parallel-{backend}")
@@ -66,19 +66,25 @@ def store(request, tmp_path_factory) -> Iterator[Store]:
     if backend == "postgres":
         dsn = fresh_database(request.getfixturevalue("postgres_dsn"), "serve_parallel")
         env.update(EIDETIC_BACKEND="postgres", EIDETIC_PG_DSN=dsn)
+    if backend == "sqlite":
+        env.update(EIDETIC_BACKEND="sqlite", EIDETIC_SQLITE_PATH=str(root / "memory.sqlite"))
     seed(env, RECORDS)
-    store = Store(backend, env, root, _postgres_lock(dsn) if backend == "postgres" else _files_lock(root))
+    if backend == "postgres":
+        held = _postgres_lock(dsn)
+    else:  # the files store's lock file, or the one beside the database
+        held = _lock_file(root / "memory.sqlite.lock" if backend == "sqlite" else next(root.rglob(LOCK_NAME)))
+    store = Store(backend, env, root, held)
     store.pool = store.start("--workers", "4")
     yield store
     store.pool.stop()
 
 
-def _files_lock(root: Path) -> Callable[[], Any]:
-    """The files store's writer lock file (made by the seeding write), held from this process;
-    the server is seen trying it when the file is opened again (inotify: each attempt opens it)."""
+def _lock_file(path: Path) -> Callable[[], Any]:
+    """A store's writer lock file (made by the seeding write), held from this process; the
+    server is seen trying it when the file is opened again (inotify: each attempt opens it)."""
     import filelock
 
-    (path,) = root.rglob(LOCK_NAME)
+    assert path.is_file(), path
 
     @contextmanager
     def held() -> Iterator[Callable[[], bool]]:
