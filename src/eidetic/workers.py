@@ -4,7 +4,9 @@ A store's connections belong to the thread that opened them, so one ``Memory`` s
 at a time. A server shared by a team would then make every member wait behind the slowest
 call (a big recall, an overview). Here each worker thread has a ``Memory`` of its own (the
 first thread the server's own, the others its twins, opened on their thread when first
-needed), so reads run side by side.
+needed), so reads run side by side. The same default serves every backend: twins in one
+process behave as processes on one store do, which every backend supports, and what they
+read most (the indexes of files and sqlite) are files in the page cache every thread shares.
 
 Writes need no lane of their own: every backend already serialises its writers across
 processes (postgres with a session advisory lock, the files and sqlite backends with a lock
@@ -44,9 +46,17 @@ class Workers:
         self._pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="eidetic-worker", initializer=self._start)
 
     def current(self) -> Memory:
-        """The ``Memory`` of the worker thread this runs on; elsewhere (the event loop, building
-        the app) the server's own, for what every twin shares (settings, ``twin``)."""
-        return getattr(self._local, "memory", self.memory)
+        """The ``Memory`` of the worker thread this runs on, its twin opened at its first use (a
+        store that cannot be opened then fails that call, not the pool); elsewhere (the event
+        loop, building the app) the server's own, for what every twin shares (settings, ``twin``)."""
+        if not getattr(self._local, "worker", False):
+            return self.memory
+        if self._local.memory is None:
+            twin = self.memory.twin()
+            with self._lock:
+                self._twins.append(twin)
+            self._local.memory = twin
+        return self._local.memory
 
     async def run(self, work: Callable[[], T]) -> T:
         """``work()`` on a free worker thread, awaited without blocking the event loop."""
@@ -60,12 +70,9 @@ class Workers:
         self._twins.clear()
 
     def _start(self) -> None:
+        """A new worker thread: the first takes the server's own ``Memory``, the others a twin
+        when they first need one. Nothing here may fail: a failing start breaks the whole pool."""
         with self._lock:
             first, self._given = not self._given, True
-        if first:
-            self._local.memory = self.memory
-            return
-        twin = self.memory.twin()
-        with self._lock:
-            self._twins.append(twin)
-        self._local.memory = twin
+        self._local.worker = True
+        self._local.memory = self.memory if first else None
