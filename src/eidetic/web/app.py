@@ -1,5 +1,5 @@
 """The ASGI app of ``eidetic serve``: the viewer's pages, its static files and MCP over
-streamable HTTP at ``/mcp``, all over one ``Session`` (one ``Memory``, one worker thread)."""
+streamable HTTP at ``/mcp``, all over one ``Session`` (its calls on the server's worker threads)."""
 
 from __future__ import annotations
 
