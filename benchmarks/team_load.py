@@ -154,7 +154,8 @@ async def run_agent(agent: Agent, served: Served, queries: list[str], others: in
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        await session.call_tool("recall", {"query": rng.choice(queries), "mode": "hybrid", "scope": TEAM})
+        warm = {"query": rng.choice(queries), "mode": "hybrid", "scope": TEAM, "visibility": "public"}
+        await session.call_tool("recall", warm)
         await clock.arrived()
         count = 0
         while time.perf_counter() < clock.until:
