@@ -20,7 +20,7 @@ STORES_INTERFACE = {"eidetic.stores", "eidetic.stores.base", "eidetic.stores.typ
 # or in it (within a layer, the cycle check below still holds).
 LAYERS = [
     {"__main__", "eidetic", "cli", "mcp", "web", "hooks", "importers"},  # interfaces over Memory
-    {"session"},  # a caller's scope rule, shared by mcp/ and web/
+    {"session", "workers"},  # a caller's scope rule and the threads its calls run on, shared by mcp/ and web/
     {"team"},  # a shared server's members: their tokens, and the log of who changed what
     {"memory"},  # the API
     {"stores"},  # the backends

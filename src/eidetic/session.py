@@ -1,5 +1,5 @@
-"""A caller's session: one warm ``Memory``, the scope it was started for, who the caller is, and
-the worker thread every call into that ``Memory`` runs on.
+"""A caller's session: the scope it was started for, who the caller is, and the worker threads
+(``workers.Workers``, each with its own warm ``Memory``) its calls run on.
 
 The MCP server (``eidetic mcp``, and ``/mcp`` of ``eidetic serve``) and the web viewer's pages
 both serve a caller through it, so both apply one scope rule: a read may narrow the session's
@@ -13,13 +13,12 @@ one, under the caller's name.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .errors import user_error
 from .records import Scope, check_scope
+from .workers import Workers
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -34,7 +33,7 @@ class WriteLog(Protocol):
 
 
 class Session:
-    """The server's one ``Memory``, a caller's session scope and name, and the worker thread
+    """A caller's session scope and name, over the server's ``Memory`` and the worker threads
     every call runs on."""
 
     def __init__(
@@ -45,13 +44,24 @@ class Session:
         member: str | None = None,
         read_only: bool = False,
         log: WriteLog | None = None,
+        workers: Workers | None = None,
     ) -> None:
-        self.memory = memory
+        """``workers``: the server's pool, shared by its sessions (over this ``memory``), which
+        the server closes; by default one thread of the session's own, closed with it."""
+        if workers is not None and workers.memory is not memory:
+            raise ValueError("a session's workers must run over its own Memory")
         self.scope = scope
         self.member = member  # who is asking: a token's name; None on a one-identity server
         self.read_only = read_only
         self.log = log
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eidetic-mcp")
+        self._own = workers is None
+        self.workers = Workers(memory) if workers is None else workers
+
+    @property
+    def memory(self) -> Memory:
+        """The ``Memory`` of the worker thread this call runs on (each thread has its own: a
+        store's connections belong to one thread); elsewhere the server's own."""
+        return self.workers.current()
 
     def read_scope(self, name: str | None, visibility: str | None) -> Scope:
         """The scope a read runs as: the call's, defaulting to the session's, never wider."""
@@ -66,9 +76,9 @@ class Session:
         return wanted
 
     async def call(self, work: Callable[[], T]) -> T:
-        """``work()`` on the worker thread: every call into this ``Memory``, from MCP tools and
-        from the web viewer's pages alike, runs there, one at a time."""
-        return await asyncio.wrap_future(self._worker.submit(work))
+        """``work()`` on a worker thread: every call into the store, from MCP tools and from the
+        web viewer's pages alike, runs there, beside other calls when the pool has threads free."""
+        return await self.workers.run(work)
 
     async def write(self, operation: str, work: Callable[[], T], ids: Callable[[T], Sequence[str]]) -> T:
         """``work()``, a change (``operation``: remember, supersede, forget, restore, edit,
@@ -89,4 +99,5 @@ class Session:
         return await self.call(logged)
 
     def close(self) -> None:
-        self._worker.shutdown(wait=True)
+        if self._own:
+            self.workers.close()

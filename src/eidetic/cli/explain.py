@@ -349,8 +349,9 @@ Register it with an agent: `claude mcp add eidetic -- eidetic mcp`.""",
 A web viewer for people and MCP over streamable HTTP (at `/mcp`) for agents, from one warm process,
 for one session scope (`--scope`, `--visibility`, as for `mcp`). Prints the URL on stderr.
 `--host` (default 127.0.0.1), `--port` (default 8377 on every start; 0 picks a free one; a taken
-port is an error with a hint), `--open` opens the viewer in your browser; store flags as for
-every verb. Pages: home and search (`/`: without a query, the records written last, most and never
+port is an error with a hint), `--open` opens the viewer in your browser, `--workers N` (default 4)
+serves N calls at once, each on a thread with its own store connections (reads side by side, writes
+one at a time in the store; 1: one call at a time); store flags as for every verb. Pages: home and search (`/`: without a query, the records written last, most and never
 recalled, counts by type and scope, and on an empty store how to remember the first record; with
 one, every recall option, matched words marked; not counted as a recall unless the address says
 `record=1`), a record (`/record?id=ID`: text as markdown, fields, file, links both ways,

@@ -15,6 +15,11 @@ from .stores import open_memory
 if TYPE_CHECKING:
     from ..records import Scope
 
+# Calls served at once: reads of several members run side by side on their own connections
+# (writes wait for each other in the store, never for reads); a fifth waits for a free thread.
+# See docs/team-server.md and docs/benchmarks.md ("Many agents on one server").
+DEFAULT_WORKERS = 4
+
 # The same address on every start, so a bookmark, an agent's MCP configuration and a teammate's
 # link keep working; 0 asks for a free one.
 DEFAULT_PORT = 8377
@@ -44,8 +49,23 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument(
         "--visibility", help="public (default) or private: private also sees that scope's private records"
     )
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=DEFAULT_WORKERS,
+        metavar="N",
+        help=f"calls served at once, each on a thread with its own store connections (default {DEFAULT_WORKERS}; "
+        "1 serves one call at a time)",
+    )
     add_common(parser)
     parser.set_defaults(run=run)
+
+
+def _workers(value: str) -> int:
+    """``--workers``: a whole number from 1 on, refused with a hint otherwise."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of threads from 1 on, not {value!r}")
+    return int(value)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,10 +77,12 @@ def run(args: argparse.Namespace) -> int:
     from ..team.write_log import open_write_log
     from ..web.app import create_app
     from ..web.guard import given_token, is_loopback
+    from ..workers import Workers
 
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
         scope = memory.access(args.scope, args.visibility).scope
-        session = Session(memory, scope, log=open_write_log(memory, scope))  # every write, by whom
+        workers = Workers(memory, args.workers)
+        session = Session(memory, scope, log=open_write_log(memory, scope), workers=workers)  # every write, by whom
         registry = open_registry(memory)
         try:
             members = len(registry.members())
@@ -81,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             registry.close()
             session.close()
+            workers.close()
     return 0
 
 

@@ -318,6 +318,7 @@ def _bert_config(folder: Path, label: str) -> dict[str, Any]:
 
 
 _LOADED: dict[tuple[Path | None, str], BertEncoder] = {}
+_LOADING = threading.Lock()  # a server's worker threads meeting their first recall at once load it once
 
 
 def load(folder: Path | None = None, cache: Path | None = None, source: ModelSource | None = None) -> BertEncoder:
@@ -326,7 +327,8 @@ def load(folder: Path | None = None, cache: Path | None = None, source: ModelSou
     written)."""
     source = source or ModelSource(folder, MODEL_NAME, True)
     key = (source.folder, source.label)
-    model = _LOADED.get(key)
-    if model is None:
-        model = _LOADED[key] = BertEncoder(cache=cache, source=source)
+    with _LOADING:
+        model = _LOADED.get(key)
+        if model is None:
+            model = _LOADED[key] = BertEncoder(cache=cache, source=source)
     return model

@@ -2,8 +2,10 @@
 
 Imported only by that verb (the ``mcp`` SDK is heavy). One :class:`~eidetic.memory.Memory`
 serves the whole process, so the embedding model, the vector cache and the indexes stay warm
-between calls; every call runs on one worker thread, one at a time, because ``Memory`` is not
-made for concurrent use and the event loop must stay free to answer the client meanwhile.
+between calls; every call runs on a worker thread (``eidetic.workers``: one, one call at a time,
+for ``eidetic mcp``; a pool, each thread with a ``Memory`` of its own, for ``eidetic serve``),
+because a ``Memory`` is not made for concurrent use and the event loop must stay free to answer
+the client meanwhile.
 
 Scope rule: the server is started for one session scope (``--scope``/``--visibility``, default
 ``default``/``public``). Every tool that reads (``recall``, ``overview``) and every resource

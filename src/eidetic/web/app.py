@@ -1,6 +1,6 @@
 """The ASGI app of ``eidetic serve``: the viewer's pages, its static files and MCP over
-streamable HTTP at ``/mcp``, over one ``Memory`` and one worker thread, for the server's own
-session scope and each member's (``sessions``)."""
+streamable HTTP at ``/mcp``, over one ``Memory`` and the server's worker threads, for the
+server's own session scope and each member's (``sessions``)."""
 
 from __future__ import annotations
 

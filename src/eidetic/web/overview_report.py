@@ -1,8 +1,8 @@
 """The overview's report, computed off the request path.
 
 Counting a store by scope, type and lifecycle and grading every record (``audit``) reads every
-record: seconds at 100k records. Done on the session's worker thread, that would hold up every
-other page and every MCP call meanwhile. So a thread of its own, with its own ``Memory`` on the
+record: seconds at 100k records. Done on the session's worker threads, that would hold one of
+them (or, with ``--workers 1``, every other page and MCP call) meanwhile. So a thread of its own, with its own ``Memory`` on the
 same stores (a store's connections belong to the thread that opened them), makes the report, and
 the page shows the latest one with the time it was made, starting a new one when it is older than
 ``MAX_AGE`` seconds or a change was made through the server. A small store's report is ready

@@ -1,7 +1,7 @@
 """Every caller's ``Session`` on one server: the server's own (a one-identity server, or its
 single ``EIDETIC_SERVE_TOKEN``) and one per member, made on a member's first request and kept.
-All of them share the server's one ``Memory`` and its worker (``Memory`` is not made for
-concurrent use), and the server's write log."""
+All of them share the server's one ``Memory``, its pool of worker threads (``workers.py``) and
+its write log."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ class Sessions:
                 member=member.name,
                 read_only=member.read_only,
                 log=self.server.log,
+                workers=self.server.workers,
             )
-            session._worker = self.server._worker  # the one worker: calls into the Memory run one at a time
             self._members[key] = session
         return session
 
