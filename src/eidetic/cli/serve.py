@@ -14,6 +14,7 @@ from .stores import open_memory
 
 if TYPE_CHECKING:
     from ..records import Scope
+    from ..web.limits import Limits
 
 # The same address on every start, so a bookmark, an agent's MCP configuration and a teammate's
 # link keep working; 0 asks for a free one.
@@ -39,6 +40,20 @@ def add_parser(sub, add_common) -> None:
         action="store_true",
         help="require a token on loopback too (EIDETIC_SERVE_TOKEN, else a new one)",
     )
+    parser.add_argument(
+        "--max-body",
+        type=int,
+        default=1 << 20,
+        metavar="BYTES",
+        help="largest request body accepted; a larger one gets 413 (default 1048576, 1 MiB)",
+    )
+    parser.add_argument(
+        "--per-token",
+        type=int,
+        default=4,
+        metavar="N",
+        help="calls in flight per token (per address without one); more wait briefly, then get 429 (default 4)",
+    )
     parser.add_argument("--scope", help="the session's scope name (default: your configured scope)")
     parser.add_argument(
         "--visibility", help="public (default) or private: private also sees that scope's private records"
@@ -54,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
     from ..session import Session
     from ..web.app import create_app
     from ..web.guard import given_token, is_loopback
+    from ..web.stopping import GRACE, Server
 
+    limits = _limits(args.max_body, args.per_token)
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
         session = Session(memory, memory.access(args.scope, args.visibility).scope)
         try:
@@ -64,15 +81,31 @@ def run(args: argparse.Namespace) -> int:
                 token = None
                 if args.token or not is_loopback(host):
                     token = given or secrets.token_urlsafe(32)
-                app = create_app(session, host=host, port=port, token=token)
+                app = create_app(session, host=host, port=port, token=token, limits=limits)
                 url = _announce(session.scope, host, port, token, shown=token is not None and given is None)
                 if args.open:
                     _open_browser(url)
-                config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-                uvicorn.Server(config).run(sockets=[listener])
+                # The calls in flight get GRACE seconds after the signal (``stopping.py``); the
+                # connections a few more to send their answers.
+                config = uvicorn.Config(
+                    app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE + 5
+                )
+                Server(config, app.state.calls).run(sockets=[listener])
         finally:
             session.close()
     return 0
+
+
+def _limits(max_body: int, per_token: int) -> Limits:
+    """The limits the flags ask for, refused before anything is opened if they make no sense."""
+    from ..errors import user_error
+    from ..web.limits import Limits
+
+    if max_body < 1024:
+        raise user_error(f"--max-body must be at least 1024 bytes (got {max_body})", "e.g. --max-body 1048576 (1 MiB)")
+    if per_token < 1:
+        raise user_error(f"--per-token must be at least 1 (got {per_token})", "e.g. --per-token 4")
+    return Limits(max_body=max_body, per_token=per_token)
 
 
 def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: bool) -> str:
@@ -83,7 +116,7 @@ def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: b
     sys.stderr.write(
         f"eidetic serves {scope.name}/{scope.visibility} at {opened}\n"
         f"MCP (streamable HTTP): {url}mcp{'  (Authorization: Bearer <token>)' if token else ''}\n"
-        "Ctrl-C stops it.\n"
+        "Ctrl-C (or SIGTERM) stops it once the calls in flight have answered.\n"
     )
     sys.stderr.flush()
     return opened

@@ -15,6 +15,8 @@ Three checks, before any page or MCP call runs:
 - **Redirects** stay on this server: every ``Location`` it sends (its own, and the framework's
   trailing-slash ones) is a path here, leading slashes collapsed, so ``GET //evil.example/``
   cannot send a browser to another site (``//host`` is a link to that host).
+- **Health**: ``/healthz`` passes every check: it tells nothing but that the server answers
+  (``health.py``), and a proxy or a service manager asks it without a token or a name.
 - **Origin**: a form post (a change) must come from the server's own pages, as the browser
   tells (``Sec-Fetch-Site``, else ``Origin``): a foreign page cannot make a browser forget a
   record (cross-site request forgery).
@@ -29,6 +31,8 @@ from urllib.parse import urlencode, urlsplit
 from starlette.datastructures import URL, QueryParams
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .health import HEALTH_PATH
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
@@ -98,6 +102,8 @@ class Guard:
         await self.app(scope, receive, send_here)
 
     def refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+        if scope["path"] == HEALTH_PATH:  # no data, no cookie: a proxy or service manager asks it bare
+            return None
         host = headers.get("host", "")
         if self.hosts and host not in self.hosts:
             return PlainTextResponse("eidetic serves this address only by its own name", status_code=421)
