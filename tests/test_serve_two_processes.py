@@ -19,6 +19,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import LoggingMessageNotificationParams
 
 from conftest import fresh_database
 from serve_process import Served, seed, serve, store_env
@@ -28,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 PUBLIC = {"name": "default", "visibility": "public"}
 RECORDS = [
     {"id": "counted", "text": "The quokka rota is kept by the platform team", "scope": PUBLIC},
-    {"id": "steady", "text": "Releases are cut on Wednesdays", "scope": PUBLIC},
+    {"id": "steady", "text": "Releases are cut on Wednesdays", "type": "decision", "scope": PUBLIC},
 ]
 RECALLS = 20  # per server, all at once
 
@@ -60,12 +61,18 @@ def on_both(pair: Pair, check: Callable[[Served], None]) -> None:
 
 
 @asynccontextmanager
-async def connect(served: Served) -> AsyncIterator[ClientSession]:
+async def connect(served: Served, heard: list[str] | None = None) -> AsyncIterator[ClientSession]:
+    """An MCP session with ``served``; what the server logs to the client goes into ``heard``."""
     headers = {"Authorization": f"Bearer {served.token}"} if served.token else {}
+
+    async def log(params: LoggingMessageNotificationParams) -> None:
+        if heard is not None:
+            heard.append(str(params.data))
+
     async with (
         create_mcp_http_client(headers=headers) as http,
         streamable_http_client(served.base + "/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, logging_callback=log) as session,
     ):
         await session.initialize()
         yield session
@@ -161,6 +168,33 @@ def test_usage_counts_are_not_lost_when_both_servers_count_at_once(pair):
     after = shown(pair, "counted")["recall_count"]
     assert after - before == pytest.approx(2 * RECALLS)
     assert shown(pair, "steady")["recall_count"] == pytest.approx(0)  # nothing else was counted
+
+
+def test_a_call_can_go_to_either_server_and_its_warnings_reach_the_agent(pair):
+    """No MCP session is kept between requests (stateless), so a load balancer may send each of an
+    agent's calls to another server; a call's warnings still stream back with its answer."""
+    heard: list[str] = []
+
+    async def work() -> None:
+        async with connect(pair.other, heard) as session:
+            record = {"id": "typo", "text": "Rollbacks need a second pair of eyes", "type": "decisoin"}
+            await call(session, "remember", records={**record, "scope": PUBLIC})
+
+    run(work)
+    assert any("decisoin" in said and "decision" in said for said in heard), heard
+    # a bare call, with no session begun on this server, is answered
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    request["params"] = {"name": "recall", "arguments": {"query": "Rollbacks", "mode": "exact", "record": False}}
+    answer = httpx.post(
+        pair.one.base + "/mcp",
+        json=request,
+        headers={"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    data = [line.removeprefix("data:").strip() for line in answer.text.splitlines() if line.startswith("data:")]
+    result = json.loads(data[-1])["result"]
+    assert [item["id"] for item in result["structuredContent"]["items"]] == ["typo"]
 
 
 def test_both_servers_report_healthy_on_the_one_database(pair):

@@ -363,7 +363,16 @@ answered; beyond loopback (and with `--token`) every request needs the token
 (`EIDETIC_SERVE_TOKEN`, else one is made and printed once in the URL to open; that URL sets a
 cookie and drops the token from the address; agents send `Authorization: Bearer TOKEN`). A token
 of only spaces is none, wherever it is read. A change from another site's page is refused; every
-redirect is a path on this server (`//host/` is collapsed to `/host/`). See docs/viewer.md.""",
+redirect is a path on this server (`//host/` is collapsed to `/host/`). See docs/viewer.md.
+Health: `GET /healthz` needs no token and sets no cookie: `{"ok": true, "version"}` once the store
+answers, else 503 with a short reason (never a path, a DSN, a count or a record).
+Limits: a request body over `--max-body BYTES` (default 1048576, 1 MiB; a chunked body is counted
+as it arrives) gets 413; an MCP `remember` takes at most 1,000 records a call (more: a tool error,
+nothing written); a caller (one token, else one address) has at most `--per-token N` calls in
+flight (default 4), and a call beyond them waits up to 2 s, then gets 429 with `Retry-After`.
+Stopping: SIGTERM or Ctrl-C stops listening, lets the calls in flight answer (up to 30 s), closes
+MCP's event streams and the store, and exits 0. Several servers may share one PostgreSQL store:
+each answers from the database on every request. See docs/team-server.md.""",
     "skills": """# eidetic skills install [DIR]
 Copies the `recall` and `remember` agent skills (SKILL.md and a wrapper script each) into
 `DIR/.claude/skills/` (default: the repository root). The wrappers find the CLI, forward every

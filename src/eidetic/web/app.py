@@ -47,7 +47,11 @@ def create_app(
     # The SDK checks Host and Origin on loopback itself; with a token the Guard's token check
     # stands in (and a reverse proxy in front may pass its own host name on).
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if token else None
-    mcp_routes = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=security).routes
+    # Stateless: no MCP session is kept between requests, so an agent behind a load balancer may
+    # reach any of several servers on one database with each call (docs/team-server.md).
+    mcp_routes = mcp.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=security, stateless_http=True
+    ).routes
     routes: list[BaseRoute] = [
         Route(HEALTH_PATH, healthz),
         *pages.routes(),

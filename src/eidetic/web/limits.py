@@ -9,8 +9,8 @@
   caller's own calls to end, then gets 429 with ``Retry-After``: one member flooding the server
   fills only their own slots, and everyone else's calls go on. A caller is the credential it
   presents (a hash of the Bearer token or the token cookie, never the token itself) on a server
-  that checks credentials, else its address. MCP's standing event stream (``GET /mcp``, open as
-  long as an agent is connected), static files and ``/healthz`` are no calls.
+  that checks credentials, else its address. An MCP event stream opened to listen
+  (``GET /mcp``, open as long as a client keeps it), static files and ``/healthz`` are no calls.
 """
 
 from __future__ import annotations
@@ -158,8 +158,8 @@ class CallLimit:
 
 
 def _is_call(scope: Scope) -> bool:
-    """Whether a request counts against its caller's slots: MCP's standing event stream, static
-    files and the health check do not."""
+    """Whether a request counts against its caller's slots: an MCP event stream opened to listen,
+    static files and the health check do not."""
     path = scope["path"]
     if path == HEALTH_PATH or path.startswith("/static/"):
         return False

@@ -1,11 +1,10 @@
 """How ``eidetic serve`` stops on SIGTERM (a service manager) or SIGINT (Ctrl-C): it stops
-listening, lets every call in flight finish and send its answer, then closes MCP's standing
-event streams (an agent's client reconnects to whichever server answers next), and returns, so
-the worker thread and the store are closed and the exit status is 0.
+listening, lets every call in flight finish and send its answer, then ends any event stream
+still open, and returns, so the worker thread and the store are closed and the exit status is 0.
 
-uvicorn alone would end the event streams of MCP calls still running (their answers lost: its
-SSE library closes every stream at the signal), and would raise the signal again after stopping
-(SIGTERM then kills the process before the store is closed).
+uvicorn alone would end the event streams of MCP calls still running (an MCP answer is an event
+stream, and its SSE library closes every stream at the signal: the answers lost), and would
+raise the signal again after stopping (SIGTERM then kills the process before the store is closed).
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ GRACE = 30  # seconds a call in flight may take to finish after the signal; then
 
 
 class Calls:
-    """How many requests are in flight, MCP's standing event streams (``GET /mcp``) aside."""
+    """How many requests are in flight, MCP event streams a client opens to listen (``GET /mcp``)
+    aside: they end only when closed."""
 
     def __init__(self) -> None:
         self.running = 0
@@ -54,7 +54,7 @@ class Server(uvicorn.Server):
         super().__init__(config)
         self.calls = calls
         self.grace = grace
-        AppStatus.disable_automatic_graceful_drain()  # the streams are closed by ``_end_streams``
+        AppStatus.disable_automatic_graceful_drain()  # the streams are ended by ``_end_streams``
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -76,7 +76,7 @@ class Server(uvicorn.Server):
             await ending
 
     async def _end_streams(self) -> None:
-        """Once no call is in flight (or the grace is over), close the standing event streams."""
+        """Once no call is in flight (or the grace is over), end every event stream still open."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.grace
         while self.calls.running and loop.time() < deadline and not self.force_exit:
