@@ -203,3 +203,30 @@ def test_both_servers_report_healthy_on_the_one_database(pair):
         assert answer.status_code == 200 and answer.json()["ok"] is True
 
     on_both(pair, healthy)
+
+
+def test_healthz_says_503_while_the_database_is_out_of_reach_and_names_nothing(request, tmp_path):
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    admin = request.getfixturevalue("postgres_dsn")
+    dsn = fresh_database(admin, "serve_health")
+    env = store_env(tmp_path, EIDETIC_BACKEND="postgres", EIDETIC_PG_DSN=dsn)
+    seed(env, RECORDS[:1])
+    served = serve(env)
+    try:
+        assert httpx.get(served.base + "/healthz", timeout=30).json()["ok"] is True
+        with psycopg.connect(admin, autocommit=True) as conn:  # the database goes out of reach
+            conn.execute('ALTER DATABASE "serve_health" ALLOW_CONNECTIONS false')
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'serve_health'")
+        answer = httpx.get(served.base + "/healthz", timeout=30)
+        assert answer.status_code == 503
+        assert answer.json()["ok"] is False and answer.json()["reason"] == "the store does not answer"
+        said = {str(value) for value in conninfo_to_dict(dsn).values() if len(str(value)) > 3}
+        for secret in said | {"serve_health", "postgres", "PostgreSQL"}:  # no host, socket, user or database
+            assert secret not in answer.text
+        with psycopg.connect(admin, autocommit=True) as conn:  # back: the next check reconnects
+            conn.execute('ALTER DATABASE "serve_health" ALLOW_CONNECTIONS true')
+        assert httpx.get(served.base + "/healthz", timeout=30).status_code == 200
+    finally:
+        served.stop()
