@@ -134,14 +134,18 @@ def test_healthz_answers_under_any_host_name_on_loopback(served):
 
 def test_sigterm_lets_the_call_in_flight_answer_then_stops(served, env):
     server = served()
-    batch = [{"text": f"Graceful {i}: the stop waits for this batch", "scope": PUBLIC} for i in range(1000)]
+    words = "deploy staging database runbook rota review release rollback incident pager schedule".split()
+    batch = [  # seconds of work: long enough texts that the batch is still running at the signal
+        {"text": f"Graceful {i}: " + " ".join(f"{words[(i + j) % len(words)]}{j}" for j in range(40)), "scope": PUBLIC}
+        for i in range(1000)
+    ]
     seen: dict[str, Any] = {}
 
     async def work() -> None:
         async with connect(server) as session:
 
             async def stop_while_it_runs() -> None:
-                await anyio.sleep(1.0)
+                await anyio.sleep(0.5)
                 server.proc.send_signal(signal.SIGTERM)
                 seen["signalled"] = time.monotonic()
                 await anyio.sleep(0.5)
@@ -303,3 +307,27 @@ def test_one_caller_flooding_the_server_does_not_hold_up_another(served):
     # slots (4 calls in flight), not for its whole queue of 50
     waited = order[order.index("other sent") : order.index("other answered")].count("flood")
     assert waited <= 4, order
+
+
+def test_a_caller_is_its_token_whichever_address_and_form_it_comes_in(served):
+    token = "ops-token-0123456789-abcdefghij"
+    server = served("--token", "--per-token", "1", EIDETIC_SERVE_TOKEN=token)
+    host, port = server.base.removeprefix("http://").split(":")
+    # An agent from another address, with the token as a header, holds the token's one slot: its
+    # call is in flight until its body has all arrived, and half of it is sent.
+    with socket.create_connection((host, int(port)), timeout=30, source_address=("127.0.0.2", 0)) as agent:
+        agent.sendall(
+            f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            'Content-Length: 100\r\n\r\n{"jsonrpc": '.encode()
+        )
+        time.sleep(0.5)
+        # the same token as a browser's cookie, from this address: the same caller, so it waits, then 429
+        same = httpx.get(server.base + "/", cookies=server.cookies, timeout=30)
+        assert same.status_code == 429 and same.headers["retry-after"] == "1"
+        assert "already has 1 calls in flight" in same.text
+        # a wrong token is refused as ever, never counted as anyone's
+        wrong = httpx.get(server.base + "/", headers={"Authorization": "Bearer not-the-token"}, timeout=30)
+        assert wrong.status_code == 401
+    # the agent gone, its slot is free again
+    assert httpx.get(server.base + "/", cookies=server.cookies, timeout=30).status_code == 200
