@@ -326,6 +326,9 @@ def test_a_caller_is_its_token_whichever_address_and_form_it_comes_in(served):
         same = httpx.get(server.base + "/", cookies=server.cookies, timeout=30)
         assert same.status_code == 429 and same.headers["retry-after"] == "1"
         assert "already has 1 calls in flight" in same.text
+        # a made-up token next to the good cookie makes no new caller
+        mixed = httpx.get(server.base + "/", cookies=server.cookies, headers={"Authorization": "Bearer made-up"})
+        assert mixed.status_code == 429
         # a wrong token is refused as ever, never counted as anyone's
         wrong = httpx.get(server.base + "/", headers={"Authorization": "Bearer not-the-token"}, timeout=30)
         assert wrong.status_code == 401

@@ -3,7 +3,8 @@ streamable HTTP at ``/mcp``, all over one ``Session`` (one ``Memory``, one worke
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import hmac
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -77,7 +78,7 @@ def create_app(
         middleware=[
             Middleware(CountCalls, calls=calls),  # first: a call waiting for a slot is in flight too
             Middleware(Guard, token=token, host=host, port=port),
-            Middleware(CallLimit, per_token=limits.per_token, wait=limits.wait, port=port, by_credential=bool(token)),
+            Middleware(CallLimit, per_token=limits.per_token, wait=limits.wait, port=port, accepts=_accepts(token)),
             Middleware(BodyLimit, max_body=limits.max_body),
         ],
         exception_handlers=ERRORS,
@@ -87,3 +88,11 @@ def create_app(
     app.state.reports = reports
     app.state.templates = templates()  # autoescaped: records are text
     return app
+
+
+def _accepts(token: str | None) -> Callable[[bytes], bool] | None:
+    """Whether a presented credential is the server's token (at constant cost), for the limits."""
+    if token is None:
+        return None
+    expected = token.encode()
+    return lambda given: hmac.compare_digest(given, expected)

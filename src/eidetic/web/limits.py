@@ -8,8 +8,8 @@
   ``--per-token``). A call beyond that waits up to ``Limits.wait`` seconds for one of the
   caller's own calls to end, then gets 429 with ``Retry-After``: one member flooding the server
   fills only their own slots, and everyone else's calls go on. A caller is the credential it
-  presents (a hash of the Bearer token or the token cookie, never the token itself) on a server
-  that checks credentials, else its address. An MCP event stream opened to listen
+  presents that the server takes (a hash of the Bearer token or the token cookie, never the token
+  itself, is the key) on a server that checks credentials, else its address. An MCP event stream opened to listen
   (``GET /mcp``, open as long as a client keeps it), static files and ``/healthz`` are no calls.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -102,12 +103,16 @@ class _Slots:
 class CallLimit:
     """ASGI middleware: at most ``per_token`` calls in flight per caller (this module's docstring)."""
 
-    def __init__(self, app: ASGIApp, *, per_token: int, wait: float, port: int, by_credential: bool) -> None:
+    def __init__(
+        self, app: ASGIApp, *, per_token: int, wait: float, port: int, accepts: Callable[[bytes], bool] | None
+    ) -> None:
         self.app = app
         self.per_token = per_token
         self.wait = wait
         self.cookie = cookie_name(port).encode("latin-1")
-        self.by_credential = by_credential  # the server checks credentials: they name the caller
+        # Whether a presented credential is one the server takes (None: it checks none). Only such
+        # a credential names a caller: one made up on the spot, next to a good one, makes no new caller.
+        self.accepts = accepts
         self.callers: dict[str, _Slots] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -134,17 +139,23 @@ class CallLimit:
 
     def _caller(self, scope: Scope) -> str:
         """A caller's key: a digest of its credential (never the credential), else its address."""
-        if self.by_credential:
-            for name, value in scope["headers"]:
-                if name == b"authorization" and value[:7].lower() == b"bearer ":
-                    return _digest(value[7:].strip())
-            for name, value in scope["headers"]:
-                for part in value.split(b";") if name == b"cookie" else ():
-                    cookie, _, given = part.strip().partition(b"=")
-                    if cookie == self.cookie:
-                        return _digest(given.strip())
+        if self.accepts is not None:
+            for credential in self._presented(scope):
+                if self.accepts(credential):
+                    return "credential " + hashlib.sha256(credential).hexdigest()
         client = scope.get("client")
         return "address " + (client[0] if client else "unknown")
+
+    def _presented(self, scope: Scope) -> Iterator[bytes]:
+        """The credentials a request carries: its Bearer token, then its token cookie."""
+        for name, value in scope["headers"]:
+            if name == b"authorization" and value[:7].lower() == b"bearer ":
+                yield value[7:].strip()
+        for name, value in scope["headers"]:
+            for part in value.split(b";") if name == b"cookie" else ():
+                cookie, _, given = part.strip().partition(b"=")
+                if cookie == self.cookie:
+                    yield given.strip()
 
     async def _busy(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = _refused(
@@ -164,8 +175,3 @@ def _is_call(scope: Scope) -> bool:
     if path == HEALTH_PATH or path.startswith("/static/"):
         return False
     return not (path.startswith("/mcp") and scope["method"] == "GET")
-
-
-def _digest(credential: bytes) -> str:
-    """The same for a token sent as a header and as a cookie: one member, one set of slots."""
-    return "credential " + hashlib.sha256(credential).hexdigest()
