@@ -18,7 +18,9 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-GRACE = 30  # seconds a call in flight may take to finish after the signal; then it is cancelled
+# Seconds a call in flight may take to answer after the signal; then its answer is dropped, but
+# the worker thread still finishes the change it was making before the store is closed.
+GRACE = 30
 
 
 class Calls:
