@@ -369,8 +369,17 @@ tokens add` made a token, every request needs one (even on loopback), and a memb
 their identity: their own session scope, `added_by` on what they write (a client's own claim kept
 as `metadata.claimed_by`), refused writes when read-only; the pages say who is signed in. The
 server's own token (`EIDETIC_SERVE_TOKEN`) still opens it as the server's `--scope`. Wrong tokens
-get 401 and are logged (address, path, count; never the token). See docs/viewer.md and
-docs/team-server.md.""",
+get 401 and are logged (address, path, count; never the token).
+Health: `GET /healthz` needs no token and sets no cookie: `{"ok": true, "version"}` once the store
+answers, else 503 with a short reason (never a path, a DSN, a count or a record).
+Limits: a request body over `--max-body BYTES` (default 1048576, 1 MiB; a chunked body is counted
+as it arrives) gets 413; an MCP `remember` takes at most 1,000 records a call (more: a tool error,
+nothing written); a caller (one token, else one address) has at most `--per-token N` calls in
+flight (default 4), and a call beyond them waits up to 2 s, then gets 429 with `Retry-After`.
+Stopping: SIGTERM or Ctrl-C stops listening, lets the calls in flight answer (up to 30 s), closes
+MCP's event streams and the store, and exits 0. Several servers may share one PostgreSQL store:
+each answers from the database on every request.
+See docs/viewer.md and docs/team-server.md.""",
     "tokens": """# eidetic tokens add NAME --scope SCOPE | list | revoke NAME
 Members of a shared `eidetic serve`. `tokens add NAME --scope SCOPE [--visibility private|public]
 [--read-only]` prints the member's new token once, alone on stdout (`TOKEN=$(eidetic tokens add

@@ -14,6 +14,7 @@ from .stores import open_memory
 
 if TYPE_CHECKING:
     from ..records import Scope
+    from ..web.limits import Limits
 
 # Calls served at once: reads of several members run side by side on their own connections
 # (writes wait for each other in the store, never for reads); a fifth waits for a free thread.
@@ -44,6 +45,20 @@ def add_parser(sub, add_common) -> None:
         "--token",
         action="store_true",
         help="require a token on loopback too (EIDETIC_SERVE_TOKEN, else a new one)",
+    )
+    parser.add_argument(
+        "--max-body",
+        type=int,
+        default=1 << 20,
+        metavar="BYTES",
+        help="largest request body accepted; a larger one gets 413 (default 1048576, 1 MiB)",
+    )
+    parser.add_argument(
+        "--per-token",
+        type=int,
+        default=4,
+        metavar="N",
+        help="calls in flight per token (per address without one); more wait briefly, then get 429 (default 4)",
     )
     parser.add_argument("--scope", help="the session's scope name (default: your configured scope)")
     parser.add_argument(
@@ -77,8 +92,10 @@ def run(args: argparse.Namespace) -> int:
     from ..team.write_log import open_write_log
     from ..web.app import create_app
     from ..web.guard import given_token, is_loopback
+    from ..web.stopping import GRACE, Server
     from ..workers import Workers
 
+    limits = _limits(args.max_body, args.per_token)
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
         scope = memory.access(args.scope, args.visibility).scope
         workers = Workers(memory, args.workers)
@@ -93,18 +110,34 @@ def run(args: argparse.Namespace) -> int:
                 if args.token or not is_loopback(host):
                     # with members, their tokens are the way in: the server makes none of its own
                     token = given or (None if members else secrets.token_urlsafe(32))
-                app = create_app(session, host=host, port=port, token=token, registry=registry)
+                app = create_app(session, host=host, port=port, token=token, registry=registry, limits=limits)
                 shown = token is not None and given is None
                 url = _announce(session.scope, host, port, token, shown=shown, members=members)
                 if args.open:
                     _open_browser(url)
-                config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-                uvicorn.Server(config).run(sockets=[listener])
+                # The calls in flight get GRACE seconds after the signal (``stopping.py``); the
+                # connections a few more to send their answers.
+                config = uvicorn.Config(
+                    app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE + 5
+                )
+                Server(config, app.state.calls).run(sockets=[listener])
         finally:
             registry.close()
             session.close()
             workers.close()
     return 0
+
+
+def _limits(max_body: int, per_token: int) -> Limits:
+    """The limits the flags ask for, refused before anything is opened if they make no sense."""
+    from ..errors import user_error
+    from ..web.limits import Limits
+
+    if max_body < 1024:
+        raise user_error(f"--max-body must be at least 1024 bytes (got {max_body})", "e.g. --max-body 1048576 (1 MiB)")
+    if per_token < 1:
+        raise user_error(f"--per-token must be at least 1 (got {per_token})", "e.g. --per-token 4")
+    return Limits(max_body=max_body, per_token=per_token)
 
 
 def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: bool, members: int) -> str:
@@ -123,7 +156,8 @@ def _announce(scope: Scope, host: str, port: int, token: str | None, *, shown: b
     )
     sys.stderr.write(
         f"eidetic serves {scope.name}/{scope.visibility} at {opened}\n"
-        f"MCP (streamable HTTP): {url}mcp{needs}\n{who}Ctrl-C stops it.\n"
+        f"MCP (streamable HTTP): {url}mcp{needs}\n{who}"
+        "Ctrl-C (or SIGTERM) stops it once the calls in flight have answered.\n"
     )
     sys.stderr.flush()
     return opened

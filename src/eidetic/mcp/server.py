@@ -43,7 +43,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import Field, StrictFloat, ValidationError
 
 from .. import __version__
-from ..errors import EideticError, env_error
+from ..errors import EideticError, env_error, user_error
 from ..listing import ListQuery
 from ..memory import Memory
 from ..query import MODES, RecallQuery, exposed_options
@@ -60,6 +60,7 @@ Mode = Literal[MODES]  # type: ignore[valid-type]
 RECORD_URI = "eidetic://record/{id}"
 RECORDS_URI = "eidetic://records"
 RECORDS_LISTED = 1000  # the records resource is an index for browsing, not an export
+MAX_BATCH = 1000  # records one remember call may write: a bigger load is an import, not a call
 RELEVANCE_FLOOR = "auto"  # the recall tool's default: "nothing relevant" is an answer (the CLI's is off)
 Detail = Literal["compact", "full"]
 TYPES = (  # what an agent should store, by record type (any other type name is taken too)
@@ -319,7 +320,8 @@ def _add_remember_tool(server: MCPServer, session: Session) -> None:
             Field(
                 description='one record or a list: {"id"?, "text", "type"?, "name"?, "description"?, '
                 '"metadata"?, "scope"?: {"name", "visibility"}, "created"?, "added_by"?, '
-                '"supersedes"?, "links"?}; the whole batch is validated before anything is written'
+                '"supersedes"?, "links"?}; the whole batch is validated before anything is written; '
+                f"at most {MAX_BATCH:,} records a call"
             ),
         ],
         scope: ScopeArg = None,
@@ -342,6 +344,15 @@ def _add_remember_tool(server: MCPServer, session: Session) -> None:
         ] = False,
     ) -> CallToolResult:
         batch = records if isinstance(records, list) else [records]
+        if len(batch) > MAX_BATCH:
+            raise ToolError(
+                error_text(
+                    user_error(
+                        f"one remember call takes at most {MAX_BATCH:,} records, not {len(batch):,}: nothing was written",
+                        f"send them in batches of {MAX_BATCH:,} or fewer, or load a file with `eidetic import`",
+                    )
+                )
+            )
         if session.member is not None:  # the token says who writes; a client's claim is kept apart
             batch, added_by = attributed(batch, session.member, added_by), session.member
         result = await run(

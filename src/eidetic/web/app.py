@@ -19,10 +19,13 @@ from ..team.tokens import Registry
 from . import pages
 from .browse_pages import gather
 from .guard import Guard, given_token, is_loopback
+from .health import HEALTH_PATH, healthz
+from .limits import BodyLimit, CallLimit, Limits
 from .member_mcp import MemberMCP
 from .overview_report import ScopeReports
 from .respond import ERRORS
 from .sessions import Sessions
+from .stopping import Calls, CountCalls
 from .templating import templates
 
 HERE = Path(__file__).resolve().parent
@@ -36,10 +39,12 @@ def create_app(
     port: int = 0,
     token: str | None = None,
     registry: Registry | None = None,
+    limits: Limits | None = None,
 ) -> Starlette:
     """The app for the server's session scope and its members'. ``host`` and ``port`` are where
     it listens (the Host check needs them); ``token`` (the server's own) is required beyond
-    loopback unless members' tokens (``registry``) are, and one of only spaces is none."""
+    loopback unless members' tokens (``registry``) are, and one of only spaces is none;
+    ``limits`` bound what one caller may ask at once (``limits.py``)."""
     token = given_token(token)
     if token is None and registry is None and not is_loopback(host):
         raise ValueError(f"a server on {host} needs a token (one of only spaces is none)")
@@ -50,11 +55,14 @@ def create_app(
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if tokens else None
     mcp = MemberMCP(MCP_PATH, host, security)
     routes: list[BaseRoute] = [
+        Route(HEALTH_PATH, healthz),
         *pages.routes(),
         Route(MCP_PATH, mcp),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
     reports = ScopeReports(session.memory.twin, gather)
+    limits = limits or Limits()
+    calls = Calls()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -67,9 +75,16 @@ def create_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, token=token, host=host, port=port, sessions=sessions, registry=registry)],
+        middleware=[
+            Middleware(CountCalls, calls=calls),  # first: a call waiting for a slot is in flight too
+            Middleware(Guard, token=token, host=host, port=port, sessions=sessions, registry=registry),
+            Middleware(CallLimit, per_token=limits.per_token, wait=limits.wait, checks_tokens=token is not None),
+            Middleware(BodyLimit, max_body=limits.max_body),
+        ],
         exception_handlers=ERRORS,
     )
+    app.state.calls = calls  # how many are in flight: ``eidetic serve`` stops once none is
+    app.state.session = session
     app.state.reports = reports
     app.state.templates = templates()  # autoescaped: records are text
     return app

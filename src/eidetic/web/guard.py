@@ -22,6 +22,8 @@ Three checks, before any page or MCP call runs:
 - **Redirects** stay on this server: every ``Location`` it sends (its own, and the framework's
   trailing-slash ones) is a path here, leading slashes collapsed, so ``GET //evil.example/``
   cannot send a browser to another site (``//host`` is a link to that host).
+- **Health**: ``/healthz`` passes every check: it tells nothing but that the server answers
+  (``health.py``), and a proxy or a service manager asks it without a token or a name.
 - **Origin**: a form post (a change) must come from the server's own pages, as the browser
   tells (``Sec-Fetch-Site``, else ``Origin``): a foreign page cannot make a browser forget a
   record (cross-site request forgery).
@@ -42,6 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import EideticError
 from ..team.tokens import digest
 from .failures import Failures
+from .health import HEALTH_PATH
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -134,6 +137,9 @@ class Guard:
 
     async def refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
         """None when the request may go on (its session put in ``scope``), else the answer."""
+        if scope["path"] == HEALTH_PATH:  # no data, no cookie: a proxy or service manager asks it bare
+            scope["eidetic.session"], scope["eidetic.member"] = self.sessions.server, None
+            return None
         host = headers.get("host", "")
         url = URL(scope=scope)
         from_query = given_token(QueryParams(url.query).get("token")) if scope["method"] == "GET" else None

@@ -1,8 +1,10 @@
 """MCP at ``/mcp`` for every caller: one MCP server per session (``mcp.server.build_server``),
 so each member's tools state and apply their own scope's defaults and rule. A member's server is
 built on its first request and its transport's session manager runs in the app's task group
-until the app stops. A request goes to the server of the session the ``Guard`` authenticated,
-so an MCP session id made for one member is unknown (404) to every other."""
+until the app stops. A request goes to the server of the session the ``Guard`` authenticated.
+Stateless: no MCP session is kept between requests, so an agent behind a load balancer may reach
+any of several servers on one database with each call (docs/team-server.md), and no session id
+of one member's can be replayed by another."""
 
 from __future__ import annotations
 
@@ -52,7 +54,10 @@ class MemberMCP:
             if manager is None:
                 server = build_server(session)
                 server.streamable_http_app(
-                    streamable_http_path=self.path, host=self.host, transport_security=self.security
+                    streamable_http_path=self.path,
+                    host=self.host,
+                    transport_security=self.security,
+                    stateless_http=True,
                 )
                 manager = server.session_manager
                 assert self._group is not None, "the app's lifespan runs the MCP servers"
