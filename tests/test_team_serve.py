@@ -250,25 +250,35 @@ def test_wrong_tokens_get_401_and_are_logged_without_the_token(team):
     assert guess not in team.served.stderr and not any(t in team.served.stderr for t in team.tokens.values())
 
 
-def test_an_mcp_session_made_for_one_member_is_unknown_to_another(team):
+def test_mcp_keeps_no_session_so_each_call_runs_as_its_own_token(team):
+    """MCP over HTTP is stateless (several servers may share the calls): the server hands out no
+    session id, and a call carrying one made up, or one from another member, runs as its token."""
     start = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
+    recall = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"query": f"{ALICE_WORD} deploy key", "mode": "keyword"}},
+    }
     accept = {"Accept": "application/json, text/event-stream"}
     with httpx.Client(base_url=team.served.base, timeout=30) as http:
         made = http.post("/mcp", json=start, headers={**accept, "Authorization": f"Bearer {team.tokens['alice']}"})
         assert made.status_code == 200, made.text
-        sid = made.headers["mcp-session-id"]
+        assert "mcp-session-id" not in made.headers
+        as_alice = http.post("/mcp", json=recall, headers={**accept, "Authorization": f"Bearer {team.tokens['alice']}"})
+        assert "alice-secret" in as_alice.text  # the same call finds it for its owner
         as_bob = http.post(
             "/mcp",
-            json=MESSAGE,
-            headers={**accept, "Authorization": f"Bearer {team.tokens['bob']}", "mcp-session-id": sid},
+            json=recall,
+            headers={**accept, "Authorization": f"Bearer {team.tokens['bob']}", "mcp-session-id": "alice-session"},
         )
-        assert as_bob.status_code == 404, as_bob.text
-        assert ALICE_WORD not in as_bob.text
+        assert as_bob.status_code == 200, as_bob.text
+        assert "alice-secret" not in as_bob.text
 
 
 def test_a_token_added_or_revoked_counts_on_the_next_request_without_a_restart(team):

@@ -375,7 +375,7 @@ answers, else 503 with a short reason (never a path, a DSN, a count or a record)
 Limits: a request body over `--max-body BYTES` (default 1048576, 1 MiB; a chunked body is counted
 as it arrives) gets 413; an MCP `remember` takes at most 1,000 records a call (more: a tool error,
 nothing written); a caller (one token, else one address) has at most `--per-token N` calls in
-flight (default 4), and a call beyond them waits up to 2 s, then gets 429 with `Retry-After`.
+flight (default half of `--workers`, so 2), and a call beyond them waits up to 2 s, then gets 429 with `Retry-After`.
 Stopping: SIGTERM or Ctrl-C stops listening, lets the calls in flight answer (up to 30 s), closes
 MCP's event streams and the store, and exits 0. Several servers may share one PostgreSQL store:
 each answers from the database on every request.

@@ -56,9 +56,10 @@ def add_parser(sub, add_common) -> None:
     parser.add_argument(
         "--per-token",
         type=int,
-        default=4,
+        default=None,
         metavar="N",
-        help="calls in flight per token (per address without one); more wait briefly, then get 429 (default 4)",
+        help="calls in flight per token (per address without one); more wait briefly, then get 429 "
+        "(default: half the workers, at least 1, so one caller never holds every thread)",
     )
     parser.add_argument("--scope", help="the session's scope name (default: your configured scope)")
     parser.add_argument(
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from ..web.stopping import GRACE, Server
     from ..workers import Workers
 
-    limits = _limits(args.max_body, args.per_token)
+    limits = _limits(args.max_body, args.per_token, args.workers)
     with open_memory(args, progress=False) as memory:  # first: a bad store flag or scope binds nothing
         scope = memory.access(args.scope, args.visibility).scope
         workers = Workers(memory, args.workers)
@@ -128,15 +129,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _limits(max_body: int, per_token: int) -> Limits:
-    """The limits the flags ask for, refused before anything is opened if they make no sense."""
+def _limits(max_body: int, per_token: int | None, workers: int) -> Limits:
+    """The limits the flags ask for, refused before anything is opened if they make no sense. By
+    default a caller may hold half the worker threads: the other half is always free for others."""
     from ..errors import user_error
     from ..web.limits import Limits
 
     if max_body < 1024:
         raise user_error(f"--max-body must be at least 1024 bytes (got {max_body})", "e.g. --max-body 1048576 (1 MiB)")
+    if per_token is None:
+        per_token = max(1, workers // 2)
     if per_token < 1:
-        raise user_error(f"--per-token must be at least 1 (got {per_token})", "e.g. --per-token 4")
+        raise user_error(f"--per-token must be at least 1 (got {per_token})", "e.g. --per-token 2")
     return Limits(max_body=max_body, per_token=per_token)
 
 

@@ -30,7 +30,7 @@ BODILESS = {"GET", "HEAD", "OPTIONS"}
 @dataclass(frozen=True)
 class Limits:
     max_body: int = MIB  # bytes of one request body
-    per_token: int = 4  # calls in flight per caller
+    per_token: int = 2  # calls in flight per caller (eidetic serve: half its workers)
     wait: float = 2.0  # seconds a call beyond ``per_token`` waits for a slot before 429
 
 
