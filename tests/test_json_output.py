@@ -58,6 +58,9 @@ def cases(env: Path) -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
         ("export",): ([], ["--visibility", "secret"]),
         ("audit",): ([], ["--stale-months", "0"]),
         ("log",): (["--member", "nobody"], ["--limit", "0"]),
+        ("tokens", "add"): (["json-member", "--scope", "team"], ["bad name!", "--scope", "team"]),
+        ("tokens", "list"): ([], ["--bogus"]),
+        ("tokens", "revoke"): (["json-member"], ["nobody-here"]),
         ("index",): ([], ["--visibility", "secret"]),
         ("migrate",): (
             ["--from", "files", "--to", "sqlite", "--to-db", str(env / "copy.sqlite")],

@@ -300,7 +300,7 @@ def test_a_token_added_or_revoked_counts_on_the_next_request_without_a_restart(t
     assert seen == [200, 401, 401, 200]
     members = {m["name"]: m for m in eidetic(team.env, "tokens", "list", "--json").json["members"]}
     assert "erin" not in members
-    assert members["alice"]["last_used"] is not None  # alice's use was recorded
+    assert members["alice"]["last_seen"] is not None  # alice's use was recorded
     assert token not in json.dumps(members)
 
 

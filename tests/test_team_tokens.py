@@ -1,7 +1,7 @@
 """Members' tokens (``eidetic tokens``) on both registries: the state folder's file (files and
 sqlite stores) and the postgres store's own database. A token is printed once and kept nowhere
 (only its SHA-256); names are checked; a server's registry sees an added or revoked token at its
-next lookup; ``last_used`` is written at most once a minute per token."""
+next lookup; ``last_seen`` is written at most once a minute per token."""
 
 from __future__ import annotations
 
@@ -112,21 +112,21 @@ def test_revoke_ends_a_token_at_the_servers_next_lookup(cli, env, flags, monkeyp
             server.close()
 
 
-def test_last_used_is_written_at_most_once_a_minute(cli, env, flags, monkeypatch):
+def test_last_seen_is_written_at_most_once_a_minute(cli, env, flags, monkeypatch):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     token = cli("tokens", "add", "alice", "--scope", "alice", *flags).out.strip()
     with Memory.open(backend=flags[1] if flags else None, dsn=flags[-1] if flags else None) as memory:
         server = open_registry(memory)
         try:
             server.lookup(digest(token))
-            first = cli("tokens", "list", "--json", *flags).json["members"][0]["last_used"]
+            first = cli("tokens", "list", "--json", *flags).json["members"][0]["last_seen"]
             assert first is not None
             before = stored(env, flags)
             for _ in range(50):  # fifty requests within the minute: no write
                 server.lookup(digest(token))
             assert stored(env, flags) == before
             monkeypatch.setattr(token_file if not flags else token_table, "TOUCH_EVERY", 0.0)
-            time.sleep(1.1)  # last_used is kept to the second
+            time.sleep(1.1)  # last_seen is kept to the second
             server.lookup(digest(token))
             assert stored(env, flags) != before  # a minute later (here: at once) it is written again
         finally:

@@ -66,6 +66,9 @@ def run_add(args: argparse.Namespace) -> int:
         token = registry.add(name, scope, read_only=args.read_only)
     finally:
         registry.close()
+    if args.json:  # the token once, inside the one JSON answer
+        emit_json({"name": name, "token": token, "scope": scope.to_dict(), "read_only": args.read_only})
+        return 0
     sys.stdout.write(token + "\n")
     sys.stdout.flush()
     rights = "read-only" if args.read_only else "read and write"
@@ -95,7 +98,7 @@ def run_list(args: argparse.Namespace) -> int:
             f"{m.scope}/{m.visibility}",
             "read-only" if m.read_only else "read-write",
             m.created,
-            m.last_used or "never",
+            m.last_seen or "never",
         ]
         for m in members
     ]
@@ -115,5 +118,8 @@ def run_revoke(args: argparse.Namespace) -> int:
         registry.revoke(args.name)
     finally:
         registry.close()
-    sys.stderr.write(f"revoked {args.name}'s token: the server refuses it from its next request\n")
+    if args.json:
+        emit_json({"revoked": args.name})
+    else:
+        sys.stderr.write(f"revoked {args.name}'s token: the server refuses it from its next request\n")
     return 0

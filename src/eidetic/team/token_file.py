@@ -2,7 +2,7 @@
 
 Written whole to a new file and renamed over the old one (mode 0600: the digests are no
 secret, but who may ask is nobody else's business), under a lock file, so ``eidetic tokens``
-and a running server's ``last_used`` never lose each other's changes. A server reads the file
+and a running server's ``last_seen`` never lose each other's changes. A server reads the file
 again when its modification time or size changes, so an added or revoked token counts on the
 next request."""
 
@@ -53,7 +53,7 @@ class TokenFile:
                 "visibility": scope.visibility,
                 "read_only": read_only,
                 "created": format_ts(now_utc()),
-                "last_used": None,
+                "last_seen": None,
                 "revoked": None,
             }
         return token
@@ -92,12 +92,12 @@ class TokenFile:
     # -- the file ----------------------------------------------------------------------------
 
     def _touch(self, name: str, token_digest: str) -> None:
-        """``last_used`` of a member whose token was just used (unless revoked meanwhile)."""
+        """``last_seen`` of a member whose token was just used (unless revoked meanwhile)."""
         try:
             with self._changing() as rows:
                 row = rows.get(name)
                 if row is not None and row.get("digest") == token_digest:
-                    row["last_used"] = format_ts(now_utc())
+                    row["last_seen"] = format_ts(now_utc())
         except OSError:  # a read-only state folder: the member is still served
             pass
 
@@ -166,5 +166,5 @@ def _member(name: str, row: dict[str, Any]) -> Member:
         visibility=row["visibility"],
         read_only=bool(row["read_only"]),
         created=row["created"],
-        last_used=row.get("last_used"),
+        last_seen=row.get("last_seen"),
     )

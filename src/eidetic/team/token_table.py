@@ -17,8 +17,8 @@ from .tokens import TOUCH_EVERY, Member, digest, new_token, taken, unknown
 
 TABLE = """CREATE TABLE IF NOT EXISTS eidetic_members(
     name text PRIMARY KEY, digest text UNIQUE, scope text NOT NULL, visibility text NOT NULL,
-    read_only boolean NOT NULL, created text NOT NULL, last_used text, revoked text)"""
-COLUMNS = "name, scope, visibility, read_only, created, last_used"
+    read_only boolean NOT NULL, created text NOT NULL, last_seen text, revoked text)"""
+COLUMNS = "name, scope, visibility, read_only, created, last_seen"
 
 
 class TokenTable:
@@ -83,7 +83,7 @@ class TokenTable:
             self._touched[member.name] = time.monotonic()
             with self._mutex, self._db.guard():
                 self._db.conn.execute(
-                    "UPDATE eidetic_members SET last_used = %s WHERE digest = %s", (format_ts(now_utc()), token_digest)
+                    "UPDATE eidetic_members SET last_seen = %s WHERE digest = %s", (format_ts(now_utc()), token_digest)
                 )
         return True, member
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 PREFIX = "eid_"  # a token is recognisable (in a leaked file, by a secret scanner)
-TOUCH_EVERY = 60.0  # seconds: a member's last_used is written at most this often per server
+TOUCH_EVERY = 60.0  # seconds: a member's last_seen is written at most this often per server
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
@@ -36,7 +36,7 @@ class Member:
     visibility: str
     read_only: bool
     created: str
-    last_used: str | None = None
+    last_seen: str | None = None
 
     @property
     def session_scope(self) -> Scope:
