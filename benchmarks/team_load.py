@@ -87,12 +87,8 @@ def eidetic(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
 
 
 def identities(env: dict[str, str], n: int) -> list[Identity]:
-    """One identity per agent: a token of its own and its private scope where the server keeps
-    members' tokens (``eidetic tokens``), else the server's one token and a public scope per
-    agent. The only place that knows how agents get their tokens."""
-    probe = subprocess.run([sys.executable, "-m", "eidetic", "tokens", "--help"], capture_output=True, env=env)
-    if probe.returncode != 0:
-        return [Identity(f"agent-{k}", SERVE_TOKEN, f"agent-{k}", "public") for k in range(n)]
+    """One identity per agent: a member token of its own (``eidetic tokens add``, printed once on
+    stdout) whose session is the agent's private scope; the shared pool is read as public."""
     made = []
     for k in range(n):
         name = f"agent-{k}"
