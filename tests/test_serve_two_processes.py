@@ -230,3 +230,71 @@ def test_healthz_says_503_while_the_database_is_out_of_reach_and_names_nothing(r
         assert httpx.get(served.base + "/healthz", timeout=30).status_code == 200
     finally:
         served.stop()
+
+
+def eidetic(env: dict[str, str], *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "eidetic", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_members_tokens_and_revocations_hold_on_both_servers(request, tmp_path):
+    """Members are kept in the database: a token made while both servers run opens both, what a
+    member writes through one is theirs (added_by, the write log) through the other, and a revoke
+    closes both from their next request, with no restart."""
+    env = store_env(tmp_path)
+    env.update(
+        EIDETIC_BACKEND="postgres",
+        EIDETIC_PG_DSN=fresh_database(request.getfixturevalue("postgres_dsn"), "members_two"),
+    )
+    seed(env, RECORDS)
+    pair = Pair(env, serve(env), serve(env))
+    try:
+        token = eidetic(env, "tokens", "add", "carol", "--scope", "carol", "--visibility", "private").strip()
+        for served in (pair.one, pair.other):
+            served.token = token  # carol's, as her agent and her browser send it
+
+        def opens(served: Served) -> None:
+            assert page(served, "/").status_code == 200
+            assert "carol" in page(served, "/").text  # the header says who is signed in
+
+        on_both(pair, opens)
+
+        async def work() -> None:
+            async with connect(pair.one) as agent:
+                written = await call(
+                    agent, "remember", records={"id": "carol-note", "text": "Carol's quokka key is in the blue safe"}
+                )
+                assert [item["id"] for item in written["items"]] == ["carol-note"]
+            async with connect(pair.other) as agent:
+                assert await found(agent, "blue safe") == ["carol-note"]
+
+        run(work)
+        as_written = json.loads(
+            eidetic(env, "show", "carol-note", "--scope", "carol", "--visibility", "private", "--json")
+        )
+        assert as_written["added_by"] == "carol" and as_written["scope"] == {
+            "name": "carol",
+            "visibility": "private",
+        }
+        logged = json.loads(eidetic(env, "log", "--member", "carol", "--json"))["items"]
+        assert [(entry["operation"], entry["ids"]) for entry in logged] == [("remember", ["carol-note"])]
+
+        eidetic(env, "tokens", "revoke", "carol")
+
+        def closed(served: Served) -> None:
+            assert page(served, "/").status_code == 401
+            with httpx.Client(timeout=30) as http:
+                refused = http.post(
+                    served.base + "/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                    headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+                )
+            assert refused.status_code == 401 and "carol" not in refused.text
+
+        on_both(pair, closed)
+    finally:
+        pair.one.stop()
+        pair.other.stop()

@@ -76,10 +76,10 @@ class TokenFile:
     def lookup(self, token_digest: str) -> tuple[bool, Member | None]:
         with self._mutex:
             self._fresh()
-            any_live = bool(self._by_digest)
+            closed = bool(self._rows)  # revoked members too: revoking the last one opens nothing
             row = self._by_digest.get(token_digest)
         if row is None:
-            return any_live, None
+            return closed, None
         name = row["name"]
         if time.monotonic() - self._touched.get(name, -TOUCH_EVERY) >= TOUCH_EVERY:
             self._touched[name] = time.monotonic()

@@ -67,17 +67,18 @@ class TokenTable:
             raise unknown(name, [member.name for member in self.members()])
 
     def lookup(self, token_digest: str) -> tuple[bool, Member | None]:
-        """One round trip: whether any token is live, and the one with this digest (by its index)."""
+        """One round trip: whether the server has members (revoked ones too: revoking the last one
+        opens nothing), and the live one with this digest (by its index)."""
         rows = self._rows(
-            f"SELECT EXISTS(SELECT 1 FROM eidetic_members WHERE revoked IS NULL), m.* FROM (SELECT 1) AS one "
+            f"SELECT EXISTS(SELECT 1 FROM eidetic_members), m.* FROM (SELECT 1) AS one "
             f"LEFT JOIN (SELECT {COLUMNS} FROM eidetic_members WHERE digest = %s AND revoked IS NULL) AS m ON true",
             (token_digest,),
         )
         if not rows:  # no table yet: no members
             return False, None
-        any_live, *found = rows[0]
+        closed, *found = rows[0]
         if found[0] is None:
-            return bool(any_live), None
+            return bool(closed), None
         member = Member(*found)
         if time.monotonic() - self._touched.get(member.name, -TOUCH_EVERY) >= TOUCH_EVERY:
             self._touched[member.name] = time.monotonic()

@@ -95,7 +95,8 @@ class Registry(Protocol):
     def revoke(self, name: str) -> None: ...
 
     def lookup(self, token_digest: str) -> tuple[bool, Member | None]:
-        """Whether any member holds a live token, and the member whose token has this digest
+        """Whether the server has members (revoked ones too: once it had members, a server never
+        opens to callers without a token again), and the member whose live token has this digest
         (recording its use, at most every ``TOUCH_EVERY`` seconds)."""
         ...
 
