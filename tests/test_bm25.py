@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eidetic.index.text_index import decode_counts, encode_counts, field_counts
+from eidetic.index.analyzer import analyze
+from eidetic.index.text_index import (
+    CHUNK_FIELD,
+    LENGTH_FIELDS,
+    TERMS_FIELD,
+    TextIndex,
+    decode_counts,
+    encode_counts,
+    field_counts,
+)
 from eidetic.ranking.bm25 import FIELDS, K1, B, KeywordStats, Scorer, growth
 
 TERMS = ["otter", "dam", "beaver", "2026", "x"]
@@ -85,3 +94,66 @@ def test_a_thread_member_counts_its_words_in_text_and_context_alike():
     assert text_field is not context  # one dict each, as before: a caller may change one
     assert name == dict(Counter(analyze("Dam notes")))
     assert field_counts(None, None, text, False) == [{}, {}, {}, context]
+
+
+def _indexed_by_tantivy(index: TextIndex, rows: list[tuple[int, str | None, str | None, str, bool]]) -> None:
+    """``rows`` indexed as before the terms were given to tantivy: each field's text analysed by
+    tantivy itself (its registered analyzer), the stored counts and lengths as ``add`` makes them."""
+    import tantivy
+
+    writer = index._writer_()
+    for doc, name, description, text, member in rows:
+        counts = field_counts(name, description, text, member)
+        document = tantivy.Document()
+        document.add_integer("doc", doc)
+        document.add_integer("len", len(text))
+        for length_field, found in zip(LENGTH_FIELDS, counts):
+            document.add_integer(length_field, sum(found.values()))
+        document.add_bytes(TERMS_FIELD, encode_counts(counts).encode())
+        document.add_text(CHUNK_FIELD, text)
+        for field, value in (("name", name), ("description", description), ("text", text if member else None)):
+            if value:
+                document.add_text(field, value)
+        document.add_text("context", text)
+        writer.add_document(document)
+    index.commit()
+
+
+def test_the_index_given_analysed_terms_ranks_as_tantivys_own_analysis(tmp_path):
+    """``TextIndex.add`` hands tantivy the terms it already analysed for the stored counts: the
+    document frequencies, the BM25 scores (term frequencies, field lengths) and so the order of
+    every query are those of tantivy analysing each field itself."""
+    import random
+
+    rng = random.Random(34)
+    words = "otters build dams running runs ran the THE and Beaver's beavers İstanbul straße ﬁnance 2026 x".split()
+    rows = [
+        (
+            doc,
+            rng.choice([None, "", "Dam notes", "the", "Otters' running log"]),
+            rng.choice([None, "", "beavers and otters", "ſtraße İİ"]),
+            " ".join(rng.choice(words) for _ in range(rng.randint(0, 40))),
+            rng.random() < 0.3,
+        )
+        for doc in range(1, 301)
+    ]
+    given, own = TextIndex(tmp_path / "given"), TextIndex(tmp_path / "own")
+    given.add(rows)
+    given.commit()
+    _indexed_by_tantivy(own, rows)
+    terms = sorted({term for word in words for term in analyze(word)})
+    assert len(terms) > 8
+    for query in [[term] for term in terms] + [terms[:3], terms[3:9], terms]:
+        stats = own.statistics(query)
+        assert given.statistics(query) == stats
+        assert stats.records == 300 and any(any(held) for held in stats.holding.values())
+        expected = {
+            doc: (score, counts, lengths) for doc, score, counts, lengths in own.ranked(query, stats, stats, 300)
+        }
+        found = given.ranked(query, stats, stats, 300)
+        assert expected and len(found) == len(expected)
+        # tied scores come in segment order, which tantivy's two indexing threads make vary
+        for rank, (doc, score, counts, lengths) in enumerate(found):
+            assert (counts, lengths) == expected[doc][1:]
+            assert score == pytest.approx(expected[doc][0], rel=1e-6)
+            assert score == pytest.approx(sorted(v[0] for v in expected.values())[::-1][rank], rel=1e-6)

@@ -40,6 +40,7 @@ import math
 import os
 import shutil
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -129,26 +130,30 @@ class TextIndex:
         return self._writer
 
     def add(self, rows: Iterable[tuple[int, str | None, str | None, str, bool]]) -> None:
-        """Index (doc, name, description, text, thread member) rows."""
+        """Index (doc, name, description, text, thread member) rows. Each field is given to
+        tantivy as the terms its counts were made of (``pretokenized``), so each text is
+        analysed once, not again by tantivy: the same terms, frequencies and lengths."""
         import tantivy
 
         writer = self._writer_()
         for doc, name, description, text, member in rows:
+            terms = field_terms(name, description, text)
+            counts = _counted(terms, member)
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
-            counts = field_counts(name, description, text, member)
             for length_field, found in zip(LENGTH_FIELDS, counts):
                 document.add_integer(length_field, sum(found.values()))
             document.add_bytes(TERMS_FIELD, encode_counts(counts).encode())
             document.add_text(CHUNK_FIELD, text)
             if name:
-                document.add_text("name", name)
+                document.add_pre_tokenized_text("name", pretokenized(terms[0]))
             if description:
-                document.add_text("description", description)
+                document.add_pre_tokenized_text("description", pretokenized(terms[1]))
+            own = pretokenized(terms[2])
             if member:  # its own words again, apart from the window recall adds to its context
-                document.add_text("text", text)
-            document.add_text("context", text)
+                document.add_pre_tokenized_text("text", own)
+            document.add_pre_tokenized_text("context", own)
             writer.add_document(document)
 
     def delete(self, docs: Iterable[int]) -> None:
@@ -323,20 +328,46 @@ class TextIndex:
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
 
 
+def field_terms(name: str | None, description: str | None, text: str) -> tuple[list[str], list[str], list[str]]:
+    """The index terms of a record's name, description and text, in order, with repeats."""
+    return (analyze(name) if name else [], analyze(description) if description else [], analyze(text))
+
+
 def field_counts(name: str | None, description: str | None, text: str, member: bool) -> list[dict[str, int]]:
     """A record's own term counts per field (name, description, text, context), as ``add``
     indexes it: its text in ``context``, and in ``text`` too for a thread member."""
+    return _counted(field_terms(name, description, text), member)
+
+
+def _counted(terms: tuple[list[str], list[str], list[str]], member: bool) -> list[dict[str, int]]:
     from collections import Counter
 
     # Counters as they are (a dict each), and lists rather than generators below: every record
     # of a bulk remember comes here (38.6 against 62.8 us a record with copies and generators)
-    own = Counter(analyze(text))  # analysed once, though a thread member's words are in two fields
+    name, description, text = terms
+    own = Counter(text)  # analysed once, though a thread member's words are in two fields
     return [
-        Counter(analyze(name)) if name else {},
-        Counter(analyze(description)) if description else {},
+        Counter(name) if name else {},
+        Counter(description) if description else {},
         dict(own) if member else {},
         own,
     ]
+
+
+def pretokenized(terms: list[str]) -> Any:
+    """``terms`` as tantivy's pre-tokenized text: what the keyword analyzer makes of the text they
+    came from, without analysing it again (its stemmer is most of a bulk remember's indexing in
+    tantivy's threads, docs/benchmarks.md). A term is letters, digits and marks, never an ASCII
+    space, so splitting them joined by spaces gives each back whole
+    (``tests/test_analyzer.py``)."""
+    return _term_splitter().pre_tokenize(" ".join(terms))
+
+
+@lru_cache(maxsize=1)
+def _term_splitter() -> Any:
+    import tantivy
+
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
 
 
 def encode_counts(counts: list[dict[str, int]]) -> str:
