@@ -23,9 +23,9 @@ There is one such index per visibility partition (public, and each scope's priva
 so the statistics of what a caller may see are read apart from what it may not
 (``ranking.access.partition_of``). Keyword scores are BM25 under the statistics of every partition the caller
 may read over every store of the recall (``ranking.bm25``): tantivy ranks under its own
-averages, so each record also keeps its per-field term counts (``terms``, stored) and lengths
+averages, so each record also keeps its per-field terms (``terms``, stored) and lengths
 (fast fields), from which its score under the union is computed (``ranked``). Each index
-holds only terms, those counts, each record's ``doc`` number and text length; everything else
+holds only terms, those stored terms, each record's ``doc`` number and text length; everything else
 stays in SQLite. The record database (``database``) keeps the two consistent: for a files store a
 crash between them leaves a "pending" mark that makes the next user rebuild this index from
 SQLite (``stores.files.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
@@ -52,11 +52,11 @@ CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
 STATE = "state.json"
-TERMS_FIELD = "terms"  # a record's per-field term counts, stored (``encode_counts``)
+TERMS_FIELD = "terms"  # a record's per-field terms, stored (``field_lines``)
 LENGTH_FIELDS = tuple(f"tokens_{field}" for field, _ in FIELDS)  # its field lengths in terms
 # Part of each index's folder name: a change of the index's schema gives new folders, which the
 # record database finds missing and fills again (``store_database``, ``derived``).
-LAYOUT = "4"
+LAYOUT = "5"
 # tantivy scores in float32: a bound derived from its scores is loosened by this much.
 FLOAT32_SLACK = 1 + 1e-5
 
@@ -131,26 +131,25 @@ class TextIndex:
 
     def add(self, rows: Iterable[tuple[int, str | None, str | None, str, bool]]) -> None:
         """Index (doc, name, description, text, thread member) rows. Each field is given to
-        tantivy as the terms its counts were made of (``pretokenized``), so each text is
-        analysed once, not again by tantivy: the same terms, frequencies and lengths."""
+        tantivy as the terms stored for its counts (``pretokenized``), so each text is analysed
+        once, not again by tantivy: the same terms, frequencies and lengths."""
         import tantivy
 
         writer = self._writer_()
         for doc, name, description, text, member in rows:
-            terms = field_terms(name, description, text)
-            counts = _counted(terms, member)
+            lengths, lines = field_lines(name, description, text, member)
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
-            for length_field, found in zip(LENGTH_FIELDS, counts):
-                document.add_integer(length_field, sum(found.values()))
-            document.add_bytes(TERMS_FIELD, encode_counts(counts).encode())
+            for length_field, length in zip(LENGTH_FIELDS, lengths):
+                document.add_integer(length_field, length)
+            document.add_bytes(TERMS_FIELD, "\n".join(lines).encode())
             document.add_text(CHUNK_FIELD, text)
             if name:
-                document.add_pre_tokenized_text("name", pretokenized(terms[0]))
+                document.add_pre_tokenized_text("name", pretokenized(lines[0]))
             if description:
-                document.add_pre_tokenized_text("description", pretokenized(terms[1]))
-            own = pretokenized(terms[2])
+                document.add_pre_tokenized_text("description", pretokenized(lines[1]))
+            own = pretokenized(lines[3])
             if member:  # its own words again, apart from the window recall adds to its context
                 document.add_pre_tokenized_text("text", own)
             document.add_pre_tokenized_text("context", own)
@@ -328,39 +327,34 @@ class TextIndex:
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
 
 
-def field_terms(name: str | None, description: str | None, text: str) -> tuple[list[str], list[str], list[str]]:
-    """The index terms of a record's name, description and text, in order, with repeats."""
-    return (analyze(name) if name else [], analyze(description) if description else [], analyze(text))
+def field_lines(name: str | None, description: str | None, text: str, member: bool) -> tuple[list[int], list[str]]:
+    """A record's length in terms and its terms, per field (name, description, text, context),
+    as ``add`` indexes it: its text in ``context``, and in ``text`` too for a thread member.
+    Each field's terms are one line, in order with their repeats, each between spaces of its own
+    (``" dam  otter  dam "``), so that ``decode_counts`` counts a term by counting `` term ``.
+    Lines rather than counted terms: counting and writing the counts cost as much as the
+    analysis itself, for every record of a bulk remember (docs/benchmarks.md); a recall reads
+    only its candidates' lines, for a few terms."""
+    named = analyze(name) if name else []
+    described = analyze(description) if description else []
+    own = analyze(text)  # analysed once, though a thread member's words are in two fields
+    line = _line(own)
+    return (
+        [len(named), len(described), len(own) if member else 0, len(own)],
+        [_line(named), _line(described), line if member else _line([]), line],
+    )
 
 
-def field_counts(name: str | None, description: str | None, text: str, member: bool) -> list[dict[str, int]]:
-    """A record's own term counts per field (name, description, text, context), as ``add``
-    indexes it: its text in ``context``, and in ``text`` too for a thread member."""
-    return _counted(field_terms(name, description, text), member)
+def _line(terms: list[str]) -> str:
+    return f" {'  '.join(terms)} "
 
 
-def _counted(terms: tuple[list[str], list[str], list[str]], member: bool) -> list[dict[str, int]]:
-    from collections import Counter
-
-    # Counters as they are (a dict each), and lists rather than generators below: every record
-    # of a bulk remember comes here (38.6 against 62.8 us a record with copies and generators)
-    name, description, text = terms
-    own = Counter(text)  # analysed once, though a thread member's words are in two fields
-    return [
-        Counter(name) if name else {},
-        Counter(description) if description else {},
-        dict(own) if member else {},
-        own,
-    ]
-
-
-def pretokenized(terms: list[str]) -> Any:
-    """``terms`` as tantivy's pre-tokenized text: what the keyword analyzer makes of the text they
-    came from, without analysing it again (its stemmer is most of a bulk remember's indexing in
-    tantivy's threads, docs/benchmarks.md). A term is letters, digits and marks, never an ASCII
-    space, so splitting them joined by spaces gives each back whole
-    (``tests/test_analyzer.py``)."""
-    return _term_splitter().pre_tokenize(" ".join(terms))
+def pretokenized(line: str) -> Any:
+    """A ``field_lines`` line as tantivy's pre-tokenized text: the terms the keyword analyzer
+    made of the field, without analysing it again (its stemmer is most of a bulk remember's
+    indexing in tantivy's threads, docs/benchmarks.md). A term is letters, digits and marks,
+    never an ASCII space, so splitting at spaces gives each back whole (``tests/test_analyzer.py``)."""
+    return _term_splitter().pre_tokenize(line)
 
 
 @lru_cache(maxsize=1)
@@ -370,22 +364,15 @@ def _term_splitter() -> Any:
     return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
 
 
-def encode_counts(counts: list[dict[str, int]]) -> str:
-    """Per-field term counts as text: a line per field of " term:count" pairs (index terms are
-    letters and digits), so that a query's few terms are found without parsing the rest."""
-    return "\n".join("".join([f" {term}:{n}" for term, n in found.items()]) + " " for found in counts)
-
-
 def decode_counts(encoded: str, terms: list[str]) -> list[dict[str, int]]:
-    """The counts of ``terms`` in each field of an ``encode_counts`` text."""
+    """The counts of ``terms`` in each field of a record's stored ``field_lines``."""
     out: list[dict[str, int]] = []
     for line in encoded.split("\n"):
         found: dict[str, int] = {}
         for term in terms:
-            at = line.find(f" {term}:")
-            if at >= 0:
-                start = at + len(term) + 2
-                found[term] = int(line[start : line.index(" ", start)])
+            count = line.count(f" {term} ")
+            if count:
+                found[term] = count
         out.append(found)
     return out
 
