@@ -66,7 +66,8 @@ def analyze(text: str) -> list[str]:
     """Index terms of ``text``, in order, with repeats (term frequency matters to BM25): the
     same terms as ``text_analyzer`` gives (the stemmer maps each word alone), with each word's
     stem looked up once per process. Stemming is over half of the analysis, and every record
-    of a bulk remember is analysed for its stored term counts (docs/benchmarks.md)."""
+    of a bulk remember is analysed here, once, for its stored terms and its keyword entries
+    (``text_index.field_lines``, docs/benchmarks.md)."""
     if not text:
         return []
     words, stemmer, stems = _parts()
