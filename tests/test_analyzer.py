@@ -10,7 +10,7 @@ import pytest
 
 from eidetic.index import analyzer
 from eidetic.index.analyzer import analyze, text_analyzer
-from eidetic.index.text_index import field_lines, pretokenized
+from eidetic.index.text_index import field_lines, term_splitter
 
 HOSTILE = [
     "İstanbul İİ ı KELVİN Kelvin sign K ſtraße STRASSE ß ﬁnance ﬀ",  # case changes that change length
@@ -37,10 +37,10 @@ def test_analyze_gives_the_index_analyzers_terms(text: str) -> None:
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_the_index_is_given_the_analyzers_terms_whole(text: str) -> None:
-    """The keyword index takes each field as the terms already analysed (``pretokenized``):
+    """The keyword index takes each field as the terms already analysed (``term_splitter``):
     split again, they are the analyzer's own, none broken or merged."""
     expected = text_analyzer().analyze(text) if text else []
-    assert [token.text for token in pretokenized(field_lines(None, None, text, False)[1][3]).tokens] == expected
+    assert term_splitter().analyze(field_lines(None, None, text, False)[1][3]) == expected
 
 
 def test_analyze_matches_on_random_unicode_words() -> None:
@@ -51,7 +51,7 @@ def test_analyze_matches_on_random_unicode_words() -> None:
         text = " ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(20))
         expected = text_analyzer().analyze(text)
         assert analyze(text) == expected
-        assert [token.text for token in pretokenized(field_lines(None, None, text, False)[1][3]).tokens] == expected
+        assert term_splitter().analyze(field_lines(None, None, text, False)[1][3]) == expected
 
 
 def test_analyze_starts_over_past_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import field_counts
-from eidetic.index.analyzer import analyze
+from eidetic.index.analyzer import analyze, text_analyzer
 from eidetic.index.text_index import CHUNK_FIELD, LENGTH_FIELDS, TERMS_FIELD, TextIndex, decode_counts, field_lines
 from eidetic.ranking.bm25 import FIELDS, K1, B, KeywordStats, Scorer, growth
 
@@ -94,7 +94,7 @@ def test_a_thread_member_counts_its_words_in_text_and_context_alike():
 
 def _indexed_by_tantivy(index: TextIndex, rows: list[tuple[int, str | None, str | None, str, bool]]) -> None:
     """``rows`` indexed as before the terms were given to tantivy: each field's text analysed by
-    tantivy itself (its registered analyzer), the stored counts and lengths as ``add`` makes them."""
+    tantivy itself (the keyword analyzer), the stored terms and lengths as ``add`` makes them."""
     import tantivy
 
     writer = index._writer_()
@@ -109,8 +109,8 @@ def _indexed_by_tantivy(index: TextIndex, rows: list[tuple[int, str | None, str 
         document.add_text(CHUNK_FIELD, text)
         for field, value in (("name", name), ("description", description), ("text", text if member else None)):
             if value:
-                document.add_text(field, value)
-        document.add_text("context", text)
+                document.add_pre_tokenized_text(field, text_analyzer().pre_tokenize(value))
+        document.add_pre_tokenized_text("context", text_analyzer().pre_tokenize(text))
         writer.add_document(document)
     index.commit()
 

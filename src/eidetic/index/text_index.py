@@ -45,8 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from ..ranking.bm25 import FIELD_NAMES, FIELDS, FieldCounts, KeywordStats, Scorer, growth
-from .analyzer import ANALYZER_NAME, analyze, text_analyzer
+from .analyzer import analyze
 
+TERMS_TOKENIZER = "eidetic_terms"  # the keyword fields' tokenizer: their terms come analysed (``field_lines``)
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
@@ -99,7 +100,7 @@ class TextIndex:
                 builder.add_integer_field(name, stored=False, indexed=False, fast=True)
             builder.add_bytes_field(TERMS_FIELD, stored=True)
             for field, _ in FIELDS:
-                builder.add_text_field(field, tokenizer_name=ANALYZER_NAME, index_option="freq")
+                builder.add_text_field(field, tokenizer_name=TERMS_TOKENIZER, index_option="freq")
             builder.add_text_field(CHUNK_FIELD, tokenizer_name=CHUNKER_NAME, index_option="position")
             self._schema = builder.build()
             self.path.mkdir(parents=True, exist_ok=True)
@@ -109,7 +110,7 @@ class TextIndex:
                 shutil.rmtree(self.path, ignore_errors=True)
                 self.path.mkdir(parents=True, exist_ok=True)
                 index = tantivy.Index(self._schema, path=str(self.path))
-            index.register_tokenizer(ANALYZER_NAME, text_analyzer())
+            index.register_tokenizer(TERMS_TOKENIZER, term_splitter())
             index.register_tokenizer(
                 CHUNKER_NAME,
                 tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"(?s).{1,3}"))
@@ -131,8 +132,8 @@ class TextIndex:
 
     def add(self, rows: Iterable[tuple[int, str | None, str | None, str, bool]]) -> None:
         """Index (doc, name, description, text, thread member) rows. Each field is given to
-        tantivy as the terms stored for its counts (``pretokenized``), so each text is analysed
-        once, not again by tantivy: the same terms, frequencies and lengths."""
+        tantivy as the terms stored for its counts (``term_splitter``), so each text is analysed
+        once, here, not again by tantivy."""
         import tantivy
 
         writer = self._writer_()
@@ -146,13 +147,12 @@ class TextIndex:
             document.add_bytes(TERMS_FIELD, "\n".join(lines).encode())
             document.add_text(CHUNK_FIELD, text)
             if name:
-                document.add_pre_tokenized_text("name", pretokenized(lines[0]))
+                document.add_text("name", lines[0])
             if description:
-                document.add_pre_tokenized_text("description", pretokenized(lines[1]))
-            own = pretokenized(lines[3])
+                document.add_text("description", lines[1])
             if member:  # its own words again, apart from the window recall adds to its context
-                document.add_pre_tokenized_text("text", own)
-            document.add_pre_tokenized_text("context", own)
+                document.add_text("text", lines[3])
+            document.add_text("context", lines[3])
             writer.add_document(document)
 
     def delete(self, docs: Iterable[int]) -> None:
@@ -349,16 +349,12 @@ def _line(terms: list[str]) -> str:
     return f" {'  '.join(terms)} "
 
 
-def pretokenized(line: str) -> Any:
-    """A ``field_lines`` line as tantivy's pre-tokenized text: the terms the keyword analyzer
-    made of the field, without analysing it again (its stemmer is most of a bulk remember's
-    indexing in tantivy's threads, docs/benchmarks.md). A term is letters, digits and marks,
-    never an ASCII space, so splitting at spaces gives each back whole (``tests/test_analyzer.py``)."""
-    return _term_splitter().pre_tokenize(line)
-
-
 @lru_cache(maxsize=1)
-def _term_splitter() -> Any:
+def term_splitter() -> Any:
+    """The keyword fields' tokenizer: a ``field_lines`` line split at spaces. Tantivy's own
+    analysis (its stemmer) cost as much again as the analysis for the stored terms, for every
+    record of a bulk remember (docs/benchmarks.md). A term is letters, digits and marks, never an
+    ASCII space, so each comes back whole (``tests/test_analyzer.py``)."""
     import tantivy
 
     return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
