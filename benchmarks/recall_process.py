@@ -9,7 +9,7 @@ no model runs for the records; the query is embedded by the real model, as a use
 recall per mode warms each side. Then new ``recall QUERY --mode MODE --top-k 10 --json``
 processes alternate between the sides. Each side runs from a byte-compiled copy taken at the
 start (as ``remember_speed.py`` does). Prints, per mode, each side's median wall time, CPU (user
-+ system) and peak RSS of the process, and the ratios: on a shared machine the CPU is what the
++ system) and peak RSS of the process (``/usr/bin/time``), and the ratios: on a shared machine the CPU is what the
 code itself costs, the wall time mostly how long it waited for a core.
 """
 
@@ -18,13 +18,11 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,15 +36,19 @@ MODES = ("hybrid", "keyword")
 
 
 def one_process(args: list[str], env: dict) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and peak RSS in MB of one CLI process."""
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "eidetic", *args], env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    """Wall seconds, CPU seconds (user + system) and peak RSS in MB of one CLI process, as
+    ``/usr/bin/time`` reads them (a forked child's own peak would count this process's pages)."""
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %U %S %M", sys.executable, "-m", "eidetic", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     if proc.returncode != 0:
-        raise SystemExit(f"eidetic {' '.join(args)} failed ({proc.returncode})")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+        raise SystemExit(f"eidetic {' '.join(args)} failed: {proc.stderr}")
+    wall, user, system, peak = proc.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(system), int(peak) / 1024
 
 
 def main() -> None:
