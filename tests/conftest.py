@@ -42,6 +42,15 @@ def ndjson(*records: dict) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
 
+def field_counts(name: str | None, description: str | None, text: str, member: bool) -> list[dict[str, int]]:
+    """A record's term counts per field (name, description, text, context), read back from what
+    the keyword index stores of it."""
+    from eidetic.index.text_index import decode_counts, field_lines
+
+    _, lines = field_lines(name, description, text, member)
+    return decode_counts("\n".join(lines), sorted({term for line in lines for term in line.split()}))
+
+
 def ids(run: Run) -> list[str]:
     """The ids of a succeeded ``--json`` run's items, in order."""
     assert run.code == 0, run.err

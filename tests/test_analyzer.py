@@ -10,6 +10,7 @@ import pytest
 
 from eidetic.index import analyzer
 from eidetic.index.analyzer import analyze, text_analyzer
+from eidetic.index.text_index import field_lines, term_splitter
 
 HOSTILE = [
     "İstanbul İİ ı KELVİN Kelvin sign K ſtraße STRASSE ß ﬁnance ﬀ",  # case changes that change length
@@ -34,13 +35,23 @@ def test_analyze_gives_the_index_analyzers_terms(text: str) -> None:
     assert analyze(text) == expected
 
 
+@pytest.mark.parametrize("text", HOSTILE)
+def test_the_index_is_given_the_analyzers_terms_whole(text: str) -> None:
+    """The keyword index takes each field as the terms already analysed (``term_splitter``):
+    split again, they are the analyzer's own, none broken or merged."""
+    expected = text_analyzer().analyze(text) if text else []
+    assert term_splitter().analyze(field_lines(None, None, text, False)[1][3]) == expected
+
+
 def test_analyze_matches_on_random_unicode_words() -> None:
-    """Random words drawn from letters, digits, marks and symbols of many scripts."""
+    """Random words drawn from letters, digits, marks, symbols and spaces of many scripts."""
     rng = random.Random(32)
-    alphabet = "aAzZéÉßİıſﬁΣσςДдЖж日本ー한ไ١４ⅻ½\u0301\u0308'-_. 👍ǅǄ"
+    alphabet = "aAzZéÉßİıſﬁΣσςДдЖж日本ー한ไ١４ⅻ½\u0301\u0308\u00a0\u2003\u3000\u200b'-_. 👍ǅǄ"
     for _ in range(500):
         text = " ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(20))
-        assert analyze(text) == text_analyzer().analyze(text)
+        expected = text_analyzer().analyze(text)
+        assert analyze(text) == expected
+        assert term_splitter().analyze(field_lines(None, None, text, False)[1][3]) == expected
 
 
 def test_analyze_starts_over_past_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eidetic.index.text_index import decode_counts, encode_counts, field_counts
+from conftest import field_counts
+from eidetic.index.analyzer import analyze, text_analyzer
+from eidetic.index.text_index import CHUNK_FIELD, LENGTH_FIELDS, TERMS_FIELD, TextIndex, decode_counts, field_lines
 from eidetic.ranking.bm25 import FIELDS, K1, B, KeywordStats, Scorer, growth
 
 TERMS = ["otter", "dam", "beaver", "2026", "x"]
@@ -62,26 +64,92 @@ def test_growth_bounds_the_union_score_by_the_local_one(mine, others, which):
     assert growth(union, union) == 1.0
 
 
-def test_stored_counts_read_back_only_the_query_terms():
-    counts = field_counts("Night deploy", None, "deploy on friday night, deploy 2026", True)
-    encoded = encode_counts(counts)
-    assert decode_counts(encoded, ["deploy", "night", "2026", "absent"]) == [
-        {term: n for term, n in found.items() if term in ("deploy", "night", "2026")} for found in counts
+def test_stored_terms_give_back_the_counts_of_the_query_terms_only():
+    _, lines = field_lines("Night deploy", None, "deploy on friday night, deploy 2026 deploy", True)
+    assert decode_counts("\n".join(lines), ["deploy", "night", "2026", "absent", "deplo", "ploy"]) == [
+        {"night": 1, "deploy": 1},
+        {},
+        {"deploy": 3, "night": 1, "2026": 1},
+        {"deploy": 3, "night": 1, "2026": 1},
     ]
-    assert decode_counts(encode_counts([{}, {}, {}, {}]), ["deploy"]) == [{}, {}, {}, {}]
+    _, empty = field_lines(None, None, "the and of", False)  # stop words only: no terms at all
+    assert decode_counts("\n".join(empty), ["deploy", "the"]) == [{}, {}, {}, {}]
 
 
 def test_a_thread_member_counts_its_words_in_text_and_context_alike():
     """A member's own words are in its text field and its context field (``TextIndex.add``),
-    counted from one analysis; a record outside a thread has them in context only."""
+    from one analysis; a record outside a thread has them in context only."""
     from collections import Counter
 
-    from eidetic.index.analyzer import analyze
-
     text = "Otters build dams; the otters' dams hold."
+    lengths, lines = field_lines("Dam notes", None, text, True)
     name, _, text_field, context = field_counts("Dam notes", None, text, True)
     assert text_field == context == dict(Counter(analyze(text)))
     assert context["otter"] == 2 and "the" not in context  # stemmed, stop words left out
-    assert text_field is not context  # one dict each, as before: a caller may change one
     assert name == dict(Counter(analyze("Dam notes")))
+    assert lengths == [2, 0, 6, 6] and lines[2] == lines[3]
     assert field_counts(None, None, text, False) == [{}, {}, {}, context]
+    assert field_lines(None, None, text, False)[0] == [0, 0, 0, 6]
+
+
+def _indexed_by_tantivy(index: TextIndex, rows: list[tuple[int, str | None, str | None, str, bool]]) -> None:
+    """``rows`` indexed as before the terms were given to tantivy: each field's text analysed by
+    tantivy itself (the keyword analyzer), the stored terms and lengths as ``add`` makes them."""
+    import tantivy
+
+    writer = index._writer_()
+    for doc, name, description, text, member in rows:
+        lengths, lines = field_lines(name, description, text, member)
+        document = tantivy.Document()
+        document.add_integer("doc", doc)
+        document.add_integer("len", len(text))
+        for length_field, length in zip(LENGTH_FIELDS, lengths):
+            document.add_integer(length_field, length)
+        document.add_bytes(TERMS_FIELD, "\n".join(lines).encode())
+        document.add_text(CHUNK_FIELD, text)
+        for field, value in (("name", name), ("description", description), ("text", text if member else None)):
+            if value:
+                document.add_pre_tokenized_text(field, text_analyzer().pre_tokenize(value))
+        document.add_pre_tokenized_text("context", text_analyzer().pre_tokenize(text))
+        writer.add_document(document)
+    index.commit()
+
+
+def test_the_index_given_analysed_terms_ranks_as_tantivys_own_analysis(tmp_path):
+    """``TextIndex.add`` hands tantivy the terms it already analysed for the stored counts: the
+    document frequencies, the BM25 scores (term frequencies, field lengths) and so the order of
+    every query are those of tantivy analysing each field itself."""
+    import random
+
+    rng = random.Random(34)
+    words = "otters build dams running runs ran the THE and Beaver's beavers İstanbul straße ﬁnance 2026 x".split()
+    rows = [
+        (
+            doc,
+            rng.choice([None, "", "Dam notes", "the", "Otters' running log"]),
+            rng.choice([None, "", "beavers and otters", "ſtraße İİ"]),
+            " ".join(rng.choice(words) for _ in range(rng.randint(0, 40))),
+            rng.random() < 0.3,
+        )
+        for doc in range(1, 301)
+    ]
+    given, own = TextIndex(tmp_path / "given"), TextIndex(tmp_path / "own")
+    given.add(rows)
+    given.commit()
+    _indexed_by_tantivy(own, rows)
+    terms = sorted({term for word in words for term in analyze(word)})
+    assert len(terms) > 8
+    for query in [[term] for term in terms] + [terms[:3], terms[3:9], terms]:
+        stats = own.statistics(query)
+        assert given.statistics(query) == stats
+        assert stats.records == 300 and any(any(held) for held in stats.holding.values())
+        expected = {
+            doc: (score, counts, lengths) for doc, score, counts, lengths in own.ranked(query, stats, stats, 300)
+        }
+        found = given.ranked(query, stats, stats, 300)
+        assert expected and len(found) == len(expected)
+        # tied scores come in segment order, which tantivy's two indexing threads make vary
+        for rank, (doc, score, counts, lengths) in enumerate(found):
+            assert (counts, lengths) == expected[doc][1:]
+            assert score == pytest.approx(expected[doc][0], rel=1e-6)
+            assert score == pytest.approx(sorted(v[0] for v in expected.values())[::-1][rank], rel=1e-6)

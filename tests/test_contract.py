@@ -13,7 +13,7 @@ from datetime import UTC
 
 import pytest
 
-from conftest import ids, ndjson
+from conftest import field_counts, ids, ndjson
 from eidetic.memory import Memory
 from eidetic.stores.base import RecordStore
 from eidetic.stores.files.store import MarkdownStore
@@ -529,7 +529,6 @@ def test_keyword_scores_are_bm25_over_every_partition_the_caller_may_read(backen
     private ones together, whatever partition holds a record; another scope's records never
     count. The expected scores are computed here from the records' words."""
     from eidetic.index.analyzer import query_terms
-    from eidetic.index.text_index import field_counts
     from eidetic.ranking.bm25 import KeywordStats
 
     texts = {
@@ -571,7 +570,6 @@ def test_conversation_context_is_read_over_every_partition_the_caller_may_read(b
     words for that caller only, and another scope's turns lend nothing. The expected scores are
     computed here from the turns' words."""
     from eidetic.index.analyzer import query_terms
-    from eidetic.index.text_index import field_counts
     from eidetic.ranking.bm25 import KeywordStats, Scorer
     from eidetic.ranking.threads import AFTER, BEFORE
     from eidetic.ranking.windows import summed, windowed

@@ -1,9 +1,10 @@
 """Text analysis for the keyword index: letter/digit tokens, lower case, a stop list, Snowball
 English stems.
 
-One analyzer (tantivy's, configured here) serves both sides: the keyword index applies it to
-records in Rust, and queries go through :func:`query_terms`, so a query term matches exactly
-the index terms it should. Stemming with a stop list was worth +0.025 nDCG@10 on SciFact and
+One analysis (tantivy's filters, configured here) serves both sides: records are analysed by
+:func:`analyze` for their stored terms, which are also what the keyword index is given
+(``text_index.field_lines``), and queries go through :func:`query_terms`, so a query term
+matches exactly the index terms it should. Stemming with a stop list was worth +0.025 nDCG@10 on SciFact and
 +0.07 recall@10 on LoCoMo over plain tokens (docs/benchmarks.md).
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-ANALYZER_NAME = "eidetic_en"
 MAX_TOKEN_BYTES = 64  # longer tokens (hashes, base64) are noise for BM25 and are dropped
 
 # A short English stop list: function words that carry no topic. Kept small on purpose:
@@ -35,7 +35,8 @@ STEMS_KEPT = 200_000  # words whose stem is remembered; past that the memory sta
 
 @lru_cache(maxsize=1)
 def text_analyzer() -> Any:
-    """The keyword index's analyzer: ``_words`` then the English stemmer."""
+    """The analysis as one tantivy analyzer, ``_words`` then the English stemmer: what
+    :func:`analyze` gives in two steps (``tests/test_analyzer.py`` holds them equal)."""
     import tantivy
 
     return _words_builder().filter(tantivy.Filter.stemmer("english")).build()
@@ -66,7 +67,8 @@ def analyze(text: str) -> list[str]:
     """Index terms of ``text``, in order, with repeats (term frequency matters to BM25): the
     same terms as ``text_analyzer`` gives (the stemmer maps each word alone), with each word's
     stem looked up once per process. Stemming is over half of the analysis, and every record
-    of a bulk remember is analysed for its stored term counts (docs/benchmarks.md)."""
+    of a bulk remember is analysed here, once, for its stored terms and its keyword entries
+    (``text_index.field_lines``, docs/benchmarks.md)."""
     if not text:
         return []
     words, stemmer, stems = _parts()

@@ -23,9 +23,9 @@ There is one such index per visibility partition (public, and each scope's priva
 so the statistics of what a caller may see are read apart from what it may not
 (``ranking.access.partition_of``). Keyword scores are BM25 under the statistics of every partition the caller
 may read over every store of the recall (``ranking.bm25``): tantivy ranks under its own
-averages, so each record also keeps its per-field term counts (``terms``, stored) and lengths
+averages, so each record also keeps its per-field terms (``terms``, stored) and lengths
 (fast fields), from which its score under the union is computed (``ranked``). Each index
-holds only terms, those counts, each record's ``doc`` number and text length; everything else
+holds only terms, those stored terms, each record's ``doc`` number and text length; everything else
 stays in SQLite. The record database (``database``) keeps the two consistent: for a files store a
 crash between them leaves a "pending" mark that makes the next user rebuild this index from
 SQLite (``stores.files.folder_index``); for the sqlite backend the indexes' ``state.json`` says which
@@ -40,22 +40,24 @@ import math
 import os
 import shutil
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..ranking.bm25 import FIELD_NAMES, FIELDS, FieldCounts, KeywordStats, Scorer, growth
-from .analyzer import ANALYZER_NAME, analyze, text_analyzer
+from .analyzer import analyze
 
+TERMS_TOKENIZER = "eidetic_terms"  # the keyword fields' tokenizer: their terms come analysed (``field_lines``)
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
 STATE = "state.json"
-TERMS_FIELD = "terms"  # a record's per-field term counts, stored (``encode_counts``)
+TERMS_FIELD = "terms"  # a record's per-field terms, stored (``field_lines``)
 LENGTH_FIELDS = tuple(f"tokens_{field}" for field, _ in FIELDS)  # its field lengths in terms
 # Part of each index's folder name: a change of the index's schema gives new folders, which the
 # record database finds missing and fills again (``store_database``, ``derived``).
-LAYOUT = "4"
+LAYOUT = "5"
 # tantivy scores in float32: a bound derived from its scores is loosened by this much.
 FLOAT32_SLACK = 1 + 1e-5
 
@@ -98,7 +100,7 @@ class TextIndex:
                 builder.add_integer_field(name, stored=False, indexed=False, fast=True)
             builder.add_bytes_field(TERMS_FIELD, stored=True)
             for field, _ in FIELDS:
-                builder.add_text_field(field, tokenizer_name=ANALYZER_NAME, index_option="freq")
+                builder.add_text_field(field, tokenizer_name=TERMS_TOKENIZER, index_option="freq")
             builder.add_text_field(CHUNK_FIELD, tokenizer_name=CHUNKER_NAME, index_option="position")
             self._schema = builder.build()
             self.path.mkdir(parents=True, exist_ok=True)
@@ -108,7 +110,7 @@ class TextIndex:
                 shutil.rmtree(self.path, ignore_errors=True)
                 self.path.mkdir(parents=True, exist_ok=True)
                 index = tantivy.Index(self._schema, path=str(self.path))
-            index.register_tokenizer(ANALYZER_NAME, text_analyzer())
+            index.register_tokenizer(TERMS_TOKENIZER, term_splitter())
             index.register_tokenizer(
                 CHUNKER_NAME,
                 tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"(?s).{1,3}"))
@@ -129,26 +131,28 @@ class TextIndex:
         return self._writer
 
     def add(self, rows: Iterable[tuple[int, str | None, str | None, str, bool]]) -> None:
-        """Index (doc, name, description, text, thread member) rows."""
+        """Index (doc, name, description, text, thread member) rows. Each field is given to
+        tantivy as the terms stored for its counts (``term_splitter``), so each text is analysed
+        once, here, not again by tantivy."""
         import tantivy
 
         writer = self._writer_()
         for doc, name, description, text, member in rows:
+            lengths, lines = field_lines(name, description, text, member)
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
-            counts = field_counts(name, description, text, member)
-            for length_field, found in zip(LENGTH_FIELDS, counts):
-                document.add_integer(length_field, sum(found.values()))
-            document.add_bytes(TERMS_FIELD, encode_counts(counts).encode())
+            for length_field, length in zip(LENGTH_FIELDS, lengths):
+                document.add_integer(length_field, length)
+            document.add_bytes(TERMS_FIELD, "\n".join(lines).encode())
             document.add_text(CHUNK_FIELD, text)
             if name:
-                document.add_text("name", name)
+                document.add_text("name", lines[0])
             if description:
-                document.add_text("description", description)
+                document.add_text("description", lines[1])
             if member:  # its own words again, apart from the window recall adds to its context
-                document.add_text("text", text)
-            document.add_text("context", text)
+                document.add_text("text", lines[3])
+            document.add_text("context", lines[3])
             writer.add_document(document)
 
     def delete(self, docs: Iterable[int]) -> None:
@@ -323,38 +327,48 @@ class TextIndex:
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
 
 
-def field_counts(name: str | None, description: str | None, text: str, member: bool) -> list[dict[str, int]]:
-    """A record's own term counts per field (name, description, text, context), as ``add``
-    indexes it: its text in ``context``, and in ``text`` too for a thread member."""
-    from collections import Counter
+def field_lines(name: str | None, description: str | None, text: str, member: bool) -> tuple[list[int], list[str]]:
+    """A record's length in terms and its terms, per field (name, description, text, context),
+    as ``add`` indexes it: its text in ``context``, and in ``text`` too for a thread member.
+    Each field's terms are one line, in order with their repeats, each between spaces of its own
+    (``" dam  otter  dam "``), so that ``decode_counts`` counts a term by counting `` term ``.
+    Lines rather than counted terms: counting and writing the counts cost as much as the
+    analysis itself, for every record of a bulk remember (docs/benchmarks.md); a recall reads
+    only its candidates' lines, for a few terms."""
+    named = analyze(name) if name else []
+    described = analyze(description) if description else []
+    own = analyze(text)  # analysed once, though a thread member's words are in two fields
+    line = _line(own)
+    return (
+        [len(named), len(described), len(own) if member else 0, len(own)],
+        [_line(named), _line(described), line if member else _line([]), line],
+    )
 
-    # Counters as they are (a dict each), and lists rather than generators below: every record
-    # of a bulk remember comes here (38.6 against 62.8 us a record with copies and generators)
-    own = Counter(analyze(text))  # analysed once, though a thread member's words are in two fields
-    return [
-        Counter(analyze(name)) if name else {},
-        Counter(analyze(description)) if description else {},
-        dict(own) if member else {},
-        own,
-    ]
+
+def _line(terms: list[str]) -> str:
+    return f" {'  '.join(terms)} "
 
 
-def encode_counts(counts: list[dict[str, int]]) -> str:
-    """Per-field term counts as text: a line per field of " term:count" pairs (index terms are
-    letters and digits), so that a query's few terms are found without parsing the rest."""
-    return "\n".join("".join([f" {term}:{n}" for term, n in found.items()]) + " " for found in counts)
+@lru_cache(maxsize=1)
+def term_splitter() -> Any:
+    """The keyword fields' tokenizer: a ``field_lines`` line split at spaces. Tantivy's own
+    analysis (its stemmer) cost as much again as the analysis for the stored terms, for every
+    record of a bulk remember (docs/benchmarks.md). A term is letters, digits and marks, never an
+    ASCII space, so each comes back whole (``tests/test_analyzer.py``)."""
+    import tantivy
+
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
 
 
 def decode_counts(encoded: str, terms: list[str]) -> list[dict[str, int]]:
-    """The counts of ``terms`` in each field of an ``encode_counts`` text."""
+    """The counts of ``terms`` in each field of a record's stored ``field_lines``."""
     out: list[dict[str, int]] = []
     for line in encoded.split("\n"):
         found: dict[str, int] = {}
         for term in terms:
-            at = line.find(f" {term}:")
-            if at >= 0:
-                start = at + len(term) + 2
-                found[term] = int(line[start : line.index(" ", start)])
+            count = line.count(f" {term} ")
+            if count:
+                found[term] = count
         out.append(found)
     return out
 
