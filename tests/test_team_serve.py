@@ -177,6 +177,9 @@ def test_the_server_sets_added_by_from_the_token_and_keeps_the_claim_apart(team)
             assert found["by-alice-1"]["metadata"] == {"claimed_by": "mallory"}  # the record's own claim first
             assert found["by-alice-2"]["metadata"] == {"team": "ops", "claimed_by": "eve"}  # else the call's
             assert "claimed_by" not in found["by-alice-3"]["metadata"]  # the truth is no claim
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            about = tools["remember"].input_schema["properties"]["added_by"]["description"]
+            assert "the server sets it to alice" in about  # the agent is told, not left to guess
 
     run(work)
 

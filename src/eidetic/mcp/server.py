@@ -83,6 +83,9 @@ def _scoped(session: Session, *, writes: bool) -> Callable[[F], F]:
     def decorate(tool: F) -> F:
         scope_arg, visibility_arg = _scope_args(session, writes)
         kinds = {"scope": scope_arg, "visibility": visibility_arg}
+        if writes and session.member is not None:  # a member's records are theirs, whatever a client says
+            about = f"ignored: the server sets it to {session.member}, your token's name (another value is kept as metadata.claimed_by)"
+            kinds["added_by"] = Annotated[str | None, Field(description=about)]
         signature = inspect.signature(tool, eval_str=True)
         tool.__signature__ = signature.replace(  # type: ignore[attr-defined]
             parameters=[p.replace(annotation=kinds.get(p.name, p.annotation)) for p in signature.parameters.values()]
