@@ -24,6 +24,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from eidetic.query import RecallQuery, exposed_options
+from serve_process import seed, serve, store_env
 from terminal import read_shown
 
 pytestmark = pytest.mark.slow  # real eidetic mcp processes
@@ -159,6 +160,49 @@ def test_the_mcp_inspector_cli_lists_and_calls_the_tools(server_env, cli):
     ]
     full = inspector(*call, "detail=full")
     assert full["structuredContent"]["items"][0]["hash"] and json.loads(full["content"][0]["text"])["mode"] == "hybrid"
+
+
+@pytest.mark.server  # an eidetic serve process
+@pytest.mark.skipif(shutil.which("npx") is None, reason="the MCP Inspector runs on Node.js (npx)")
+def test_the_mcp_inspector_cli_over_http_on_eidetic_serve(tmp_path):
+    """The Inspector's CLI against ``eidetic serve``'s /mcp (streamable HTTP, no session kept
+    between requests): it lists the tools, remembers and finds what it remembered."""
+    env = store_env(tmp_path)
+    seed(env, [{**RECORDS[0], "scope": {"name": "default", "visibility": "public"}}])
+    served = serve(env)
+    environ = {**env, "npm_config_cache": str(NPM_CACHE), "npm_config_update_notifier": "false"}
+
+    def inspector(*args: str) -> dict[str, Any]:
+        command = ["npx", "-y", "@modelcontextprotocol/inspector", "--cli", served.base + "/mcp", "--transport", "http"]
+        done = subprocess.run([*command, *args], env=environ, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    try:
+        tools = {tool["name"] for tool in inspector("--method", "tools/list")["tools"]}
+        assert {"remember", "recall", "sweep", "overview"} <= tools
+        written = inspector(
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "remember",
+            "--tool-arg",
+            'records={"id": "from-inspector", "text": "The inspector parks its van by the quay"}',
+        )
+        assert [item["id"] for item in written["structuredContent"]["items"]] == ["from-inspector"]
+        found = inspector(
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "recall",
+            "--tool-arg",
+            "query=van by the quay",
+            "--tool-arg",
+            "mode=keyword",
+        )
+        assert [item["id"] for item in found["structuredContent"]["items"]] == ["from-inspector"]
+    finally:
+        served.stop()
 
 
 def _on_terminal(args: list[str], environ: dict[str, str]) -> tuple[subprocess.Popen, int]:
