@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +23,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from conftest import fresh_database
+from mcp_http import call, connect, refused, run
 from serve_process import Served, seed, serve, store_env
 
 pytestmark = pytest.mark.slow  # two eidetic serve processes per backend
@@ -72,41 +71,6 @@ def servers(request, tmp_path_factory) -> Any:
     yield Servers(backend, env, bob, public)
     bob.stop()
     public.stop()
-
-
-@asynccontextmanager
-async def connect(served: Served, token: str | None = None, path: str = "/mcp") -> AsyncIterator[ClientSession]:
-    """An initialized MCP session over HTTP, as an agent configured with the server's URL and
-    an ``Authorization: Bearer`` header has."""
-    token = served.token if token is None else token
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        create_mcp_http_client(headers=headers) as http,
-        streamable_http_client(served.base + path, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-def run(work: Any) -> None:
-    async def main() -> None:
-        with anyio.fail_after(60):
-            await work()
-
-    anyio.run(main)
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    return result.structured_content
-
-
-async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, result.structured_content
-    return result.content[0].text
 
 
 async def read(session: ClientSession, uri: str) -> Any:

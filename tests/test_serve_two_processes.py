@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +16,9 @@ import anyio
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.types import LoggingMessageNotificationParams
 
 from conftest import fresh_database
+from mcp_http import call, connect, run
 from serve_process import Served, seed, serve, store_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -58,38 +55,6 @@ def on_both(pair: Pair, check: Callable[[Served], None]) -> None:
     tokens and revocations of a team server, once it has members, are checked through this)."""
     for served in (pair.one, pair.other):
         check(served)
-
-
-@asynccontextmanager
-async def connect(served: Served, heard: list[str] | None = None) -> AsyncIterator[ClientSession]:
-    """An MCP session with ``served``; what the server logs to the client goes into ``heard``."""
-    headers = {"Authorization": f"Bearer {served.token}"} if served.token else {}
-
-    async def log(params: LoggingMessageNotificationParams) -> None:
-        if heard is not None:
-            heard.append(str(params.data))
-
-    async with (
-        create_mcp_http_client(headers=headers) as http,
-        streamable_http_client(served.base + "/mcp", http_client=http) as (read, write),
-        ClientSession(read, write, logging_callback=log) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-def run(work: Any) -> None:
-    async def main() -> None:
-        with anyio.fail_after(90):
-            await work()
-
-    anyio.run(main)
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    return result.structured_content
 
 
 async def found(session: ClientSession, words: str) -> list[str]:
@@ -176,7 +141,7 @@ def test_a_call_can_go_to_either_server_and_its_warnings_reach_the_agent(pair):
     heard: list[str] = []
 
     async def work() -> None:
-        async with connect(pair.other, heard) as session:
+        async with connect(pair.other, heard=heard) as session:
             record = {"id": "typo", "text": "Rollbacks need a second pair of eyes", "type": "decisoin"}
             await call(session, "remember", records={**record, "scope": PUBLIC})
 

@@ -12,19 +12,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from conftest import fresh_database, run_process
+from mcp_http import call, connect, refused, run
 from serve_process import Served, seed, serve, store_env
 
 pytestmark = pytest.mark.slow  # a server process per backend
@@ -87,37 +82,6 @@ def team(request, tmp_path_factory) -> Any:
     served.stop()
 
 
-@asynccontextmanager
-async def connect(team: Team, token: str) -> AsyncIterator[ClientSession]:
-    async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
-        streamable_http_client(team.served.base + "/mcp", http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
-def run(work: Any) -> None:
-    async def main() -> None:
-        with anyio.fail_after(60):
-            await work()
-
-    anyio.run(main)
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    return result.structured_content
-
-
-async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, result.structured_content
-    return result.content[0].text
-
-
 def ids(found: dict[str, Any]) -> set[str]:
     return {item["id"] for item in found["items"]}
 
@@ -128,7 +92,7 @@ def test_each_member_sees_their_own_private_records_and_the_public_ones_only(tea
 
     async def work() -> None:
         for name, other in (("alice", "bob"), ("bob", "alice")):
-            async with connect(team, team.tokens[name]) as session:
+            async with connect(team.served, team.tokens[name]) as session:
                 init = await session.initialize()
                 assert f"{name}/private" in (init.instructions or "")  # the member's own server
                 for mode in ("keyword", "exact"):
@@ -158,7 +122,7 @@ def test_each_member_sees_their_own_private_records_and_the_public_ones_only(tea
 
 def test_the_server_sets_added_by_from_the_token_and_keeps_the_claim_apart(team):
     async def work() -> None:
-        async with connect(team, team.tokens["alice"]) as session:
+        async with connect(team.served, team.tokens["alice"]) as session:
             made = await call(
                 session,
                 "remember",
@@ -186,7 +150,7 @@ def test_the_server_sets_added_by_from_the_token_and_keeps_the_claim_apart(team)
 
 def test_a_read_only_member_reads_but_every_write_is_refused(team):
     async def work() -> None:
-        async with connect(team, team.tokens["carol"]) as session:
+        async with connect(team.served, team.tokens["carol"]) as session:
             assert ids(await call(session, "recall", query="tuesdays", mode="keyword")) == {"team-note"}
             for tool, arguments in (("remember", {"records": {"text": "carol was here"}}), ("sweep", {})):
                 assert "carol may only read on this server" in await refused(session, tool, **arguments)
@@ -289,7 +253,7 @@ def test_a_token_added_or_revoked_counts_on_the_next_request_without_a_restart(t
     seen: list[int] = []
 
     async def work() -> None:
-        async with connect(team, token) as session:  # added while the server runs: counts at once
+        async with connect(team.served, token) as session:  # added while the server runs: counts at once
             assert ids(await call(session, "recall", query="tuesdays", mode="keyword")) == {"team-note"}
 
     run(work)
