@@ -212,6 +212,17 @@ def snapshot(work: Path) -> Path:
     return target
 
 
+def side_by_side(before: Path, work: Path) -> dict[str, Path]:
+    """The two sides of a side-by-side run, each a byte-compiled copy taken now: ``before``, the
+    eidetic package of an earlier checkout's ``src`` folder, and ``after``, this one's."""
+    import compileall
+
+    earlier = work / "before"
+    shutil.copytree(before / "eidetic", earlier / "eidetic", ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(str(earlier / "eidetic"), quiet=1)
+    return {"before": earlier, "after": snapshot(work)}
+
+
 def ingest_no_embed(chunk: list[dict], work: Path, env: dict) -> None:
     """``chunk`` remembered by one ``eidetic remember --no-embed`` process run with ``env``."""
     path = work / "chunk.ndjson"

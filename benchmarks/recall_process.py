@@ -16,9 +16,7 @@ code itself costs, the wall time mostly how long it waited for a core.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -29,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import records  # noqa: E402
-from measure import isolated_env, plant_vectors, run_cli, snapshot  # noqa: E402
+from measure import isolated_env, plant_vectors, run_cli, side_by_side  # noqa: E402
 
 QUERY = "which module parses the configuration"
 MODES = ("hybrid", "keyword")
@@ -58,10 +56,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="processes per side and mode")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="recall-process-") as tmp:
-        before = Path(tmp) / "before"
-        shutil.copytree(args.before / "eidetic", before / "eidetic", ignore=shutil.ignore_patterns("__pycache__"))
-        compileall.compile_dir(str(before / "eidetic"), quiet=1)
-        sources = {"before": before, "after": snapshot(Path(tmp))}
+        sources = side_by_side(args.before, Path(tmp))
         corpus = records(args.records, seed=7)
         stdin = Path(tmp) / "corpus.ndjson"
         stdin.write_text("".join(json.dumps(r) + "\n" for r in corpus))

@@ -14,7 +14,6 @@ records/s and CPU (user + system) per record, the median of each side, and their
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import resource
 import shutil
@@ -27,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import records  # noqa: E402
-from measure import isolated_env, run_cli, snapshot  # noqa: E402
+from measure import isolated_env, run_cli, side_by_side  # noqa: E402
 
 
 def one_run(source: Path, corpus: Path, work: Path) -> tuple[float, float]:
@@ -51,10 +50,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="remember-speed-") as tmp:
-        before = Path(tmp) / "before"
-        shutil.copytree(args.before / "eidetic", before / "eidetic", ignore=shutil.ignore_patterns("__pycache__"))
-        compileall.compile_dir(str(before / "eidetic"), quiet=1)
-        sides = {"before": before, "after": snapshot(Path(tmp))}
+        sides = side_by_side(args.before, Path(tmp))
         corpus = Path(tmp) / "corpus.ndjson"
         corpus.write_text("".join(json.dumps(r) + "\n" for r in records(args.records, seed=7)))
         rates: dict[str, list[float]] = {name: [] for name in sides}
