@@ -216,7 +216,7 @@ def _by_sign(entries: Iterable[tuple[Any, re.Pattern[str], str]]) -> tuple[tuple
     """``entries`` grouped by the ``_sign`` of their literal, in their order. A scan for one
     character is a ``memchr``, many times quicker than one for a word, and most texts lack most
     signs: ~30 literal scans of each record's text (every record of a bulk remember is checked)
-    become ~12 character scans and the scans of the few groups whose sign the text holds."""
+    become 16 character scans and the scans of the few groups whose sign the text holds."""
     groups: dict[str, list[Any]] = {}
     for entry in entries:
         groups.setdefault(_sign(entry[2]), []).append(entry)
