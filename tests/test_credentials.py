@@ -98,6 +98,75 @@ def test_the_cheap_checks_skip_only_texts_the_full_search_would_not_match():
     assert {"key", "pass"} <= set(detector.gate_words)
 
 
+# one credential of each shape a plugin knows (made up, of the right form): with SECRETS, every
+# pattern of every plugin kept matches one of them
+SHAPES = [
+    " AKCp8abcdefghijk ",
+    " AP6abcdefghijk ",
+    'aws_secret_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYa"',
+    "AccountKey=" + "aB3+" * 22,
+    "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+    "glpat-abcdefghij0123456789",
+    "GR1348941abcdefghij0123456789",
+    "glcbt-abcdefghij0123456789",
+    "glimt-" + "a1" * 12 + "b",
+    "glptt-" + "a1" * 20,
+    "glagent-" + "a1" * 25,
+    "gloas-" + "a1" * 32,
+    "0123456789abcdef0123456789abcdef-us12",
+    "//registry.npmjs.org/:_authToken=npm_abcdef0123456789",
+    "sk-abcdefghij0123456789T3BlbkFJabcdefghij0123456789",
+    *(f"-----BEGIN {kind} PRIVATE KEY-----" for kind in ("DSA", "EC", "OPENSSH")),
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+    "-----BEGIN PRIVATE KEY-----",
+    "-----BEGIN SSH2 ENCRYPTED PRIVATE KEY-----",
+    "PuTTY-User-Key-File-2: ssh-rsa",
+    "pypi-AgEIcHlwaS5vcmc" + "a1B2" * 18,
+    "pypi-AgENdGVzdC5weXBpLm9yZw" + "a1B2" * 18,
+    "SG." + "a1B2" * 5 + "cd." + "a1B2" * 10 + "xyz",
+    "sq0csp-" + "a1B2" * 10 + "xyz",
+    "rk_live_" + "a1B2" * 6,
+    "123456789:" + "a1B2" * 8 + "xyz",
+    "AC" + "a1" * 16,
+    "SK" + "b2" * 16,
+    "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+]
+
+
+def secret_variants() -> list[str]:
+    """Every credential of ``SECRETS`` and ``SHAPES`` as written, in each case, inside prose and code, and with
+    each of its characters dropped or doubled in turn (some of these still match a pattern,
+    some no longer do)."""
+    texts = []
+    for text, secret, _ in [*SECRETS, *((shape, shape, None) for shape in SHAPES)]:
+        for shown in (secret, secret.upper(), secret.lower(), secret.swapcase()):
+            texts += [shown, text.replace(secret, shown), f"see {shown}.", f'key="{shown}"\nnext line']
+        texts += [secret[:at] + secret[at + 1 :] for at in range(len(secret))]
+        texts += [secret[:at] + secret[at] + secret[at:] for at in range(len(secret))]
+    return texts
+
+
+def test_the_character_scans_before_the_literals_skip_no_pattern_that_matches():
+    """A pattern's literal is looked for only in a text that holds its group's character
+    (``_held``): every pattern that matches a text, of the credentials, their variants and the
+    gate's texts, is among those it keeps, and each group's character is in each literal."""
+    from eidetic import credentials
+
+    detector = credentials._detector()
+    entries = detector.cased + detector.folded
+    grouped = [(sign, entry) for sign, group in detector.cased_signs + detector.folded_signs for entry in group]
+    assert sorted(map(id, entries)) == sorted(id(entry) for _, entry in grouped)  # each pattern once
+    assert all(sign in entry[2] for sign, entry in grouped)
+    matched = set()
+    for text in secret_variants() + gate_texts():
+        held = credentials._held(detector, text, text.lower())
+        for entry in entries:
+            if entry[1].search(text):
+                matched.add(entry[2])
+                assert entry in held, (text, entry[2])
+    assert matched == {entry[2] for entry in entries}  # every pattern matched: each was tried
+
+
 def leaked(secret: str, *shown: str) -> bool:
     return any(secret in text for text in shown)
 

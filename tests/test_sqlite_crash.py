@@ -74,3 +74,91 @@ def test_sigkill_never_half_writes_a_batch(env, monkeypatch):
             f"round {round_no}: the keyword index differs from the database"
         )
     assert outcomes == {True, False}  # kills landed both before and after a commit
+
+
+# a remember whose bulk threshold is low, so a small batch into a small table takes the path a
+# bulk remember of 10,000 records or more takes (its indexes dropped, then built after its rows)
+LOW_BULK = (
+    "import sys; import eidetic.index.database as d; d.BULK_ROWS = 50; "
+    "from eidetic.cli.main import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def _indexes(database) -> list[tuple[str, str]]:
+    """The docs table's indexes, name and SQL, as the database holds them."""
+    with sqlite3.connect(database) as conn:
+        return sorted(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'docs'"))
+
+
+def test_a_bulk_batch_builds_the_docs_indexes_after_its_rows_and_a_kill_leaves_all_or_nothing(env, monkeypatch):
+    """A batch larger than the table goes in without the docs table's indexes, which are built
+    after its rows in the same transaction: killed at any moment, the database holds the batch
+    whole with every index, or none of it with every index; never a table without them."""
+    from eidetic.index import schema
+
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    rng = random.Random(9)
+    batch = [{"id": f"b{i}", "text": f"bulk {i} zzqversion {rng.random()}"} for i in range(3000)]
+    payload = "".join(json.dumps(r) + "\n" for r in batch)
+    expected = None
+    span = 0.0
+    outcomes = set()
+    for round_no in range(14):
+        database = env / f"bulk{round_no}.sqlite"
+        command = [sys.executable, "-c", LOW_BULK, "remember", "--backend", "sqlite", "--db", str(database)]
+        subprocess.run([*command, "--no-embed", '{"id": "seed", "text": "seed"}'], check=True, capture_output=True)
+        if expected is None:
+            expected = _indexes(database)
+            assert {name for name, _ in expected} == set(schema.DOCS_INDEXES)
+        if round_no < 2:  # uninterrupted bulk batches (the second warm): kills are spread over its span
+            started = time.perf_counter()
+            subprocess.run([*command, "--no-embed"], input=payload, text=True, check=True, capture_output=True)
+            span = time.perf_counter() - started
+        else:
+            proc = subprocess.Popen(
+                [*command, "--no-embed"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            proc.stdin.write(payload)
+            proc.stdin.close()
+            time.sleep(rng.uniform(0.2 * span, 1.1 * span))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        with sqlite3.connect(database) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert _indexes(database) == expected, f"round {round_no}: the docs table's indexes differ"
+        after, tagged = _state(database)
+        written = [after.get(r["id"]) == r["text"] for r in batch]
+        assert all(written) or not any(written), f"round {round_no}: a batch was half written"
+        assert set(after) - {r["id"] for r in batch} == {"seed"}
+        outcomes.add(all(written))
+        assert tagged == {rid for rid, text in after.items() if "zzqversion" in text}
+    assert outcomes == {True, False}  # kills landed both before and after a commit
+
+
+def test_a_bulk_batch_that_fails_after_its_rows_leaves_the_table_and_its_indexes_as_they_were(cli, env, monkeypatch):
+    """An error while the indexes are built (here: one of them cannot be) rolls the rows and
+    the dropped indexes back together."""
+    from eidetic.index import database as record_database
+    from eidetic.index import schema
+
+    monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
+    monkeypatch.setattr(record_database, "BULK_ROWS", 5)
+    database = env / "failing.sqlite"
+    where = ("--backend", "sqlite", "--db", str(database))
+    assert cli("remember", *where, "--no-embed", '{"id": "seed", "text": "seed"}').code == 0
+    before = _indexes(database)
+    indexes = schema.DOCS_INDEXES
+    broken = {**indexes, "docs_norm": "CREATE INDEX docs_norm ON docs(no_such_column)"}
+    monkeypatch.setattr(schema, "DOCS_INDEXES", broken)
+    batch = "".join(json.dumps({"id": f"f{i}", "text": f"failing {i}"}) + "\n" for i in range(20))
+    with pytest.raises(sqlite3.OperationalError, match="no_such_column"):
+        cli("remember", *where, "--no-embed", stdin=batch)
+    assert _indexes(database) == before
+    assert set(_state(database)[0]) == {"seed"}
+    monkeypatch.setattr(schema, "DOCS_INDEXES", indexes)
+    assert cli("remember", *where, "--no-embed", stdin=batch).code == 0  # the same batch, with every index built
+    assert _indexes(database) == before and len(_state(database)[0]) == 21

@@ -74,7 +74,7 @@ def analyze(text: str) -> list[str]:
     words, stemmer, stems = _parts()
     found = words.analyze(text)
     try:
-        return [stems[word] for word in found]
+        return list(map(stems.__getitem__, found))
     except KeyError:
         if len(stems) > STEMS_KEPT:
             stems.clear()

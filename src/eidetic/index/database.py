@@ -41,6 +41,7 @@ from .text_index import TextIndexes
 from .vectors import VectorIndexes
 
 INDEX_SLICE = 2000  # records given to the keyword index per step
+BULK_ROWS = 10_000  # a batch this large, into a table holding fewer rows, has its indexes built after
 LONG_INDEX = 10_000  # from this many records indexing shows progress: ~2 s at the ~5,000/s measured here
 
 
@@ -199,10 +200,22 @@ class RecordDatabase(ABC):
         return docs
 
     def _insert_rows(self, docs: list[int], items: list[tuple[str, Record]]) -> None:
-        self.conn.executemany(
+        """The batch's rows. A batch larger than the table (a bulk remember into a new store)
+        goes in without the secondary indexes, which are then built from the sorted rows:
+        inserting each row's random keys (ids, hashes, names) into ten large B-trees cost
+        15-20 us a record at 100k (docs/benchmarks.md). Dropped and built inside the caller's
+        write transaction, so a kill midway rolls both back with the rows: no reader or crash
+        ever sees the table without them."""
+        conn = self.conn
+        bulk = len(items) >= BULK_ROWS and conn.execute("SELECT count(*) FROM docs").fetchone()[0] < len(items)
+        for name in schema.DOCS_INDEXES if bulk else ():
+            conn.execute(f"DROP INDEX {name}")
+        conn.executemany(
             f"INSERT INTO docs(doc, id, path, {RECORD_COLUMNS}, winner) VALUES({self.dialect.marks(27)}, 1)",
             [(doc, r.id, rel, *stored(r)) for doc, (rel, r) in zip(docs, items)],
         )
+        for statement in schema.DOCS_INDEXES.values() if bulk else ():
+            conn.execute(statement)
 
     def _drop_doc(self, doc: int) -> set[str]:
         """Remove a doc and its keyword entry. Returns its id (empty when there was no such doc)."""

@@ -74,6 +74,15 @@ CREATE INDEX IF NOT EXISTS docs_norm ON docs(norm);
     + ";"
 )
 
+# The docs table's secondary indexes, each as its CREATE statement: a batch far larger than the
+# table is inserted without them and they are built after, in the same transaction
+# (``RecordDatabase._insert_rows``)
+DOCS_INDEXES = {
+    statement.split()[5]: statement.strip()
+    for statement in SCHEMA.split(";")
+    if statement.strip().startswith("CREATE INDEX") and " ON docs(" in statement
+}
+
 # Upgrades of a database that is the store, from each old schema version to the next. A change
 # to SCHEMA must add its step here: such a database is never dropped and rebuilt. A step is an
 # SQL script, or a function of the connection for what Python computes (a backfill).
