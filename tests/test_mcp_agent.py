@@ -234,7 +234,7 @@ def _read_until(master: int, ending: str | None, timeout: float) -> str:
 def test_eidetic_mcp_on_a_terminal_says_what_it_is_and_stops_on_ctrl_c(server_env, wait):
     proc, master = _on_terminal(["mcp", "--scope", "me"], server_env)
     try:
-        said = _read_until(master, "Ctrl-C stops it.\n", 60)
+        said = _read_until(master, "Ctrl-C stops it.", 60)  # the terminal ends its lines with \r\n
         assert "Model Context Protocol server for me/public" in said and "claude mcp add" in said, said
         time.sleep(wait)
         os.write(master, b"\x03")  # the terminal sends SIGINT
