@@ -80,15 +80,20 @@ class Session:
         web viewer's pages alike, runs there, beside other calls when the pool has threads free."""
         return await self.workers.run(work)
 
-    async def write(self, operation: str, work: Callable[[], T], ids: Callable[[T], Sequence[str]]) -> T:
-        """``work()``, a change (``operation``: remember, supersede, forget, restore, edit,
-        sweep...), as :meth:`call` runs it; refused for a read-only caller, and the ids it
-        changed (``ids(result)``) appended to the write log, if the server keeps one."""
+    def may_write(self, operation: str) -> None:
+        """Raises the refusal a read-only caller gets for ``operation`` (the MCP tools' error,
+        the viewer's 403 page); returns for a caller who may write."""
         if self.read_only:
             raise user_error(
                 f"{self.member or 'this caller'} may only read on this server: {operation} is refused",
                 "ask whoever runs the server for a token that may write",
             )
+
+    async def write(self, operation: str, work: Callable[[], T], ids: Callable[[T], Sequence[str]]) -> T:
+        """``work()``, a change (``operation``: remember, supersede, forget, restore, edit,
+        sweep...), as :meth:`call` runs it; refused for a read-only caller, and the ids it
+        changed (``ids(result)``) appended to the write log, if the server keeps one."""
+        self.may_write(operation)
 
         def logged() -> T:
             result = work()

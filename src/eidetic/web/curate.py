@@ -62,7 +62,7 @@ async def restore(request: Request) -> Response:
 
 
 async def _lifecycle(request: Request, state: str, change: str) -> Response:
-    session, form = writer_of(request), await fields(request)
+    session, form = writer_of(request, change), await fields(request)
     rid = form.get("id", "")
     if form.get("confirm") != "yes":
         record = await session.call(lambda: visible(session, rid))
@@ -83,14 +83,14 @@ async def _lifecycle(request: Request, state: str, change: str) -> Response:
 
 
 async def edit_form(request: Request) -> Response:
-    session = writer_of(request)
+    session = writer_of(request, "edit")
     record = await session.call(lambda: visible(session, request.query_params.get("id", "")))
     text = edit_text(record)
     return render(request, "edit.html", r=record, text=text, original=digest(text), error=None)
 
 
 async def edit_save(request: Request) -> Response:
-    session, form = writer_of(request), await fields(request)
+    session, form = writer_of(request, "edit"), await fields(request)
     rid, text, original = form.get("id", ""), typed(form.get("text", "")), form.get("original", "")
 
     def save() -> None:
@@ -118,13 +118,13 @@ async def edit_save(request: Request) -> Response:
 
 
 async def supersede_form(request: Request) -> Response:
-    session = writer_of(request)
+    session = writer_of(request, "supersede")
     record = await session.call(lambda: visible(session, request.query_params.get("id", "")))
     return render(request, "supersede.html", r=record, text=record.text, name=record.name or "", new_id="", error=None)
 
 
 async def supersede_save(request: Request) -> Response:
-    session, form = writer_of(request), await fields(request)
+    session, form = writer_of(request, "supersede"), await fields(request)
     rid, text = form.get("id", ""), typed(form.get("text", ""))
     name, new_id = form.get("name", "").strip(), form.get("new_id", "").strip()
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from ..errors import ENV_ERROR, EideticError, env_error, user_error
+from ..errors import ENV_ERROR, EideticError, env_error
 from ..session import Session
 
 T = TypeVar("T")
@@ -47,16 +47,14 @@ def session_of(request: Request) -> Session:
     return request.scope["eidetic.session"]
 
 
-def writer_of(request: Request) -> Session:
-    """The caller's session, for a change: a read-only member gets a 403."""
+def writer_of(request: Request, operation: str) -> Session:
+    """The caller's session, for a change (``operation``): a read-only member gets a 403, with
+    the refusal the session gives every write (``Session.may_write``)."""
     session = session_of(request)
-    if session.read_only:
-        raise Forbidden(
-            user_error(
-                f"{session.member or 'this caller'} may only read on this server",
-                "ask whoever runs the server for a token that may write",
-            )
-        )
+    try:
+        session.may_write(operation)
+    except EideticError as exc:
+        raise Forbidden(exc) from None
     return session
 
 
