@@ -206,11 +206,14 @@ class Guard:
             "open the URL `eidetic serve` printed (a member: the server's URL with ?token=YOUR_TOKEN), "
             "or send Authorization: Bearer TOKEN"
         )
-        if path.startswith("/mcp"):
-            return JSONResponse(
-                {"error": message, "hint": hint}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
-            )
-        return PlainTextResponse(f"{message}: {hint}", status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return refused(path, 401, message, hint, {"WWW-Authenticate": "Bearer"})
+
+
+def refused(path: str, status: int, message: str, hint: str, headers: dict[str, str] | None = None) -> Response:
+    """A refusal as MCP clients (JSON) or people (text) read it, with what to do about it."""
+    if path.startswith("/mcp"):
+        return JSONResponse({"error": message, "hint": hint}, status_code=status, headers=headers)
+    return PlainTextResponse(f"{message}: {hint}", status_code=status, headers=headers)
 
 
 def _bearer(headers: dict[str, str]) -> str | None:

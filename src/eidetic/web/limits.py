@@ -4,8 +4,8 @@
   A larger one gets 413 as soon as the excess arrives: the body is counted as it comes, chunk by
   chunk, so a chunked upload without a ``Content-Length`` is stopped as surely as one that
   declares its size, and nothing of it reaches a page or an MCP tool.
-- **Calls in flight** are at most ``Limits.per_token`` per caller (4 by default;
-  ``--per-token``). A call beyond that waits up to ``Limits.wait`` seconds for one of the
+- **Calls in flight** are at most ``Limits.per_token`` per caller (``--per-token``; by default
+  half the server's worker threads, so one caller never holds them all). A call beyond that waits up to ``Limits.wait`` seconds for one of the
   caller's own calls to end, then gets 429 with ``Retry-After``: one member flooding the server
   fills only their own slots, and everyone else's calls go on. A caller is who the ``Guard``
   found the request's token to be: a member (each member's token, ``eidetic tokens``), the
@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .guard import refused
 from .health import HEALTH_PATH
 
 MIB = 1 << 20
@@ -32,13 +32,6 @@ class Limits:
     max_body: int = MIB  # bytes of one request body
     per_token: int = 2  # calls in flight per caller (eidetic serve: half its workers)
     wait: float = 2.0  # seconds a call beyond ``per_token`` waits for a slot before 429
-
-
-def _refused(path: str, status: int, message: str, hint: str, headers: dict[str, str] | None = None) -> Response:
-    """An error as MCP clients (JSON) or people (text) read it, with what to do about it."""
-    if path.startswith("/mcp"):
-        return JSONResponse({"error": message, "hint": hint}, status_code=status, headers=headers)
-    return PlainTextResponse(f"{message}: {hint}", status_code=status, headers=headers)
 
 
 class BodyLimit:
@@ -78,7 +71,7 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = _refused(
+        response = refused(
             scope["path"],
             413,
             f"a request body may hold at most {self.max_body:,} bytes here",
@@ -142,7 +135,7 @@ class CallLimit:
         return "address " + (client[0] if client else "unknown")
 
     async def _busy(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = _refused(
+        response = refused(
             scope["path"],
             429,
             f"this caller already has {self.per_token} calls in flight here",
