@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from conftest import field_counts
 from eidetic.index.analyzer import analyze, text_analyzer
-from eidetic.index.text_index import CHUNK_FIELD, LENGTH_FIELDS, TERMS_FIELD, TextIndex, decode_counts, field_lines
+from eidetic.index.text_index import (
+    CHUNK_FIELD,
+    LENGTH_FIELDS,
+    TERMS_FIELD,
+    TextIndex,
+    chunk_line,
+    decode_counts,
+    field_lines,
+)
 from eidetic.ranking.bm25 import FIELDS, K1, B, KeywordStats, Scorer, growth
 
 TERMS = ["otter", "dam", "beaver", "2026", "x"]
@@ -106,7 +114,7 @@ def _indexed_by_tantivy(index: TextIndex, rows: list[tuple[int, str | None, str 
         for length_field, length in zip(LENGTH_FIELDS, lengths):
             document.add_integer(length_field, length)
         document.add_bytes(TERMS_FIELD, "\n".join(lines).encode())
-        document.add_text(CHUNK_FIELD, text)
+        document.add_text(CHUNK_FIELD, chunk_line(text))
         for field, value in (("name", name), ("description", description), ("text", text if member else None)):
             if value:
                 document.add_pre_tokenized_text(field, text_analyzer().pre_tokenize(value))

@@ -11,7 +11,8 @@ only what can still enter the top k (~1 ms, ``docs/benchmarks.md``). Its BM25 is
 one (as in Lucene): k1 1.2, b 0.75, idf ln(1 + (N - df + 0.5)/(df + 0.5)), never negative.
 
 Exact recall: every text is also indexed as consecutive lower-cased 3-character chunks with
-positions (``chunks``). An occurrence of a query starts 0, 1 or 2 characters into a chunk;
+positions (``chunks``), given to tantivy as one line with a space after each chunk
+(``chunk_line``). An occurrence of a query starts 0, 1 or 2 characters into a chunk;
 for each of the three cases the query's whole chunks form a phrase that every record
 containing the query must have, so the union of three phrase queries finds them all (the
 1-2 characters at either edge are then checked in SQLite). Results come out shortest text
@@ -39,6 +40,7 @@ import json
 import math
 import os
 import shutil
+from array import array
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -50,6 +52,11 @@ from .analyzer import analyze
 TERMS_TOKENIZER = "eidetic_terms"  # the keyword fields' tokenizer: their terms come analysed (``field_lines``)
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
+# In a chunk line, the characters tantivy's whitespace tokenizer splits at (ASCII whitespace)
+# stand for one character it keeps, in texts and queries alike: a text holding that character
+# where a query has a space is one more candidate, which the caller's check turns away.
+CHUNK_GAPS = str.maketrans(dict.fromkeys("\t\n\x0c\r ", "\x1f"))
+_UCS4 = "I" if array("I").itemsize == 4 else "L"  # an array item per character of a UTF-32 text
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
 STATE = "state.json"
@@ -57,7 +64,7 @@ TERMS_FIELD = "terms"  # a record's per-field terms, stored (``field_lines``)
 LENGTH_FIELDS = tuple(f"tokens_{field}" for field, _ in FIELDS)  # its field lengths in terms
 # Part of each index's folder name: a change of the index's schema gives new folders, which the
 # record database finds missing and fills again (``store_database``, ``derived``).
-LAYOUT = "5"
+LAYOUT = "6"
 # tantivy scores in float32: a bound derived from its scores is loosened by this much.
 FLOAT32_SLACK = 1 + 1e-5
 
@@ -69,8 +76,29 @@ def aligned_chunks(query: str) -> list[list[str]]:
     chunk wholly inside it starts ``shift`` = (-p) mod 3 characters into the query, and from
     there the query's chunks are the text's. One list per shift 0, 1, 2.
     """
-    lowered = query.lower()
+    lowered = query.lower().translate(CHUNK_GAPS)
     return [[lowered[i : i + 3] for i in range(shift, len(lowered) - 2, 3)] for shift in range(3)]
+
+
+def chunk_line(text: str) -> str:
+    """``text`` as its chunks, each followed by a space (``"abcdefg"`` -> ``"abc def g   "``), its
+    own whitespace first made ``CHUNK_GAPS``' stand-in: what tantivy's whitespace tokenizer splits
+    into the chunks. Tantivy's regular-expression tokenizer (``(?s).{1,3}``) gave the same chunks
+    at ~45 us a record, the largest part of a bulk remember's indexing; this takes a few
+    (docs/benchmarks.md). The three interleaved slice copies run in C, with no string per chunk."""
+    count = (len(text) + 2) // 3
+    padded = text.translate(CHUNK_GAPS) + "  "[: 3 * count - len(text)]
+    if padded.isascii():
+        source = padded.encode("ascii")
+        line = bytearray(b" ") * (4 * count)
+        for offset in range(3):
+            line[offset::4] = source[offset::3]
+        return line.decode("ascii")
+    wide = array(_UCS4, padded.encode("utf-32-le"))  # one item per character
+    spaced = array(_UCS4, [32]) * (4 * count)
+    for offset in range(3):
+        spaced[offset::4] = wide[offset::3]
+    return spaced.tobytes().decode("utf-32-le")
 
 
 class TextIndex:
@@ -111,12 +139,7 @@ class TextIndex:
                 self.path.mkdir(parents=True, exist_ok=True)
                 index = tantivy.Index(self._schema, path=str(self.path))
             index.register_tokenizer(TERMS_TOKENIZER, term_splitter())
-            index.register_tokenizer(
-                CHUNKER_NAME,
-                tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"(?s).{1,3}"))
-                .filter(tantivy.Filter.lowercase())
-                .build(),
-            )
+            index.register_tokenizer(CHUNKER_NAME, chunk_splitter())
             self._index = index
         return self._index
 
@@ -145,7 +168,7 @@ class TextIndex:
             for length_field, length in zip(LENGTH_FIELDS, lengths):
                 document.add_integer(length_field, length)
             document.add_bytes(TERMS_FIELD, "\n".join(lines).encode())
-            document.add_text(CHUNK_FIELD, text)
+            document.add_text(CHUNK_FIELD, chunk_line(text))
             if name:
                 document.add_text("name", lines[0])
             if description:
@@ -358,6 +381,14 @@ def term_splitter() -> Any:
     import tantivy
 
     return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+
+
+@lru_cache(maxsize=1)
+def chunk_splitter() -> Any:
+    """The chunk field's tokenizer: a ``chunk_line`` split at spaces, each chunk lower-cased."""
+    import tantivy
+
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).filter(tantivy.Filter.lowercase()).build()
 
 
 def decode_counts(encoded: str, terms: list[str]) -> list[dict[str, int]]:
