@@ -6,17 +6,21 @@
 Each round remembers the same corpus (``corpus.py``, the one ``speed.py`` ingests) into a fresh
 files store, once with the earlier code (``PYTHONPATH=<before>``) and once with this checkout's,
 alternating which goes first: on a shared machine the load drifts, and alternating spreads it
-over both. Each side runs from a byte-compiled copy taken at the start (as an installed package
+over both. Every run writes into a folder of its own, and none is deleted before the last run
+ends: a run just after 100k files were deleted spent up to 7x the system time creating its own
+(ext4 skips recently freed inodes, and the deletes' discards run meanwhile), so a run's cost
+depended on the one before it. Dirty pages are flushed (``sync``) before each run. Each side runs from a byte-compiled copy taken at the start (as an installed package
 is compiled; edits to the checkout meanwhile change nothing measured). Prints each run's
-records/s and CPU (user + system) per record, the median of each side, and their ratios.
+records/s and CPU per record (user + system, and user alone: the code's own work, where the
+system time is mostly the file system's), the median of each side, and their ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
-import shutil
 import statistics
 import sys
 import tempfile
@@ -29,18 +33,18 @@ from corpus import records  # noqa: E402
 from measure import isolated_env, run_cli, side_by_side  # noqa: E402
 
 
-def one_run(source: Path, corpus: Path, work: Path) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system, every thread) of one ``remember --no-embed`` process
-    of the code under ``source``, into a fresh store. On a loaded machine the wall time is
+def one_run(source: Path, corpus: Path, work: Path) -> tuple[float, float, float]:
+    """Wall, user and system CPU seconds (every thread) of one ``remember --no-embed`` process of
+    the code under ``source``, into a new store in ``work``. On a loaded machine the wall time is
     mostly waiting for a core; the CPU time is what the code itself costs."""
-    shutil.rmtree(work, ignore_errors=True)
     env = isolated_env(work)
     env["PYTHONPATH"] = str(source)
+    os.sync()
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     with corpus.open() as stdin:
         seconds, _ = run_cli(["remember", "--json", "--no-embed"], env, stdin=stdin)
     now = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return seconds, (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
+    return seconds, now.ru_utime - used.ru_utime, now.ru_stime - used.ru_stime
 
 
 def main() -> None:
@@ -55,25 +59,29 @@ def main() -> None:
         corpus.write_text("".join(json.dumps(r) + "\n" for r in records(args.records, seed=7)))
         rates: dict[str, list[float]] = {name: [] for name in sides}
         cpu: dict[str, list[float]] = {name: [] for name in sides}  # CPU microseconds per record
+        user: dict[str, list[float]] = {name: [] for name in sides}  # of which in user mode
         for round_ in range(args.rounds):
             order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
             for name in order:
-                wall, used = one_run(sides[name], corpus, Path(tmp) / "work")
+                wall, in_user, in_system = one_run(sides[name], corpus, Path(tmp) / f"run-{round_}-{name}")
                 rates[name].append(args.records / wall)
-                cpu[name].append(used / args.records * 1e6)
+                cpu[name].append((in_user + in_system) / args.records * 1e6)
+                user[name].append(in_user / args.records * 1e6)
                 print(
-                    f"round {round_ + 1} {name}: {rates[name][-1]:,.0f} records/s, {cpu[name][-1]:.0f} us CPU a record"
+                    f"round {round_ + 1} {name}: {rates[name][-1]:,.0f} records/s, {cpu[name][-1]:.0f} us CPU a "
+                    f"record ({user[name][-1]:.0f} us user)"
                 )
     for name in sides:
         listed = ", ".join(f"{v:,.0f}" for v in rates[name])
         print(
             f"{name}: median {statistics.median(rates[name]):,.0f} records/s ({listed}); "
-            f"median {statistics.median(cpu[name]):.0f} us CPU a record"
+            f"median {statistics.median(cpu[name]):.0f} us CPU a record, {statistics.median(user[name]):.0f} us user"
         )
-    ratio = statistics.median(rates["after"]) / statistics.median(rates["before"])
-    print(
-        f"after / before: {ratio:.2f} in records/s, {statistics.median(cpu['after']) / statistics.median(cpu['before']):.2f} in CPU"
-    )
+
+    def ratio(values: dict[str, list[float]]) -> float:
+        return statistics.median(values["after"]) / statistics.median(values["before"])
+
+    print(f"after / before: {ratio(rates):.2f} in records/s, {ratio(cpu):.2f} in CPU, {ratio(user):.2f} in user CPU")
 
 
 if __name__ == "__main__":
