@@ -330,8 +330,15 @@ def test_a_deletion_that_fails_puts_memory_md_back(tmp_path):
     assert sorted(p.name for p in root.iterdir()) == ["MEMORY.md", "stuck.md"]
 
 
-def test_a_new_file_never_replaces_one_made_meanwhile(tmp_path):
+@pytest.mark.parametrize("renameat2", [True, False], ids=["rename-noreplace", "hard-link"])
+def test_a_new_file_never_replaces_one_made_meanwhile(tmp_path, monkeypatch, renameat2):
+    """Put in place by a rename that refuses a taken name, or (where the platform has none) by a
+    hard link."""
+    from eidetic.stores.files import durable
     from eidetic.stores.files.durable import _place_new
+
+    if not renameat2:
+        monkeypatch.setattr(durable, "_rename_noreplace", lambda *args: False)
 
     staging, folder = tmp_path / "staging", tmp_path / "memory"
     staging.mkdir()

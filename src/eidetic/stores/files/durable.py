@@ -22,6 +22,7 @@ from ...errors import env_error
 BULK_SYNC_MIN = 64  # batches this large are made durable with one syncfs instead of fsync per file
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_RENAME_NOREPLACE = 1  # linux/fs.h
 
 
 class Outside(OSError):
@@ -179,14 +180,32 @@ def _undo(staging_fd: int, done: list[tuple[str, int, str, bool]], failure: OSEr
 
 def _place_new(staging_fd: int, temp: str, fd: int, name: str) -> None:
     """Put a new file in place without replacing one made since the name was found free (a
-    coding agent or a person writes without eidetic's lock): a hard link fails on a taken
-    name, where a rename would replace it. A rename where the file system has no hard links."""
+    coding agent or a person writes without eidetic's lock): a rename that refuses a taken name
+    (Linux ``renameat2`` with ``RENAME_NOREPLACE``), else a hard link, which fails on a taken name
+    where a plain rename would replace it, else a rename where the file system has neither."""
+    if _rename_noreplace(staging_fd, temp, fd, name):
+        return
     try:
         os.link(temp, name, src_dir_fd=staging_fd, dst_dir_fd=fd, follow_symlinks=False)
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
             raise
         os.replace(temp, name, src_dir_fd=staging_fd, dst_dir_fd=fd)
+
+
+def _rename_noreplace(staging_fd: int, temp: str, fd: int, name: str) -> bool:
+    """Rename ``temp`` to ``name`` unless ``name`` is taken (then ``FileExistsError``), in one
+    call: the new file's link and the staged name's unlink in one, a syscall less per new
+    record of a bulk remember. False when the platform or the file system cannot."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "renameat2"):
+        return False
+    if libc.renameat2(staging_fd, os.fsencode(temp), fd, os.fsencode(name), _RENAME_NOREPLACE) == 0:
+        return True
+    code = _ctypes_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):  # not here: link instead
+        return False
+    raise OSError(code, os.strerror(code), name)
 
 
 def _unlink(remove: tuple[int, str] | None) -> OSError | None:
