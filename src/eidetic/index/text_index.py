@@ -56,6 +56,7 @@ CHUNKER_NAME = "eidetic_chunk3"
 # stand for one character it keeps, in texts and queries alike: a text holding that character
 # where a query has a space is one more candidate, which the caller's check turns away.
 CHUNK_GAPS = str.maketrans(dict.fromkeys("\t\n\x0c\r ", "\x1f"))
+_CHUNK_GAPS_ASCII = bytes.maketrans(b"\t\n\x0c\r ", b"\x1f" * 5)  # the same, for an ASCII text's bytes
 _UCS4 = "I" if array("I").itemsize == 4 else "L"  # an array item per character of a UTF-32 text
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
@@ -87,14 +88,14 @@ def chunk_line(text: str) -> str:
     at ~45 us a record, the largest part of a bulk remember's indexing; this takes a few
     (docs/benchmarks.md). The three interleaved slice copies run in C, with no string per chunk."""
     count = (len(text) + 2) // 3
-    padded = text.translate(CHUNK_GAPS) + "  "[: 3 * count - len(text)]
-    if padded.isascii():
-        source = padded.encode("ascii")
+    padding = 3 * count - len(text)
+    if text.isascii():
+        source = text.encode("ascii").translate(_CHUNK_GAPS_ASCII) + b"  "[:padding]
         line = bytearray(b" ") * (4 * count)
         for offset in range(3):
             line[offset::4] = source[offset::3]
         return line.decode("ascii")
-    wide = array(_UCS4, padded.encode("utf-32-le"))  # one item per character
+    wide = array(_UCS4, (text.translate(CHUNK_GAPS) + "  "[:padding]).encode("utf-32-le"))  # an item a character
     spaced = array(_UCS4, [32]) * (4 * count)
     for offset in range(3):
         spaced[offset::4] = wide[offset::3]
