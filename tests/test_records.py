@@ -239,3 +239,21 @@ def test_control_characters_are_unicodes_whole_cc_category():
     ]
     assert disagree == []
     assert has_control("team\nname") and has_control("a\x85b") and not has_control("naïve-id_1")
+
+
+def test_ascii_normalisation_is_the_words_joined_by_one_space():
+    """The ASCII path (``lower``, gaps, runs of spaces halved) gives what the general path gives:
+    the words (letters, digits, ``_``) in order, one space between them, whatever runs of
+    punctuation, tabs, newlines or control characters lie between."""
+    import random
+    import re
+    import unicodedata
+
+    from eidetic.records import normalised
+
+    rng = random.Random(36)
+    alphabet = "aZ9_ \t\n\r\x0b\x0c\x1c\x1f.,;:!?-'\"()[]{}/\\@#$%^&*+=<>|~`\x00\x7f"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        expected = " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
+        assert normalised(text) == expected, repr(text)

@@ -14,6 +14,9 @@ from ..ranking.threads import order_key, thread_key, thread_of
 from ..records import Record, normal_key
 from ..timeutil import to_epoch
 
+_JSON = json.JSONEncoder(
+    ensure_ascii=False
+).encode  # as json.dumps(..., ensure_ascii=False), with no encoder made per call
 BACKFILL_BATCH = 2000  # rows read and updated at a time when a store gains ``norm`` (an upgrade)
 
 # The columns a record fills, in the order of :func:`stored`; each engine adds its own before
@@ -48,8 +51,8 @@ def stored(r: Record) -> tuple[Any, ...]:
         r.updated,
         r.added_by,
         r.supersedes,
-        json.dumps(r.links, ensure_ascii=False),
-        json.dumps(r.metadata, ensure_ascii=False),
+        _JSON(r.links),
+        _JSON(r.metadata),
         source if isinstance(source, str) else None,
         tkey,
         order_key(ts, r.id) if tkey else None,
