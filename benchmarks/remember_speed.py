@@ -52,8 +52,14 @@ def main() -> None:
     parser.add_argument("--before", type=Path, required=True, help="the earlier code's src folder")
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--where",
+        type=Path,
+        default=None,
+        help="the folder the runs' stores go in (a tmpfs such as /dev/shm leaves the disk out of the comparison)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="remember-speed-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="remember-speed-", dir=args.where) as tmp:
         sides = side_by_side(args.before, Path(tmp))
         corpus = Path(tmp) / "corpus.ndjson"
         corpus.write_text("".join(json.dumps(r) + "\n" for r in records(args.records, seed=7)))
