@@ -45,7 +45,8 @@ def ndjson(*records: dict) -> str:
 def field_counts(name: str | None, description: str | None, text: str, member: bool) -> list[dict[str, int]]:
     """A record's term counts per field (name, description, text, context), read back from what
     the keyword index stores of it."""
-    from eidetic.index.text_index import decode_counts, field_lines
+    from eidetic.index.term_lines import field_lines
+    from eidetic.index.text_index import decode_counts
 
     _, lines = field_lines(name, description, text, member)
     return decode_counts("\n".join(lines), sorted({term for line in lines for term in line.split()}))

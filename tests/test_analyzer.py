@@ -10,7 +10,8 @@ import pytest
 
 from eidetic.index import analyzer
 from eidetic.index.analyzer import analyze, text_analyzer
-from eidetic.index.text_index import field_lines, term_splitter
+from eidetic.index.term_lines import field_lines
+from eidetic.index.text_index import term_splitter
 
 HOSTILE = [
     "İstanbul İİ ı KELVİN Kelvin sign K ſtraße STRASSE ß ﬁnance ﬀ",  # case changes that change length

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import field_counts
 from eidetic.index.analyzer import analyze, text_analyzer
+from eidetic.index.term_lines import field_lines
 from eidetic.index.text_index import (
     CHUNK_FIELD,
     LENGTH_FIELDS,
@@ -18,7 +19,6 @@ from eidetic.index.text_index import (
     TextIndex,
     chunk_line,
     decode_counts,
-    field_lines,
 )
 from eidetic.ranking.bm25 import FIELDS, K1, B, KeywordStats, Scorer, growth
 

@@ -3,7 +3,7 @@ English stems.
 
 One analysis (tantivy's filters, configured here) serves both sides: records are analysed by
 :func:`analyze` for their stored terms, which are also what the keyword index is given
-(``text_index.field_lines``), and queries go through :func:`query_terms`, so a query term
+(``term_lines.field_lines``), and queries go through :func:`query_terms`, so a query term
 matches exactly the index terms it should. Stemming with a stop list was worth +0.025 nDCG@10 on SciFact and
 +0.07 recall@10 on LoCoMo over plain tokens (docs/benchmarks.md).
 """
@@ -68,7 +68,7 @@ def analyze(text: str) -> list[str]:
     same terms as ``text_analyzer`` gives (the stemmer maps each word alone), with each word's
     stem looked up once per process. Stemming is over half of the analysis, and every record
     of a bulk remember is analysed here, once, for its stored terms and its keyword entries
-    (``text_index.field_lines``, docs/benchmarks.md)."""
+    (``term_lines.field_lines``, docs/benchmarks.md)."""
     if not text:
         return []
     words, stemmer, stems = _parts()

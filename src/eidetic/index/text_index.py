@@ -47,9 +47,11 @@ from pathlib import Path
 from typing import Any
 
 from ..ranking.bm25 import FIELD_NAMES, FIELDS, FieldCounts, KeywordStats, Scorer, growth
-from .analyzer import analyze
+from .term_lines import Row, term_lines
 
-TERMS_TOKENIZER = "eidetic_terms"  # the keyword fields' tokenizer: their terms come analysed (``field_lines``)
+TERMS_TOKENIZER = (
+    "eidetic_terms"  # the keyword fields' tokenizer: their terms come analysed (``term_lines.field_lines``)
+)
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 # In a chunk line, the characters tantivy's whitespace tokenizer splits at (ASCII whitespace)
@@ -61,7 +63,7 @@ _UCS4 = "I" if array("I").itemsize == 4 else "L"  # an array item per character 
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
 STATE = "state.json"
-TERMS_FIELD = "terms"  # a record's per-field terms, stored (``field_lines``)
+TERMS_FIELD = "terms"  # a record's per-field terms, stored (``term_lines.field_lines``)
 LENGTH_FIELDS = tuple(f"tokens_{field}" for field, _ in FIELDS)  # its field lengths in terms
 # Part of each index's folder name: a change of the index's schema gives new folders, which the
 # record database finds missing and fills again (``store_database``, ``derived``).
@@ -154,15 +156,15 @@ class TextIndex:
             self._writer = self._open().writer(heap_size=WRITER_HEAP, num_threads=2)
         return self._writer
 
-    def add(self, rows: Iterable[tuple[int, str | None, str | None, str, bool]]) -> None:
+    def add(self, rows: Iterable[Row]) -> None:
         """Index (doc, name, description, text, thread member) rows. Each field is given to
         tantivy as the terms stored for its counts (``term_splitter``), so each text is analysed
-        once, here, not again by tantivy."""
+        once (``term_lines``: by a helper process for a large batch), not again by tantivy."""
         import tantivy
 
         writer = self._writer_()
-        for doc, name, description, text, member in rows:
-            lengths, lines = field_lines(name, description, text, member)
+        rows = list(rows)
+        for (doc, name, description, text, member), (lengths, lines) in zip(rows, term_lines(rows)):
             document = tantivy.Document()
             document.add_integer("doc", doc)
             document.add_integer("len", len(text))
@@ -351,31 +353,9 @@ class TextIndex:
         return [(doc, length) for doc, length in zip(docs, lengths) if doc is not None]
 
 
-def field_lines(name: str | None, description: str | None, text: str, member: bool) -> tuple[list[int], list[str]]:
-    """A record's length in terms and its terms, per field (name, description, text, context),
-    as ``add`` indexes it: its text in ``context``, and in ``text`` too for a thread member.
-    Each field's terms are one line, in order with their repeats, each between spaces of its own
-    (``" dam  otter  dam "``), so that ``decode_counts`` counts a term by counting `` term ``.
-    Lines rather than counted terms: counting and writing the counts cost as much as the
-    analysis itself, for every record of a bulk remember (docs/benchmarks.md); a recall reads
-    only its candidates' lines, for a few terms."""
-    named = analyze(name) if name else []
-    described = analyze(description) if description else []
-    own = analyze(text)  # analysed once, though a thread member's words are in two fields
-    line = _line(own)
-    return (
-        [len(named), len(described), len(own) if member else 0, len(own)],
-        [_line(named), _line(described), line if member else _line([]), line],
-    )
-
-
-def _line(terms: list[str]) -> str:
-    return f" {'  '.join(terms)} "
-
-
 @lru_cache(maxsize=1)
 def term_splitter() -> Any:
-    """The keyword fields' tokenizer: a ``field_lines`` line split at spaces. Tantivy's own
+    """The keyword fields' tokenizer: a ``term_lines.field_lines`` line split at spaces. Tantivy's own
     analysis (its stemmer) cost as much again as the analysis for the stored terms, for every
     record of a bulk remember (docs/benchmarks.md). A term is letters, digits and marks, never an
     ASCII space, so each comes back whole (``tests/test_analyzer.py``)."""
@@ -393,7 +373,7 @@ def chunk_splitter() -> Any:
 
 
 def decode_counts(encoded: str, terms: list[str]) -> list[dict[str, int]]:
-    """The counts of ``terms`` in each field of a record's stored ``field_lines``."""
+    """The counts of ``terms`` in each field of a record's stored ``term_lines.field_lines``."""
     out: list[dict[str, int]] = []
     for line in encoded.split("\n"):
         found: dict[str, int] = {}
