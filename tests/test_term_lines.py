@@ -43,12 +43,15 @@ def test_the_helper_gives_the_lines_analysed_here_in_order(small_helper_batches,
     started = []
     start = term_lines._start
     monkeypatch.setattr(term_lines, "_start", lambda: started.append(1) or start())
+    analysed_here = []
+    original = term_lines.field_lines
+    monkeypatch.setattr(term_lines, "field_lines", lambda *row: analysed_here.append(1) or original(*row))
     batch = rows(333)
     assert list(term_lines.term_lines(batch)) == here(batch)
-    assert started == [1]  # the helper did the work
+    assert started == [1] and analysed_here == []  # the helper did all the work
     small = rows(49)
     assert list(term_lines.term_lines(small)) == here(small)
-    assert started == [1]  # below the threshold: analysed here
+    assert started == [1] and len(analysed_here) == 49  # below the threshold: analysed here
 
 
 def test_no_interpreter_to_start_means_analysed_here(small_helper_batches, monkeypatch):

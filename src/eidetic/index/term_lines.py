@@ -4,7 +4,7 @@ and, for a large batch, computed by a helper process.
 The analysis makes a Python string of every word of every record (~25 us a record), all under
 the interpreter's lock, which the rest of a bulk remember (its files, its rows) needs too: at
 100k records it was the one part of the write path that ran in Python and had no reason to.
-A helper process (``python -m eidetic.index.term_lines``) analyses the batch a thousand rows at
+A helper process (``_serve``, started with this interpreter) analyses the batch a thousand rows at
 a time while this process indexes what came back, and gives four strings a record instead of
 a hundred. A helper that cannot start or stops midway costs nothing but the speed: what it did
 not return is analysed here, the same way (docs/benchmarks.md).
@@ -12,7 +12,6 @@ not return is analysed here, the same way (docs/benchmarks.md).
 
 from __future__ import annotations
 
-import os
 import pickle
 import subprocess
 import sys
@@ -25,6 +24,8 @@ from .analyzer import analyze
 
 HELPER_MIN = 10_000  # fewer rows are analysed here: the helper's start (~0.2 s) would cost more
 CHUNK = 1_000  # rows sent to the helper at a time
+# What the helper runs: this package from the folder it is given, then ``_serve``.
+_HELPER = "import sys; sys.path.insert(0, sys.argv[1]); from eidetic.index.term_lines import _serve; _serve()"
 
 Row = tuple[int, "str | None", "str | None", str, bool]  # (doc, name, description, text, thread member)
 Lines = tuple[list[int], list[str]]  # a record's length in terms and its terms, per field
@@ -90,19 +91,17 @@ def _from_helper(rows: Sequence[Row]) -> Iterator[Lines]:
 
 
 def _start() -> subprocess.Popen[bytes] | None:
-    """The helper, running this checkout's code (its folder first on its path), or None where
-    no interpreter can be started."""
+    """The helper, running this code (its folder first on the helper's path), or None where no
+    interpreter can be started."""
     if not sys.executable:
         return None
     here = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])}
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "eidetic.index.term_lines"],
+            [sys.executable, "-c", _HELPER, here],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
         )
     except OSError:
         return None
@@ -136,7 +135,3 @@ def _serve() -> None:
         lines = [field_lines(name, description, text, member) for name, description, text, member in chunk]
         pickle.dump(lines, sink, protocol=pickle.HIGHEST_PROTOCOL)
         sink.flush()
-
-
-if __name__ == "__main__":
-    _serve()
