@@ -113,3 +113,18 @@ def test_a_bulk_remember_through_the_helper_is_searchable(store, monkeypatch):
         hits = memory.recall("beaver lodge", mode="keyword", record=False).items
         assert [hit.record.id for hit in hits][:1] == ["n120"]
         assert len(memory.recall("otters camp 3", mode="keyword", top_k=200, record=False).items) == 120
+
+
+def test_the_helper_never_imports_from_the_working_folder(small_helper_batches, monkeypatch, tmp_path):
+    """A repository the remember runs in may hold a ``pickle.py`` or ``tantivy.py``: the helper
+    never runs it (the parent process does not either), and the lines are still right."""
+    planted = tmp_path / "planted"
+    (tmp_path / "pickle.py").write_text(f"open({str(planted)!r}, 'w').write('ran')\nraise SystemExit(3)\n")
+    (tmp_path / "tantivy.py").write_text(f"open({str(planted)!r}, 'w').write('ran')\n")
+    monkeypatch.chdir(tmp_path)
+    analysed_here = []
+    original = term_lines.field_lines
+    monkeypatch.setattr(term_lines, "field_lines", lambda *row: analysed_here.append(1) or original(*row))
+    batch = rows(120)
+    assert list(term_lines.term_lines(batch)) == here(batch)
+    assert not planted.exists() and analysed_here == []

@@ -3,7 +3,8 @@ and, for a large batch, computed by a helper process.
 
 The analysis makes a Python string of every word of every record (~25 us a record), all under
 the interpreter's lock, which the rest of a bulk remember (its files, its rows) needs too: at
-100k records it was the one part of the write path that ran in Python and had no reason to.
+100k records it was the largest part of the write path's Python work that needs nothing of
+this process.
 A helper process (``_serve``, started with this interpreter) analyses the batch a thousand rows at
 a time while this process indexes what came back, and gives four strings a record instead of
 a hundred. A helper that cannot start or stops midway costs nothing but the speed: what it did
@@ -91,14 +92,15 @@ def _from_helper(rows: Sequence[Row]) -> Iterator[Lines]:
 
 
 def _start() -> subprocess.Popen[bytes] | None:
-    """The helper, running this code (its folder first on the helper's path), or None where no
-    interpreter can be started."""
+    """The helper, running this code (its folder first on the helper's path, and the working
+    folder, which may be anyone's repository, not on it), or None where no interpreter can be
+    started."""
     if not sys.executable:
         return None
     here = str(Path(__file__).resolve().parents[2])
     try:
         return subprocess.Popen(
-            [sys.executable, "-c", _HELPER, here],
+            [sys.executable, "-P", "-c", _HELPER, here],  # -P: the working folder never on its path
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
