@@ -304,6 +304,21 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
     _add_recall_tool(server, session)
 
 
+def _batch_of(records: list[dict[str, Any]] | dict[str, Any]) -> list[dict[str, Any]]:
+    """One record or a list, as a list; more than ``MAX_BATCH`` is refused before anything is read."""
+    batch = records if isinstance(records, list) else [records]
+    if len(batch) > MAX_BATCH:
+        raise ToolError(
+            error_text(
+                user_error(
+                    f"one remember call takes at most {MAX_BATCH:,} records, not {len(batch):,}: nothing was written",
+                    f"send them in batches of {MAX_BATCH:,} or fewer, or load a file with `eidetic import`",
+                )
+            )
+        )
+    return batch
+
+
 def _add_remember_tool(server: MCPServer, session: Session) -> None:
 
     @server.tool(
@@ -346,16 +361,7 @@ def _add_remember_tool(server: MCPServer, session: Session) -> None:
             ),
         ] = False,
     ) -> CallToolResult:
-        batch = records if isinstance(records, list) else [records]
-        if len(batch) > MAX_BATCH:
-            raise ToolError(
-                error_text(
-                    user_error(
-                        f"one remember call takes at most {MAX_BATCH:,} records, not {len(batch):,}: nothing was written",
-                        f"send them in batches of {MAX_BATCH:,} or fewer, or load a file with `eidetic import`",
-                    )
-                )
-            )
+        batch = _batch_of(records)
         if session.member is not None:  # the token says who writes; a client's claim is kept apart
             batch, added_by = attributed(batch, session.member, added_by), session.member
         result = await run(
