@@ -304,6 +304,17 @@ def _add_memory_tools(server: MCPServer, session: Session) -> None:
     _add_recall_tool(server, session)
 
 
+REMEMBER_TOOL = (
+    "Store what should outlive this conversation: a decision and its reason, a lesson "
+    "learnt, the user's preferences and corrections, a fact about the project, where something "
+    "lives. One self-contained statement per record, in plain words, with the names and dates "
+    "that make it clear later; not what the code or its history already says, never a secret. "
+    f"Types: {TYPES}. Remembering a text again changes nothing; to replace a record, give the new "
+    'one "supersedes": the old id. Answers with each record\'s id and status (new, updated, '
+    "unchanged, duplicate, similar)."
+)
+
+
 def _batch_of(records: list[dict[str, Any]] | dict[str, Any]) -> list[dict[str, Any]]:
     """One record or a list, as a list; more than ``MAX_BATCH`` is refused before anything is read."""
     batch = records if isinstance(records, list) else [records]
@@ -321,15 +332,7 @@ def _batch_of(records: list[dict[str, Any]] | dict[str, Any]) -> list[dict[str, 
 
 def _add_remember_tool(server: MCPServer, session: Session) -> None:
 
-    @server.tool(
-        description="Store what should outlive this conversation: a decision and its reason, a lesson "
-        "learnt, the user's preferences and corrections, a fact about the project, where something "
-        "lives. One self-contained statement per record, in plain words, with the names and dates "
-        "that make it clear later; not what the code or its history already says, never a secret. "
-        f"Types: {TYPES}. Remembering a text again changes nothing; to replace a record, give the new "
-        'one "supersedes": the old id. Answers with each record\'s id and status (new, updated, '
-        "unchanged, duplicate, similar)."
-    )
+    @server.tool(description=REMEMBER_TOOL)
     @_scoped(session, writes=True)
     async def remember(
         ctx: Context,
