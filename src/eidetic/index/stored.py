@@ -14,9 +14,8 @@ from ..ranking.threads import order_key, thread_key, thread_of
 from ..records import Record, normal_key
 from ..timeutil import to_epoch
 
-_JSON = json.JSONEncoder(
-    ensure_ascii=False
-).encode  # as json.dumps(..., ensure_ascii=False), with no encoder made per call
+# as json.dumps(..., ensure_ascii=False), with no encoder made per call
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 BACKFILL_BATCH = 2000  # rows read and updated at a time when a store gains ``norm`` (an upgrade)
 
 # The columns a record fills, in the order of :func:`stored`; each engine adds its own before

@@ -49,16 +49,16 @@ from typing import Any
 from ..ranking.bm25 import FIELD_NAMES, FIELDS, FieldCounts, KeywordStats, Scorer, growth
 from .term_lines import Row, term_lines
 
-TERMS_TOKENIZER = (
-    "eidetic_terms"  # the keyword fields' tokenizer: their terms come analysed (``term_lines.field_lines``)
-)
+# the keyword fields' tokenizer: their terms come analysed (``term_lines.field_lines``)
+TERMS_TOKENIZER = "eidetic_terms"
 CHUNK_FIELD = "chunks"
 CHUNKER_NAME = "eidetic_chunk3"
 # In a chunk line, the characters tantivy's whitespace tokenizer splits at (ASCII whitespace)
 # stand for one character it keeps, in texts and queries alike: a text holding that character
 # where a query has a space is one more candidate, which the caller's check turns away.
-CHUNK_GAPS = str.maketrans(dict.fromkeys("\t\n\x0c\r ", "\x1f"))
-_CHUNK_GAPS_ASCII = bytes.maketrans(b"\t\n\x0c\r ", b"\x1f" * 5)  # the same, for an ASCII text's bytes
+_GAPS, _STAND_IN = "\t\n\x0c\r ", "\x1f"
+CHUNK_GAPS = str.maketrans(dict.fromkeys(_GAPS, _STAND_IN))
+_CHUNK_GAPS_ASCII = bytes.maketrans(_GAPS.encode(), _STAND_IN.encode() * len(_GAPS))  # for an ASCII text's bytes
 _UCS4 = "I" if array("I").itemsize == 4 else "L"  # an array item per character of a UTF-32 text
 MIN_CHUNKED_QUERY = 5  # shorter queries have an alignment with no whole chunk to look up
 WRITER_HEAP = 128 * 1024 * 1024
