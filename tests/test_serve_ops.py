@@ -58,10 +58,15 @@ def served(env) -> Any:
 
 
 @asynccontextmanager
-async def connect(served: Served, token: str | None = None) -> AsyncIterator[ClientSession]:
+async def connect(served: Served, token: str | None = None, on_response: Any = None) -> AsyncIterator[ClientSession]:
+    """An MCP session with the server; ``on_response(response)`` (async) sees each HTTP response's
+    headers as they arrive, before its body (a tool call's answer streams after them)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    http = create_mcp_http_client(headers=headers)
+    if on_response is not None:
+        http.event_hooks["response"].append(on_response)
     async with (
-        create_mcp_http_client(headers=headers) as http,
+        http,
         streamable_http_client(served.base + "/mcp", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
@@ -133,32 +138,40 @@ def test_healthz_answers_under_any_host_name_on_loopback(served):
 
 
 def test_sigterm_lets_the_call_in_flight_answer_then_stops(served, env):
-    server = served()
+    server = served("--max-body", str(4 * 1024 * 1024))  # the MCP SDK's own limit: 4 MiB a message
     words = "deploy staging database runbook rota review release rollback incident pager schedule".split()
-    batch = [  # seconds of work: long enough texts that the batch is still running at the signal
-        {"text": f"Graceful {i}: " + " ".join(f"{words[(i + j) % len(words)]}{j}" for j in range(80)), "scope": PUBLIC}
+    batch = [  # long texts: the batch runs for seconds, well past the signal on a fast machine too
+        {"text": f"Graceful {i}: " + " ".join(f"{words[(i + j) % len(words)]}{j}" for j in range(300)), "scope": PUBLIC}
         for i in range(1000)
     ]
     seen: dict[str, Any] = {}
+    in_flight = anyio.Event()
+
+    async def started(response: Any) -> None:
+        # the answer streams after these headers: the server has the call and is running it
+        if response.request.method == "POST" and b'"tools/call"' in response.request.content:
+            in_flight.set()
 
     async def work() -> None:
-        async with connect(server) as session:
+        async with connect(server, on_response=started) as session:
 
             async def stop_while_it_runs() -> None:
-                await anyio.sleep(0.5)
+                await in_flight.wait()
+                await anyio.sleep(0.1)
                 server.proc.send_signal(signal.SIGTERM)
                 seen["signalled"] = time.monotonic()
                 while "answered" not in seen:  # no longer listening, while still finishing the call
-                    await anyio.sleep(0.05)
+                    await anyio.sleep(0.02)
                     try:
                         httpx.get(server.base + "/healthz", timeout=5)
-                    except httpx.ConnectError:
+                    except httpx.TransportError:  # refused, or reset as the listener closed
                         seen["refused"] = time.monotonic()
                         seen["alive"] = server.proc.poll() is None
                         return
 
             async with anyio.create_task_group() as group:
                 group.start_soon(stop_while_it_runs)
+                seen["called"] = time.monotonic()
                 result = await session.call_tool("remember", {"records": batch})
                 seen["answered"] = time.monotonic()
                 seen["result"] = result
