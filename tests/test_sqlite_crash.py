@@ -28,6 +28,38 @@ def _state(database) -> tuple[dict[str, str], set[str]]:
         return texts, {h.record.id for h in found.items}
 
 
+class KillMoments:
+    """When to kill a batch, as fractions of an uninterrupted run's time: seeded draws over
+    ``[low, high]``, moved toward the outcome not seen yet (as early as the start, as late as
+    twice ``high``). Where the commit falls in a run
+    differs from machine to machine; a test that needs kills on both sides of it must not
+    depend on where."""
+
+    def __init__(self, seed: int, low: float, high: float) -> None:
+        self.rng = random.Random(seed)
+        self.low, self.high = low, high
+        self.outcomes: set[bool] = set()
+        self.latest_uncommitted = low  # the latest kill that found nothing written
+        self.earliest_committed = high  # the earliest kill that found the batch whole
+
+    def next(self) -> float:
+        if self.outcomes == {True}:  # every kill came after the commit: kill earlier
+            return self.rng.uniform(0.0, self.earliest_committed)
+        if self.outcomes == {False}:  # every kill came before it: kill later
+            return self.rng.uniform(self.latest_uncommitted, 2 * self.high)
+        return self.rng.uniform(self.low, self.high)
+
+    def saw(self, fraction: float, committed: bool) -> None:
+        self.outcomes.add(committed)
+        if committed:
+            self.earliest_committed = min(self.earliest_committed, fraction)
+        else:
+            self.latest_uncommitted = max(self.latest_uncommitted, fraction)
+
+    def enough(self, kills: int, least: int) -> bool:
+        return kills >= least and self.outcomes == {True, False}
+
+
 def test_sigkill_never_half_writes_a_batch(env, monkeypatch):
     monkeypatch.setenv("EIDETIC_EMBEDDER", "none")
     database = env / "crash.sqlite"
@@ -35,9 +67,11 @@ def test_sigkill_never_half_writes_a_batch(env, monkeypatch):
     base = "".join(json.dumps({"id": f"r{i}", "text": f"record {i} base"}) + "\n" for i in range(1000))
     subprocess.run(command, input=base, text=True, check=True, capture_output=True)
     rng = random.Random(5)
+    moments = KillMoments(5, 0.3, 1.6)  # a loaded machine runs some batches slower
     span = None
-    outcomes = set()
-    for round_no in range(1, 21):
+    for round_no in range(1, 41):
+        if moments.enough(round_no - 2, 19):
+            break
         batch = [
             {"id": f"r{i}", "text": f"record {i} round {round_no} zzqversion"} for i in rng.sample(range(1000), 150)
         ]
@@ -59,7 +93,8 @@ def test_sigkill_never_half_writes_a_batch(env, monkeypatch):
         )
         proc.stdin.write(payload)
         proc.stdin.close()
-        time.sleep(rng.uniform(0.3 * span, 1.6 * span))  # a loaded machine runs some batches slower
+        fraction = moments.next()
+        time.sleep(fraction * span)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         with sqlite3.connect(database) as conn:
@@ -69,11 +104,11 @@ def test_sigkill_never_half_writes_a_batch(env, monkeypatch):
         assert all(written) or not any(written), f"round {round_no}: a batch was half written"
         if not any(written):
             assert after == before
-        outcomes.add(all(written))
+        moments.saw(fraction, all(written))
         assert tagged == {rid for rid, text in after.items() if "zzqversion" in text}, (
             f"round {round_no}: the keyword index differs from the database"
         )
-    assert outcomes == {True, False}  # kills landed both before and after a commit
+    assert moments.outcomes == {True, False}  # kills landed both before and after a commit
 
 
 # a remember whose bulk threshold is low, so a small batch into a small table takes the path a
@@ -102,8 +137,10 @@ def test_a_bulk_batch_builds_the_docs_indexes_after_its_rows_and_a_kill_leaves_a
     payload = "".join(json.dumps(r) + "\n" for r in batch)
     expected = None
     span = 0.0
-    outcomes = set()
-    for round_no in range(14):
+    moments = KillMoments(9, 0.05, 1.0)  # the commit comes well before the process ends
+    for round_no in range(40):
+        if moments.enough(round_no - 2, 12):
+            break
         database = env / f"bulk{round_no}.sqlite"
         command = [sys.executable, "-c", LOW_BULK, "remember", "--backend", "sqlite", "--db", str(database)]
         subprocess.run([*command, "--no-embed", '{"id": "seed", "text": "seed"}'], check=True, capture_output=True)
@@ -124,7 +161,8 @@ def test_a_bulk_batch_builds_the_docs_indexes_after_its_rows_and_a_kill_leaves_a
             )
             proc.stdin.write(payload)
             proc.stdin.close()
-            time.sleep(rng.uniform(0.05 * span, 1.0 * span))  # the commit comes well before the process ends
+            fraction = moments.next()
+            time.sleep(fraction * span)
             proc.send_signal(signal.SIGKILL)
             proc.wait()
         with sqlite3.connect(database) as conn:
@@ -134,9 +172,10 @@ def test_a_bulk_batch_builds_the_docs_indexes_after_its_rows_and_a_kill_leaves_a
         written = [after.get(r["id"]) == r["text"] for r in batch]
         assert all(written) or not any(written), f"round {round_no}: a batch was half written"
         assert set(after) - {r["id"] for r in batch} == {"seed"}
-        outcomes.add(all(written))
+        if round_no >= 2:
+            moments.saw(fraction, all(written))
         assert tagged == {rid for rid, text in after.items() if "zzqversion" in text}
-    assert outcomes == {True, False}  # kills landed both before and after a commit
+    assert moments.outcomes == {True, False}  # kills landed both before and after a commit
 
 
 def test_a_bulk_batch_that_fails_after_its_rows_leaves_the_table_and_its_indexes_as_they_were(cli, env, monkeypatch):
