@@ -14,12 +14,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from eidetic.cli.main import main
 from eidetic.stores.backends import BACKENDS as BACKEND_TABLE
 from eidetic.stores.backends import NAMES
+from profiles import PROFILE
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Some machines (this one and CI's among them) set PYTHONDONTWRITEBYTECODE: every `python -m
+# eidetic` a test starts would then compile each module it imports (~0.4 s a process), which an
+# installed eidetic never does (pip compiles at install, and an editable install on first import).
+# The tests' processes, and pytest's rewritten test modules, start as a user's do.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+# Hypothesis's profiles by the suite's (tests/profiles.py): the examples of a property test that
+# states no count of its own; the costly ones size theirs with profiles.sized.
+settings.register_profile("quick", max_examples=20, deadline=None)
+settings.register_profile("ci", max_examples=100, deadline=None)
+settings.register_profile("soak", max_examples=1000, deadline=None)
+settings.load_profile(PROFILE)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from eidetic import Memory
 from eidetic.timeutil import parse_ts
+from profiles import sized
 
 pytestmark = pytest.mark.slow  # a property test over generated stores
 
@@ -119,7 +120,7 @@ def memory(backend):
         yield opened
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=sized(ci=10, soak=30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(ops=OPS)
 def test_as_of_answers_what_the_history_held_then(memory, ops):
     tag = f"x{next(EXAMPLES)}"

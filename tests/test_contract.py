@@ -20,6 +20,7 @@ from eidetic.stores.files.store import MarkdownStore
 from eidetic.stores.graph import GraphStore
 from eidetic.stores.postgres import PostgresStore
 from eidetic.stores.sqlite import SqliteStore
+from profiles import sized
 
 CORPUS = (
     {"id": "nano", "text": "The Orin Nano draws 7W", "metadata": {"source": "discord", "priority": 3}},
@@ -378,12 +379,17 @@ def _spawn(args: list[str], stdin: str | None = None) -> subprocess.Popen:
     )
 
 
+# writer and recaller processes at once: 8 and 4 under EIDETIC_TEST_PROFILE=soak (tests/profiles.py)
+WRITERS, RECALLERS = sized(ci=4, soak=8), sized(ci=2, soak=4)
+
+
 def test_eight_writers_and_four_recallers_lose_nothing(cli, backend):
-    """Concurrent processes: every record remembered is there once, recalls never fail, and
+    """Concurrent processes (eight writers and four recallers when soaking, half as many in the
+    suite's default run): every record remembered is there once, recalls never fail, and
     concurrent usage bumps add up exactly."""
     cli("remember", stdin=ndjson({"id": "hot", "text": "shared hot record walrus"}))
     writers = []
-    for w in range(8):
+    for w in range(WRITERS):
         lines = ndjson(*({"id": f"w{w}-r{i}", "text": f"writer {w} record {i} quokka"} for i in range(100)))
         proc = _spawn(["remember", "--json", "--no-embed"], stdin=lines)
         proc.stdin.write(lines)
@@ -397,7 +403,7 @@ def test_eight_writers_and_four_recallers_lose_nothing(cli, backend):
     )
     recallers = [
         subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, env=os.environ.copy())
-        for _ in range(4)
+        for _ in range(RECALLERS)
     ]
     for proc in writers:
         assert proc.wait(timeout=300) == 0, proc.stderr.read()
@@ -406,11 +412,11 @@ def test_eight_writers_and_four_recallers_lose_nothing(cli, backend):
         assert proc.wait(timeout=300) == 0, proc.stderr.read()
     with Memory.open() as memory:
         records = [r for _, r in memory.iter_records(_public())]
-        assert len(records) == 801 and len({r.id for r in records}) == 801
-        found = memory.recall("writer 5 record 99", mode="exact", record=False).items
-        assert [h.record.id for h in found] == ["w5-r99"]
+        assert len(records) == 100 * WRITERS + 1 and len({r.id for r in records}) == 100 * WRITERS + 1
+        found = memory.recall(f"writer {WRITERS - 1} record 99", mode="exact", record=False).items
+        assert [h.record.id for h in found] == [f"w{WRITERS - 1}-r99"]
         [hot] = memory.recall("walrus", mode="keyword", record=False).items
-        assert hot.recall_count == 40
+        assert hot.recall_count == 10 * RECALLERS
 
 
 # -- listing (RecordStore.listing): the same order, filters, pages and scope on every backend ------

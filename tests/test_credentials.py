@@ -49,7 +49,7 @@ SECRETS = [
 # texts that look like secrets and are not: they pass untouched
 PLAIN = [
     f"Record {text_hash('Deploys run on Tuesdays')} is the deploy-day note",  # a record's content hash
-    f"The import run {uuid.uuid4()} finished cleanly",
+    f"The import run {uuid.UUID(int=0x1F2E3D4C5B6A79880796A5B4C3D2E1F0, version=4)} finished cleanly",
     "Decision: pin the parser at 3f786850e387550fdab836ed7e6dc881de23001b until upstream fixes it",  # a git SHA
     "Reset your password in settings, never over chat",
     "The password is required for every login to staging",

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from eidetic import Memory
 from eidetic.locations import plan_stores
 from eidetic.usage import UsageState
+from profiles import sized
 
 pytestmark = pytest.mark.slow  # a property test: generated records spread over stores
 
@@ -122,7 +123,10 @@ def _same(got: list[tuple[str, float]], want: list[tuple[str, float]], mode: str
 
 
 SETTINGS = settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], derandomize=True
+    max_examples=sized(ci=6, soak=12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    derandomize=True,
 )
 
 

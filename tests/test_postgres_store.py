@@ -1,6 +1,6 @@
 """The postgres backend against a real server (pgserver: PostgreSQL 18 + pgvector), no mocks.
 
-One server per module; each test gets a database of its own, so tests never see each other's
+One server for the session; each test gets a database of its own, so tests never see each other's
 records and the schema is created from nothing every time.
 """
 
@@ -26,7 +26,7 @@ from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
 from pg_server import start_postgres
 from pg_store import ids, put, rec
 
-pytestmark = pytest.mark.server  # starts its own PostgreSQL
+pytestmark = pytest.mark.server  # the session's PostgreSQL, and one of its own where a test stops it
 
 PUBLIC = Access()
 A_PRIVATE = Access(Scope("a", "private"))
@@ -35,10 +35,9 @@ NONE = Filters()
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    dsn, stop = start_postgres(tmp_path_factory.mktemp("pg"))
-    yield dsn
-    stop()
+def server(postgres_dsn):
+    """The session's PostgreSQL: each test gets a database of its own on it (``dsn``)."""
+    return postgres_dsn
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import pytest
 
 from eidetic.memory import Memory
 from eidetic.ranking.access import Access
+from profiles import sized
 
 pytestmark = pytest.mark.slow  # killed writer processes
 
@@ -70,7 +71,7 @@ def test_sigkill_never_half_writes_a_batch(env, monkeypatch):
     moments = KillMoments(5, 0.3, 1.6)  # a loaded machine runs some batches slower
     span = None
     for round_no in range(1, 41):
-        if moments.enough(round_no - 2, 19):
+        if moments.enough(round_no - 2, sized(ci=6, soak=19)):
             break
         batch = [
             {"id": f"r{i}", "text": f"record {i} round {round_no} zzqversion"} for i in rng.sample(range(1000), 150)
@@ -139,7 +140,7 @@ def test_a_bulk_batch_builds_the_docs_indexes_after_its_rows_and_a_kill_leaves_a
     span = 0.0
     moments = KillMoments(9, 0.05, 1.0)  # the commit comes well before the process ends
     for round_no in range(40):
-        if moments.enough(round_no - 2, 12):
+        if moments.enough(round_no - 2, sized(ci=5, soak=12)):
             break
         database = env / f"bulk{round_no}.sqlite"
         command = [sys.executable, "-c", LOW_BULK, "remember", "--backend", "sqlite", "--db", str(database)]
