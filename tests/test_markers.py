@@ -24,7 +24,20 @@ FILES = ("tests/test_contract.py", "tests/test_migrate.py", "tests/test_records_
 def quick() -> list[str]:
     """The ids of the tests in ``FILES`` the quick loop selects."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", QUICK, *FILES],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            QUICK,
+            *FILES,
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -25,6 +25,7 @@ from eidetic.stores.base import IndexedRecord
 from eidetic.stores.postgres import SCHEMA_VERSION, PostgresStore
 from pg_server import start_postgres
 from pg_store import ids, put, rec
+from scratch import temporary_root
 
 pytestmark = pytest.mark.server  # the session's PostgreSQL, and one of its own where a test stops it
 
@@ -616,7 +617,7 @@ def test_a_server_lost_mid_session_is_an_environment_error_and_the_store_reconne
     import psycopg
     from psycopg.conninfo import make_conninfo
 
-    dsn, stop = start_postgres(tmp_path)
+    dsn, stop = start_postgres(tmp_path, where=temporary_root())
     stopped = False
     try:
         s = PostgresStore(make_conninfo(dsn, password="hunter2-secret"))
