@@ -51,20 +51,16 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[_RUN_FOLDER] = folder
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A run that passed leaves nothing behind; a failed one keeps its folders for a look,
     until the next run starts."""
-    folder = config.stash.get(_RUN_FOLDER, None)
-    if folder is not None and config.stash.get(_PASSED, False):
+    folder = session.config.stash.get(_RUN_FOLDER, None)
+    if folder is not None and exitstatus == 0:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    session.config.stash[_PASSED] = exitstatus == 0
-
-
 _RUN_FOLDER = pytest.StashKey[Path]()
-_PASSED = pytest.StashKey[bool]()
 
 
 @dataclass

@@ -3,8 +3,8 @@
 - ``ci`` (the default: the README's test command, what CI runs): each property test, kill loop
   and crowd of concurrent processes at a size that still fails on the bugs it was written for,
   so the whole suite fits in minutes;
-- ``soak``: the sizes these tests were written with, for a run before a release (docs/reliability.md
-  says how, and what the last one found);
+- ``soak``: the sizes these tests were written with, for a run before a release (CONTRIBUTING.md
+  says how);
 - ``quick``: smaller still, for the edit-test loop.
 
 A test names both sizes where it loops (``sized(ci=..., soak=...)``); Hypothesis's own profiles

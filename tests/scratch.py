@@ -15,6 +15,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from eidetic.stores.files.folder import _alive  # the staging folders' check: is a pid running
+
 MEMORY = Path("/dev/shm")
 LEAST_FREE = 4 << 30  # bytes: a run's folders, with room for a second run at once
 
@@ -43,19 +45,7 @@ def run_folder() -> Path | None:
     root = found / f"eidetic-tests-{os.getuid()}"
     root.mkdir(mode=0o700, exist_ok=True)
     for old in root.glob("run-*"):
-        if not _alive(old.name.removeprefix("run-")):
+        pid = old.name.removeprefix("run-").split("-", 1)[0]
+        if not (pid.isdigit() and _alive(int(pid))):
             shutil.rmtree(old, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-", dir=root))
-
-
-def _alive(name: str) -> bool:
-    pid = name.split("-", 1)[0]
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
